@@ -1,0 +1,63 @@
+// Package embedded is an in-process HBase: it implements gohbase.Client over
+// Pebble, so hbgraph runs with nothing else installed and every store test
+// exercises the exact requests a cluster would receive.
+//
+// # How requests are read
+//
+// Each call is given the table's region (SetRegion) and read through its
+// protobuf (ToProto), as a region server reads it: timestamps, families,
+// filters, comparators, time ranges, NumberOfRows and Reversed all come from
+// the wire form, never from hrpc getters that do not carry them.
+//
+// # Cell model (what HBase does, and so what the engine does)
+//
+//   - A cell is (table, row, family, qualifier) -> (timestamp, value), with
+//     timestamps in milliseconds. A Put without one gets the clock's time.
+//   - One version is kept per cell (HBase's VERSIONS => 1): a newer Put
+//     replaces the stored version, an older one is dropped, an equal one
+//     wins (last write). Increment and Append write at the clock's time, or
+//     one past the stored version's when the clock is behind it.
+//   - Deletes are markers. A column delete at T hides that column's versions
+//     with timestamp <= T; a family delete at T (and a row delete, which is a
+//     family delete of every family) hides the whole family's. A Put that
+//     arrives later with timestamp <= T stays hidden; one with > T shows. A
+//     Delete and a Put in the same millisecond therefore hide the Put.
+//   - Delete markers are kept for Options.DeleteMarkerHorizon (default 24h),
+//     then purged by MajorCompact, which also runs in the background, as an
+//     HBase major compaction would; after that a Put older than the purged
+//     marker shows again.
+//   - Mutations of one row are atomic, including CheckAndMutate (an empty
+//     expected value matches an absent or empty cell; the comparator is
+//     compared to the cell, so LESS means expected < stored). Reads see a
+//     row before or after a mutation, never half of it. Nothing is atomic
+//     across rows.
+//   - Scans run from the start row (inclusive) to the stop row (exclusive,
+//     empty = end of table); reversed scans take the high row as start and
+//     the low row as stop. NumberOfRows is a page size: each page opens a
+//     fresh Pebble iterator, so the scanner keeps going until the caller
+//     stops and an idle scanner pins nothing.
+//   - Unknown tables and families fail (ErrUnknownTable matches
+//     gohbase.TableNotFound; ErrUnknownFamily is HBase's
+//     NoSuchColumnFamilyException). Calls after Close fail with ErrClosed.
+//
+// # What is not emulated
+//
+// Regions and region splits (one region per table; CacheRegions is a
+// no-op), multiple versions (MaxVersions > 1 still returns one), cell TTLs,
+// single-version deletes (DeleteOneVersion), filters other than
+// PrefixFilter, KeyOnlyFilter, FirstKeyOnlyFilter, ColumnPrefixFilter and a
+// MUST_PASS_ALL FilterList of those, comparators other than
+// BinaryComparator, and CheckAndMutate conditions given as filters. Each
+// returns an error wrapping ErrUnsupported that names the feature, never a
+// silently different answer.
+//
+// # Storage and durability
+//
+// With Options.Dir the data lives in a Pebble directory. Every commit is
+// written to Pebble's WAL file before the call returns, so an acknowledged
+// write survives the process being killed; with Options.Sync the WAL is
+// also fsynced, so it survives power loss. With no Dir, everything is kept
+// in memory.
+//
+// The Pebble key layout is described in cells.go.
+package embedded

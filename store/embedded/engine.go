@@ -1,0 +1,280 @@
+package embedded
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/rs/zerolog"
+	"github.com/tsuna/gohbase"
+	"github.com/tsuna/gohbase/hrpc"
+	"github.com/tsuna/gohbase/region"
+)
+
+// Errors returned by the engine. Each wraps the error a caller would test
+// for against a real cluster where one exists.
+var (
+	// ErrClosed is returned by every call made after Close.
+	ErrClosed = fmt.Errorf("embedded: %w", gohbase.ErrClientClosed)
+	// ErrUnknownTable is returned for a table that was not declared in
+	// Options.Tables; it also matches gohbase.TableNotFound.
+	ErrUnknownTable = fmt.Errorf("embedded: %w", gohbase.TableNotFound)
+	// ErrUnknownFamily is returned for a column family the table does not
+	// have, like HBase's NoSuchColumnFamilyException.
+	ErrUnknownFamily = errors.New("embedded: NoSuchColumnFamilyException")
+	// ErrUnsupported is returned for a request feature the engine does not
+	// emulate; the message names the feature.
+	ErrUnsupported = errors.New("embedded: unsupported")
+	// ErrInvalidRequest is returned for a request HBase itself would reject
+	// (an empty row in a mutation, a Put with no columns, a non-long cell
+	// incremented).
+	ErrInvalidRequest = errors.New("embedded: invalid request")
+)
+
+// DefaultDeleteMarkerHorizon is how long delete markers are kept when
+// Options.DeleteMarkerHorizon is zero: a day, like the default interval of
+// HBase's major compactions.
+const DefaultDeleteMarkerHorizon = 24 * time.Hour
+
+// maxRowLength is HBase's limit (Short.MAX_VALUE).
+const maxRowLength = 32767
+
+// Options configure Open.
+type Options struct {
+	Dir    string              // data directory; "" keeps everything in memory
+	Tables map[string][]string // table name -> its column families
+	Sync   bool                // fsync every commit (power-loss safety); default false
+	Logger zerolog.Logger
+
+	// Clock returns the current time; nil means time.Now. Cell timestamps
+	// are its milliseconds.
+	Clock func() time.Time
+	// DeleteMarkerHorizon is how long a delete marker hides late Puts with
+	// older timestamps before MajorCompact purges it; 0 means
+	// DefaultDeleteMarkerHorizon.
+	DeleteMarkerHorizon time.Duration
+}
+
+func (o *Options) validate() error {
+	if len(o.Tables) == 0 {
+		return errors.New("embedded: Options.Tables declares no table")
+	}
+	for name, families := range o.Tables {
+		if name == "" {
+			return errors.New("embedded: empty table name")
+		}
+		if len(families) == 0 {
+			return fmt.Errorf("embedded: table %q declares no column family", name)
+		}
+		seen := make(map[string]bool, len(families))
+		for _, f := range families {
+			if f == "" || seen[f] {
+				return fmt.Errorf("embedded: table %q: empty or repeated family %q", name, f)
+			}
+			seen[f] = true
+		}
+	}
+	if o.DeleteMarkerHorizon < 0 {
+		return errors.New("embedded: negative DeleteMarkerHorizon")
+	}
+	return nil
+}
+
+type table struct {
+	name     string
+	prefix   []byte // spaceData esc(name)
+	region   hrpc.RegionInfo
+	families []*family // sorted by name, the order HBase returns cells in
+	byName   map[string]*family
+}
+
+type family struct {
+	name  string
+	bytes []byte // the name, shared by every returned cell
+	esc   []byte
+}
+
+func newTable(name string, families []string) *table {
+	t := &table{
+		name:   name,
+		prefix: appendEscaped([]byte{spaceData}, []byte(name)),
+		// One region covers the whole table: requests need a region to be
+		// turned into protobuf, as on a region server.
+		region: region.NewInfo(0, nil, []byte(name),
+			[]byte(name+",,0.embedded."), nil, nil),
+		byName: make(map[string]*family, len(families)),
+	}
+	sorted := append([]string(nil), families...)
+	sort.Strings(sorted)
+	for _, f := range sorted {
+		fam := &family{name: f, bytes: []byte(f), esc: appendEscaped(nil, []byte(f))}
+		t.families = append(t.families, fam)
+		t.byName[f] = fam
+	}
+	return t
+}
+
+func (t *table) family(name []byte) (*family, error) {
+	if f, ok := t.byName[string(name)]; ok {
+		return f, nil
+	}
+	return nil, fmt.Errorf("%w: column family %q does not exist in table %q",
+		ErrUnknownFamily, name, t.name)
+}
+
+func (t *table) rowPrefix(row []byte) []byte {
+	return appendEscaped(append(make([]byte, 0, len(t.prefix)+len(row)+4), t.prefix...), row)
+}
+
+// rowLocks is the number of mutexes rows are striped over. Mutations of one
+// row are serialised by its stripe; a collision only serialises two rows.
+const rowLocks = 1024
+
+// Client is an in-process HBase: it implements gohbase.Client over Pebble.
+//
+// All methods may be called concurrently. Results returned to callers own
+// their bytes. Scanners are not safe for concurrent use, as in gohbase.
+type Client struct {
+	db      *pebble.DB
+	tables  map[string]*table
+	clock   func() time.Time
+	horizon time.Duration
+	log     zerolog.Logger
+	// writeOpts is pebble.Sync on disk (see noSyncWALFS for what that
+	// costs when Options.Sync is false) and NoSync in memory.
+	writeOpts *pebble.WriteOptions
+
+	locks [rowLocks]sync.Mutex
+
+	// mu guards closed. Every call holds it for reading while it uses db,
+	// so Close waits for calls in flight before closing Pebble.
+	mu     sync.RWMutex
+	closed bool
+
+	stop      chan struct{}
+	compactor sync.WaitGroup
+}
+
+var _ gohbase.Client = (*Client)(nil)
+
+// Open opens (creating if needed) the engine described by opts.
+func Open(opts Options) (*Client, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	c := &Client{
+		tables:  make(map[string]*table, len(opts.Tables)),
+		clock:   opts.Clock,
+		horizon: opts.DeleteMarkerHorizon,
+		log:     opts.Logger,
+		stop:    make(chan struct{}),
+	}
+	if c.clock == nil {
+		c.clock = time.Now
+	}
+	if c.horizon == 0 {
+		c.horizon = DefaultDeleteMarkerHorizon
+	}
+	for name, families := range opts.Tables {
+		c.tables[name] = newTable(name, families)
+	}
+
+	popts := &pebble.Options{Logger: pebbleLogger{opts.Logger}}
+	dir := opts.Dir
+	if dir == "" {
+		popts.FS = vfs.NewMem()
+		popts.DisableWAL = true // nothing to recover into
+		c.writeOpts = pebble.NoSync
+	} else {
+		// Every commit asks for a WAL sync so that Pebble writes the record
+		// to the file before the call returns: an acknowledged write then
+		// survives the process being killed. Without Options.Sync the sync
+		// itself is skipped (power loss may lose the last writes).
+		popts.FS = vfs.Default
+		if !opts.Sync {
+			popts.FS = noSyncWALFS{vfs.Default}
+		}
+		c.writeOpts = pebble.Sync
+	}
+	db, err := pebble.Open(dir, popts)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: open %q: %w", dir, err)
+	}
+	c.db = db
+	c.compactor.Add(1)
+	go c.compactPeriodically()
+	return c, nil
+}
+
+// Close waits for calls in flight, stops background work and closes the
+// store. Calls after Close fail with ErrClosed. Close is safe to call twice.
+func (c *Client) Close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	close(c.stop)
+	c.mu.Unlock()
+	c.compactor.Wait()
+	if err := c.db.Close(); err != nil {
+		c.log.Error().Err(err).Msg("embedded: close")
+	}
+}
+
+// enter marks a call in flight; the caller must call leave when done with db.
+func (c *Client) enter() error {
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (c *Client) leave() { c.mu.RUnlock() }
+
+func (c *Client) table(name []byte) (*table, error) {
+	if t, ok := c.tables[string(name)]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrUnknownTable, name)
+}
+
+// now is the current time in milliseconds, HBase's timestamp unit.
+func (c *Client) now() uint64 {
+	return uint64(c.clock().UnixMilli())
+}
+
+func (c *Client) lockRow(t *table, row []byte) *sync.Mutex {
+	h := fnv.New32a()
+	h.Write([]byte(t.name))
+	h.Write([]byte{0})
+	h.Write(row)
+	m := &c.locks[h.Sum32()%rowLocks]
+	m.Lock()
+	return m
+}
+
+// pebbleLogger sends Pebble's own messages to zerolog.
+type pebbleLogger struct{ log zerolog.Logger }
+
+func (l pebbleLogger) Infof(format string, args ...interface{}) {
+	l.log.Debug().Msgf("pebble: "+format, args...)
+}
+
+func (l pebbleLogger) Errorf(format string, args ...interface{}) {
+	l.log.Error().Msgf("pebble: "+format, args...)
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...interface{}) {
+	msg := fmt.Sprintf("pebble: "+format, args...)
+	l.log.Error().Msg(msg)
+	panic(msg)
+}

@@ -1,0 +1,559 @@
+package embedded
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/tsuna/gohbase/hrpc"
+	"github.com/tsuna/gohbase/pb"
+	"google.golang.org/protobuf/proto"
+)
+
+// latestTimestamp is HBase's LATEST_TIMESTAMP (Long.MAX_VALUE): "use the
+// server's clock".
+const latestTimestamp = math.MaxInt64
+
+func (c *Client) Put(p *hrpc.Mutate) (*hrpc.Result, error)    { return c.mutateResult(p) }
+func (c *Client) Delete(d *hrpc.Mutate) (*hrpc.Result, error) { return c.mutateResult(d) }
+func (c *Client) Append(a *hrpc.Mutate) (*hrpc.Result, error) { return c.mutateResult(a) }
+
+// Increment adds to one big-endian int64 cell and returns the sum.
+func (c *Client) Increment(i *hrpc.Mutate) (int64, error) {
+	r, err := c.mutateResult(i)
+	if err != nil {
+		return 0, err
+	}
+	if len(r.Cells) != 1 {
+		return 0, fmt.Errorf("%w: increment returned %d cells, but we expected exactly one",
+			ErrInvalidRequest, len(r.Cells))
+	}
+	return int64(binary.BigEndian.Uint64(r.Cells[0].Value)), nil
+}
+
+func (c *Client) CheckAndPut(p *hrpc.Mutate, family, qualifier string, expectedValue []byte) (bool, error) {
+	return c.CheckAndPutWithCompareType(p, family, qualifier, expectedValue, pb.CompareType_EQUAL)
+}
+
+func (c *Client) CheckAndPutWithCompareType(p *hrpc.Mutate, family, qualifier string,
+	expectedValue []byte, compareType pb.CompareType) (bool, error) {
+	cas, err := hrpc.NewCheckAndPutWithCompareType(p, family, qualifier, expectedValue, compareType)
+	if err != nil {
+		return false, err
+	}
+	return c.checkAndMutate(cas)
+}
+
+func (c *Client) CheckAndMutate(cam *hrpc.CheckAndMutate) (bool, error) {
+	return c.checkAndMutate(cam)
+}
+
+func (c *Client) checkAndMutate(call hrpc.Call) (bool, error) {
+	resp, err := c.send(call)
+	if err != nil {
+		return false, err
+	}
+	return resp.(*pb.MutateResponse).GetProcessed(), nil
+}
+
+func (c *Client) mutateResult(m *hrpc.Mutate) (*hrpc.Result, error) {
+	resp, err := c.send(m)
+	if err != nil {
+		return nil, err
+	}
+	return hrpc.ToLocalResult(resp.(*pb.MutateResponse).GetResult()), nil
+}
+
+// mutate applies one MutateRequest (with or without a condition) to its row
+// atomically.
+func (c *Client) mutate(t *table, req *pb.MutateRequest) (*pb.MutateResponse, error) {
+	m := req.GetMutation()
+	row := m.GetRow()
+	if len(row) == 0 {
+		return nil, fmt.Errorf("%w: row length is 0", ErrInvalidRequest)
+	}
+	if len(row) > maxRowLength {
+		return nil, fmt.Errorf("%w: row length %d > %d", ErrInvalidRequest, len(row), maxRowLength)
+	}
+	for _, a := range m.GetAttribute() {
+		if a.GetName() == "_ttl" {
+			return nil, fmt.Errorf("%w: cell TTL (the TTL mutation option)", ErrUnsupported)
+		}
+	}
+	cond := req.GetCondition()
+	if cond != nil {
+		if err := checkCondition(cond, row); err != nil {
+			return nil, err
+		}
+	}
+
+	mu := c.lockRow(t, row)
+	defer mu.Unlock()
+
+	w := c.newRowWriter(t, row)
+	defer w.close()
+	if cond != nil {
+		ok, err := w.conditionHolds(cond)
+		if err != nil || !ok {
+			return &pb.MutateResponse{Processed: proto.Bool(false)}, err
+		}
+	}
+	result, err := w.apply(m)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.commit(); err != nil {
+		return nil, err
+	}
+	resp := &pb.MutateResponse{Result: result}
+	if cond != nil {
+		resp.Processed = proto.Bool(true)
+	}
+	return resp, nil
+}
+
+func checkCondition(cond *pb.Condition, row []byte) error {
+	if cond.GetFilter() != nil {
+		return fmt.Errorf("%w: CheckAndMutate with a filter condition (%s)",
+			ErrUnsupported, cond.GetFilter().GetName())
+	}
+	if !bytes.Equal(cond.GetRow(), row) {
+		return fmt.Errorf("%w: condition row %q differs from mutation row %q",
+			ErrInvalidRequest, cond.GetRow(), row)
+	}
+	if cond.GetTimeRange() != nil && (cond.GetTimeRange().From != nil || cond.GetTimeRange().To != nil) {
+		return fmt.Errorf("%w: CheckAndMutate with a time range", ErrUnsupported)
+	}
+	_, err := comparatorValue(cond.GetComparator())
+	return err
+}
+
+// comparatorValue returns the bytes a BinaryComparator compares against.
+func comparatorValue(cmp *pb.Comparator) ([]byte, error) {
+	const binaryComparator = "org.apache.hadoop.hbase.filter.BinaryComparator"
+	if cmp.GetName() != binaryComparator {
+		return nil, fmt.Errorf("%w: comparator %s", ErrUnsupported, cmp.GetName())
+	}
+	var bc pb.BinaryComparator
+	if err := proto.Unmarshal(cmp.GetSerializedComparator(), &bc); err != nil {
+		return nil, fmt.Errorf("%w: bad BinaryComparator: %v", ErrInvalidRequest, err)
+	}
+	return bc.GetComparable().GetValue(), nil
+}
+
+// rowWriter stages the changes of one mutation to one row. The caller holds
+// the row's lock, so the reads it makes cannot go stale before commit.
+type rowWriter struct {
+	c         *Client
+	t         *table
+	row       []byte
+	rowPrefix []byte
+	now       uint64
+	batch     *pebble.Batch
+	// staged columns and family markers, by record key, so that a mutation
+	// touching a column twice sees its own first change.
+	columns map[string]*column
+	markers map[string]uint64
+}
+
+func (c *Client) newRowWriter(t *table, row []byte) *rowWriter {
+	return &rowWriter{
+		c: c, t: t, row: row, rowPrefix: t.rowPrefix(row), now: c.now(),
+		batch:   c.db.NewBatch(),
+		columns: make(map[string]*column),
+		markers: make(map[string]uint64),
+	}
+}
+
+func (w *rowWriter) close() { _ = w.batch.Close() }
+
+func (w *rowWriter) commit() error {
+	for k, col := range w.columns {
+		if !col.hasPut && !col.hasDel {
+			if err := w.batch.Delete([]byte(k), nil); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := w.batch.Set([]byte(k), col.encode(), nil); err != nil {
+			return err
+		}
+	}
+	for k, ts := range w.markers {
+		if err := w.batch.Set([]byte(k), encodeTs(ts), nil); err != nil {
+			return err
+		}
+	}
+	if w.batch.Empty() {
+		return nil
+	}
+	if err := w.batch.Commit(w.c.writeOpts); err != nil {
+		return fmt.Errorf("embedded: commit: %w", err)
+	}
+	return nil
+}
+
+func (w *rowWriter) familyPrefix(f *family) []byte {
+	k := make([]byte, 0, len(w.rowPrefix)+len(f.esc)+1)
+	return append(append(k, w.rowPrefix...), f.esc...)
+}
+
+func (w *rowWriter) columnKey(f *family, qualifier []byte) string {
+	k := w.familyPrefix(f)
+	k = append(k, kindColumn)
+	return string(append(k, qualifier...))
+}
+
+func (w *rowWriter) markerKey(f *family) string {
+	return string(append(w.familyPrefix(f), kindFamilyMarker))
+}
+
+func (w *rowWriter) get(key string) ([]byte, bool, error) {
+	v, closer, err := w.c.db.Get([]byte(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("embedded: read: %w", err)
+	}
+	v = append([]byte(nil), v...)
+	return v, true, closer.Close()
+}
+
+// column returns the staged record for (f, qualifier), loading it first.
+func (w *rowWriter) column(f *family, qualifier []byte) (*column, string, error) {
+	key := w.columnKey(f, qualifier)
+	if col, ok := w.columns[key]; ok {
+		return col, key, nil
+	}
+	v, ok, err := w.get(key)
+	if err != nil {
+		return nil, "", err
+	}
+	col := &column{}
+	if ok {
+		if *col, err = decodeColumn(v); err != nil {
+			return nil, "", err
+		}
+	}
+	w.columns[key] = col
+	return col, key, nil
+}
+
+// familyMarker returns the timestamp of f's family delete marker (0: none).
+func (w *rowWriter) familyMarker(f *family) (uint64, error) {
+	key := w.markerKey(f)
+	if ts, ok := w.markers[key]; ok {
+		return ts, nil
+	}
+	v, ok, err := w.get(key)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return decodeTs(v)
+}
+
+// visible returns the cell's current value, or nil when it has none.
+func (w *rowWriter) visible(f *family, qualifier []byte) (*column, error) {
+	col, _, err := w.column(f, qualifier)
+	if err != nil || !col.hasPut {
+		return nil, err
+	}
+	return col, nil
+}
+
+// conditionHolds evaluates a CheckAndMutate condition the way HRegion does:
+// an empty expected value matches a missing or empty cell, and the
+// comparator is compared to the cell (so LESS means expected < stored).
+func (w *rowWriter) conditionHolds(cond *pb.Condition) (bool, error) {
+	f, err := w.t.family(cond.GetFamily())
+	if err != nil {
+		return false, err
+	}
+	expected, err := comparatorValue(cond.GetComparator())
+	if err != nil {
+		return false, err
+	}
+	col, err := w.visible(f, cond.GetQualifier())
+	if err != nil {
+		return false, err
+	}
+	op := cond.GetCompareType()
+	if len(expected) == 0 {
+		present := col != nil && len(col.value) > 0
+		if op == pb.CompareType_NOT_EQUAL {
+			return present, nil
+		}
+		return !present, nil
+	}
+	if col == nil {
+		return false, nil
+	}
+	cmp := bytes.Compare(expected, col.value)
+	switch op {
+	case pb.CompareType_LESS:
+		return cmp < 0, nil
+	case pb.CompareType_LESS_OR_EQUAL:
+		return cmp <= 0, nil
+	case pb.CompareType_EQUAL:
+		return cmp == 0, nil
+	case pb.CompareType_NOT_EQUAL:
+		return cmp != 0, nil
+	case pb.CompareType_GREATER_OR_EQUAL:
+		return cmp >= 0, nil
+	case pb.CompareType_GREATER:
+		return cmp > 0, nil
+	}
+	return false, fmt.Errorf("%w: compare type %v", ErrUnsupported, op)
+}
+
+// timestamp picks a cell's timestamp: the qualifier's, else the mutation's,
+// else the server clock.
+func (w *rowWriter) timestamp(m *pb.MutationProto, qv *pb.MutationProto_ColumnValue_QualifierValue) uint64 {
+	ts := uint64(latestTimestamp)
+	if qv != nil && qv.Timestamp != nil {
+		ts = qv.GetTimestamp()
+	} else if m.Timestamp != nil {
+		ts = m.GetTimestamp()
+	}
+	if ts >= latestTimestamp {
+		return w.now
+	}
+	return ts
+}
+
+func (w *rowWriter) apply(m *pb.MutationProto) (*pb.Result, error) {
+	switch m.GetMutateType() {
+	case pb.MutationProto_PUT:
+		return nil, w.put(m)
+	case pb.MutationProto_DELETE:
+		return nil, w.delete(m)
+	case pb.MutationProto_INCREMENT, pb.MutationProto_APPEND:
+		return w.readModifyWrite(m)
+	}
+	return nil, fmt.Errorf("%w: mutation type %v", ErrUnsupported, m.GetMutateType())
+}
+
+func (w *rowWriter) put(m *pb.MutationProto) error {
+	n := 0
+	for _, cv := range m.GetColumnValue() {
+		f, err := w.t.family(cv.GetFamily())
+		if err != nil {
+			return err
+		}
+		famDel, err := w.familyMarker(f)
+		if err != nil {
+			return err
+		}
+		for _, qv := range cv.GetQualifierValue() {
+			n++
+			ts := w.timestamp(m, qv)
+			col, _, err := w.column(f, qv.GetQualifier())
+			if err != nil {
+				return err
+			}
+			if (famDel != 0 && ts <= famDel) || (col.hasDel && ts <= col.delTs) {
+				continue // hidden by a delete marker until it is purged
+			}
+			if col.hasPut && ts < col.putTs {
+				continue // one version is kept: an older one never wins
+			}
+			col.hasPut, col.putTs, col.value = true, ts, qv.GetValue()
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: no columns to insert", ErrInvalidRequest)
+	}
+	return nil
+}
+
+func (w *rowWriter) delete(m *pb.MutationProto) error {
+	cvs := m.GetColumnValue()
+	cells := 0
+	for _, cv := range cvs {
+		cells += len(cv.GetQualifierValue())
+	}
+	// A Delete that names no cell (no families, or families with empty
+	// qualifier maps, which gohbase sends without a qualifier) reaches HBase
+	// as an empty Delete, and HRegion.prepareDelete makes that a delete of
+	// every family: the whole row.
+	if cells == 0 {
+		ts := w.timestamp(m, nil)
+		for _, f := range w.t.families {
+			if err := w.deleteFamily(f, ts); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, cv := range cvs {
+		f, err := w.t.family(cv.GetFamily())
+		if err != nil {
+			return err
+		}
+		for _, qv := range cv.GetQualifierValue() {
+			ts := w.timestamp(m, qv)
+			switch qv.GetDeleteType() {
+			case pb.MutationProto_DELETE_FAMILY:
+				err = w.deleteFamily(f, ts)
+			case pb.MutationProto_DELETE_MULTIPLE_VERSIONS:
+				err = w.deleteColumn(f, qv.GetQualifier(), ts)
+			default:
+				// One version is kept, so "delete this version only" would
+				// have to resurrect nothing or an older cell HBase still
+				// has: refuse rather than guess.
+				err = fmt.Errorf("%w: delete type %v", ErrUnsupported, qv.GetDeleteType())
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *rowWriter) deleteColumn(f *family, qualifier []byte, ts uint64) error {
+	col, key, err := w.column(f, qualifier)
+	if err != nil {
+		return err
+	}
+	if col.hasPut && col.putTs <= ts {
+		col.hasPut, col.value = false, nil
+	}
+	if famDel, err := w.familyMarker(f); err != nil || ts <= famDel {
+		return err // the family marker already hides everything this would
+	}
+	if col.hasDel && col.delTs >= ts {
+		return nil
+	}
+	if col.hasDel {
+		if err := w.batch.Delete(markerIndexKey(col.delTs, []byte(key)), nil); err != nil {
+			return err
+		}
+	}
+	col.hasDel, col.delTs = true, ts
+	return w.batch.Set(markerIndexKey(ts, []byte(key)), nil, nil)
+}
+
+func (w *rowWriter) deleteFamily(f *family, ts uint64) error {
+	old, err := w.familyMarker(f)
+	if err != nil || old >= ts {
+		return err
+	}
+	key := w.markerKey(f)
+	if old != 0 {
+		if err := w.batch.Delete(markerIndexKey(old, []byte(key)), nil); err != nil {
+			return err
+		}
+	}
+	w.markers[key] = ts
+	if err := w.batch.Set(markerIndexKey(ts, []byte(key)), nil, nil); err != nil {
+		return err
+	}
+	// Drop what the marker hides, and column markers it makes redundant.
+	start := append([]byte(key[:len(key)-1]), kindColumn)
+	it, err := w.c.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: prefixEnd(start)})
+	if err != nil {
+		return err
+	}
+	var keys []string
+	for it.First(); it.Valid(); it.Next() {
+		keys = append(keys, string(it.Key()))
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if _, staged := w.columns[k]; !staged {
+			if _, _, err := w.column(f, []byte(k[len(start):])); err != nil {
+				return err
+			}
+		}
+	}
+	for k, col := range w.columns {
+		if !bytes.HasPrefix([]byte(k), start) {
+			continue
+		}
+		if col.hasPut && col.putTs <= ts {
+			col.hasPut, col.value = false, nil
+		}
+		if col.hasDel && col.delTs <= ts {
+			if err := w.batch.Delete(markerIndexKey(col.delTs, []byte(k)), nil); err != nil {
+				return err
+			}
+			col.hasDel, col.delTs = false, 0
+		}
+	}
+	return nil
+}
+
+// readModifyWrite serves Increment and Append. The new cell's timestamp is
+// the clock, or one past the old cell's when the clock is behind it, so the
+// new value always supersedes the one it was computed from.
+func (w *rowWriter) readModifyWrite(m *pb.MutationProto) (*pb.Result, error) {
+	increment := m.GetMutateType() == pb.MutationProto_INCREMENT
+	result := &pb.Result{}
+	for _, cv := range m.GetColumnValue() {
+		f, err := w.t.family(cv.GetFamily())
+		if err != nil {
+			return nil, err
+		}
+		for _, qv := range cv.GetQualifierValue() {
+			col, _, err := w.column(f, qv.GetQualifier())
+			if err != nil {
+				return nil, err
+			}
+			var value []byte
+			switch {
+			case increment:
+				delta, err := longValue(qv.GetValue(), "increment amount")
+				if err != nil {
+					return nil, err
+				}
+				var old int64
+				if col.hasPut {
+					if old, err = longValue(col.value, "stored value"); err != nil {
+						return nil, err
+					}
+				}
+				value = binary.BigEndian.AppendUint64(nil, uint64(old+delta))
+			case col.hasPut:
+				value = append(append([]byte(nil), col.value...), qv.GetValue()...)
+			default:
+				value = append([]byte(nil), qv.GetValue()...)
+			}
+			ts := w.now
+			if col.hasPut && ts <= col.putTs {
+				ts = col.putTs + 1
+			}
+			famDel, err := w.familyMarker(f)
+			if err != nil {
+				return nil, err
+			}
+			// Like a Put, the new cell stays hidden under a delete marker
+			// at or after its timestamp; HBase still returns the value.
+			if !(col.hasDel && ts <= col.delTs) && !(famDel != 0 && ts <= famDel) {
+				col.hasPut, col.putTs, col.value = true, ts, value
+			}
+			result.Cell = append(result.Cell, &pb.Cell{
+				Row: w.row, Family: f.bytes, Qualifier: qv.GetQualifier(),
+				Timestamp: proto.Uint64(ts), CellType: pb.CellType_PUT.Enum(), Value: value,
+			})
+		}
+	}
+	if len(result.Cell) == 0 {
+		return nil, fmt.Errorf("%w: no columns to %s", ErrInvalidRequest,
+			map[bool]string{true: "increment", false: "append"}[increment])
+	}
+	return result, nil
+}
+
+func longValue(b []byte, what string) (int64, error) {
+	if len(b) != 8 {
+		return 0, fmt.Errorf("%w: %s is not a long, it's %d bytes wide", ErrInvalidRequest, what, len(b))
+	}
+	return int64(binary.BigEndian.Uint64(b)), nil
+}

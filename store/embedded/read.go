@@ -1,0 +1,282 @@
+package embedded
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/tsuna/gohbase/hrpc"
+	"github.com/tsuna/gohbase/pb"
+	"google.golang.org/protobuf/proto"
+)
+
+// send reads a Get or Mutate the way a region server does, from its
+// protobuf, and executes it.
+func (c *Client) send(call hrpc.Call) (proto.Message, error) {
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.leave()
+	if err := call.Context().Err(); err != nil {
+		return nil, err
+	}
+	t, err := c.table(call.Table())
+	if err != nil {
+		return nil, err
+	}
+	call.SetRegion(t.region)
+	switch req := call.ToProto().(type) {
+	case *pb.GetRequest:
+		return c.get(t, req.GetGet())
+	case *pb.MutateRequest:
+		return c.mutate(t, req)
+	}
+	return nil, fmt.Errorf("%w: call %s", ErrUnsupported, call.Name())
+}
+
+// Get returns the row's cells, sorted by family and qualifier. A missing row
+// is a Result with no cells.
+func (c *Client) Get(g *hrpc.Get) (*hrpc.Result, error) {
+	resp, err := c.send(g)
+	if err != nil {
+		return nil, err
+	}
+	return hrpc.ToLocalResult(resp.(*pb.GetResponse).GetResult()), nil
+}
+
+func (c *Client) get(t *table, g *pb.Get) (*pb.GetResponse, error) {
+	q, err := newQuery(t, g.GetColumn(), g.GetFilter(), g.GetTimeRange(),
+		g.GetStoreLimit(), g.GetStoreOffset(), g.StoreLimit != nil)
+	if err != nil {
+		return nil, err
+	}
+	row := g.GetRow()
+	prefix := t.rowPrefix(row)
+	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, fmt.Errorf("embedded: read: %w", err)
+	}
+	defer it.Close()
+	var cells []*pb.Cell
+	if q.rowMatches(row) && it.First() {
+		cells, _ = q.readRow(it, prefix, append([]byte(nil), row...))
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("embedded: read: %w", err)
+	}
+	if g.GetExistenceOnly() {
+		return &pb.GetResponse{Result: &pb.Result{Exists: proto.Bool(len(cells) > 0)}}, nil
+	}
+	return &pb.GetResponse{Result: &pb.Result{Cell: cells}}, nil
+}
+
+// query is what a Get or Scan selects within a row: families and
+// qualifiers, a time range, filters and per-family limits.
+type query struct {
+	t *table
+	// columns maps a selected family to its selected qualifiers (nil: all);
+	// a nil map selects every family.
+	columns  map[*family]map[string]bool
+	from, to uint64 // [from, to); to == 0: no upper bound
+	// rowPrefixes come from PrefixFilters (a row must match all); stages are
+	// the cell filters, in the order a MUST_PASS_ALL FilterList runs them.
+	rowPrefixes [][]byte
+	stages      []stage
+	limited     bool
+	storeLimit  uint32
+	storeOffset uint32
+}
+
+type stageKind int
+
+const (
+	stageColumnPrefix stageKind = iota
+	stageFirstKeyOnly
+	stageKeyOnly
+)
+
+type stage struct {
+	kind     stageKind
+	prefix   []byte
+	lenAsVal bool
+}
+
+func newQuery(t *table, cols []*pb.Column, f *pb.Filter, tr *pb.TimeRange,
+	storeLimit, storeOffset uint32, limited bool) (*query, error) {
+	q := &query{t: t, limited: limited, storeLimit: storeLimit, storeOffset: storeOffset}
+	if len(cols) > 0 {
+		q.columns = make(map[*family]map[string]bool, len(cols))
+		for _, col := range cols {
+			fam, err := t.family(col.GetFamily())
+			if err != nil {
+				return nil, err
+			}
+			if len(col.GetQualifier()) == 0 {
+				q.columns[fam] = nil
+				continue
+			}
+			quals, ok := q.columns[fam]
+			if ok && quals == nil {
+				continue // the whole family was asked for already
+			}
+			if quals == nil {
+				quals = make(map[string]bool, len(col.GetQualifier()))
+				q.columns[fam] = quals
+			}
+			for _, qual := range col.GetQualifier() {
+				quals[string(qual)] = true
+			}
+		}
+	}
+	q.from, q.to = tr.GetFrom(), tr.GetTo()
+	if tr.To == nil {
+		q.to = 0
+	}
+	if f != nil {
+		if err := q.addFilter(f); err != nil {
+			return nil, err
+		}
+	}
+	return q, nil
+}
+
+const filterPackage = "org.apache.hadoop.hbase.filter."
+
+// addFilter translates the filters the store uses; anything else is refused
+// by name rather than ignored.
+func (q *query) addFilter(f *pb.Filter) error {
+	name := f.GetName()
+	unmarshal := func(m proto.Message) error {
+		if err := proto.Unmarshal(f.GetSerializedFilter(), m); err != nil {
+			return fmt.Errorf("%w: bad %s: %v", ErrInvalidRequest, name, err)
+		}
+		return nil
+	}
+	switch name {
+	case filterPackage + "PrefixFilter":
+		var pf pb.PrefixFilter
+		if err := unmarshal(&pf); err != nil {
+			return err
+		}
+		q.rowPrefixes = append(q.rowPrefixes, pf.GetPrefix())
+	case filterPackage + "ColumnPrefixFilter":
+		var cp pb.ColumnPrefixFilter
+		if err := unmarshal(&cp); err != nil {
+			return err
+		}
+		q.stages = append(q.stages, stage{kind: stageColumnPrefix, prefix: cp.GetPrefix()})
+	case filterPackage + "FirstKeyOnlyFilter":
+		q.stages = append(q.stages, stage{kind: stageFirstKeyOnly})
+	case filterPackage + "KeyOnlyFilter":
+		var ko pb.KeyOnlyFilter
+		if err := unmarshal(&ko); err != nil {
+			return err
+		}
+		q.stages = append(q.stages, stage{kind: stageKeyOnly, lenAsVal: ko.GetLenAsVal()})
+	case filterPackage + "FilterList":
+		var fl pb.FilterList
+		if err := unmarshal(&fl); err != nil {
+			return err
+		}
+		if fl.GetOperator() != pb.FilterList_MUST_PASS_ALL {
+			return fmt.Errorf("%w: filter FilterList with operator %v", ErrUnsupported, fl.GetOperator())
+		}
+		for _, sub := range fl.GetFilters() {
+			if err := q.addFilter(sub); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("%w: filter %s", ErrUnsupported, name)
+	}
+	return nil
+}
+
+var putCellType = pb.CellType_PUT.Enum()
+
+// readRow reads the row whose records start at the iterator's position and
+// share rowPrefix, leaving the iterator on the first record past the row.
+// It returns the selected cells (nil when none) and whether the row had any
+// live cell at all.
+func (q *query) readRow(it *pebble.Iterator, rowPrefix, row []byte) (cells []*pb.Cell, live bool) {
+	var (
+		fam       *family
+		famEsc    []byte
+		famCells  uint32
+		firstSeen bool
+	)
+	for ; it.Valid() && bytes.HasPrefix(it.Key(), rowPrefix); it.Next() {
+		k := it.Key()[len(rowPrefix):]
+		n := escapedLen(k)
+		if n < 0 || n >= len(k) || k[n] != kindColumn {
+			continue // family marker (or a record this engine did not write)
+		}
+		if !bytes.Equal(famEsc, k[:n]) {
+			famEsc = append(famEsc[:0], k[:n]...)
+			fam = q.t.byName[string(unescape(nil, k[:n]))]
+			famCells = 0
+		}
+		col, err := decodeColumn(it.Value())
+		if err != nil || !col.hasPut {
+			continue
+		}
+		live = true
+		if fam == nil {
+			continue // a family no longer declared
+		}
+		qualifier := k[n+1:]
+		if q.columns != nil {
+			quals, ok := q.columns[fam]
+			if !ok || (quals != nil && !quals[string(qualifier)]) {
+				continue
+			}
+		}
+		if col.putTs < q.from || (q.to != 0 && col.putTs >= q.to) {
+			continue
+		}
+		value := col.value
+		keep := true
+		for _, s := range q.stages {
+			switch s.kind {
+			case stageColumnPrefix:
+				keep = s.prefix != nil && bytes.HasPrefix(qualifier, s.prefix)
+			case stageFirstKeyOnly:
+				keep = !firstSeen
+				firstSeen = true
+			case stageKeyOnly:
+				if s.lenAsVal {
+					value = binary.BigEndian.AppendUint32(nil, uint32(len(col.value)))
+				} else {
+					value = nil
+				}
+			}
+			if !keep {
+				break
+			}
+		}
+		if !keep {
+			continue
+		}
+		if q.limited || q.storeOffset > 0 {
+			famCells++
+			if famCells <= q.storeOffset || (q.limited && famCells > q.storeOffset+q.storeLimit) {
+				continue
+			}
+		}
+		// Iterator memory is reused after Next: copy what the cell keeps.
+		buf := make([]byte, len(qualifier)+len(value))
+		copy(buf, qualifier)
+		copy(buf[len(qualifier):], value)
+		ts := col.putTs
+		cells = append(cells, &pb.Cell{
+			Row:       row,
+			Family:    fam.bytes,
+			Qualifier: buf[:len(qualifier):len(qualifier)],
+			Value:     buf[len(qualifier):],
+			Timestamp: &ts,
+			CellType:  putCellType,
+		})
+	}
+	return cells, live
+}

@@ -1,0 +1,377 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/tsuna/gohbase"
+	"github.com/tsuna/gohbase/hrpc"
+	"github.com/tsuna/gohbase/pb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Scan metrics names, as HBase reports them.
+const (
+	metricRowsScanned  = "ROWS_SCANNED"
+	metricRowsFiltered = "ROWS_FILTERED"
+)
+
+// rowMatches applies the PrefixFilters.
+func (q *query) rowMatches(row []byte) bool {
+	for _, p := range q.rowPrefixes {
+		if !bytes.HasPrefix(row, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// pastPrefix reports whether no row after this one (in scan order) can match
+// a PrefixFilter, so the scan can stop, as HBase's filterAllRemaining does.
+func (q *query) pastPrefix(row []byte, reversed bool) bool {
+	for _, p := range q.rowPrefixes {
+		if bytes.HasPrefix(row, p) {
+			continue
+		}
+		if c := bytes.Compare(row, p); (c > 0) != reversed {
+			return true
+		}
+	}
+	return false
+}
+
+// Scan returns a scanner over [start, stop) (reversed: from start down to
+// stop, exclusive). Rows are fetched NumberOfRows at a time, each page with a
+// fresh Pebble iterator, so an idle scanner pins nothing.
+func (c *Client) Scan(s *hrpc.Scan) hrpc.Scanner {
+	sc := &scanner{c: c, rpc: s, metrics: map[string]int64{}}
+	sc.err = sc.init()
+	return sc
+}
+
+// ScanV2 returns the same rows as Scan, a page (NumberOfRows rows) per Next.
+func (c *Client) ScanV2(s *hrpc.Scan) hrpc.ScannerV2 {
+	sc := &scanner{c: c, rpc: s, metrics: map[string]int64{}}
+	sc.err = sc.init()
+	return &scannerV2{sc}
+}
+
+// CacheRegions is a no-op: the engine has one region per table.
+func (c *Client) CacheRegions(table []byte) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.leave()
+	_, err := c.table(table)
+	return err
+}
+
+type scanner struct {
+	c        *Client
+	rpc      *hrpc.Scan
+	t        *table
+	q        *query
+	reversed bool
+	pageSize int
+	// [lower, upper) is the key range not yet read.
+	lower, upper []byte
+
+	page    []*pb.Result
+	done    bool
+	err     error // returned once by Next, then io.EOF
+	metrics map[string]int64
+}
+
+func (s *scanner) init() error {
+	if err := s.c.enter(); err != nil {
+		return err
+	}
+	defer s.c.leave()
+	t, err := s.c.table(s.rpc.Table())
+	if err != nil {
+		return err
+	}
+	s.t = t
+	s.rpc.SetRegion(t.region)
+	req := s.rpc.ToProto().(*pb.ScanRequest)
+	scan := req.GetScan()
+	if scan == nil {
+		return fmt.Errorf("%w: scan continuation by scanner id", ErrUnsupported)
+	}
+	s.q, err = newQuery(t, scan.GetColumn(), scan.GetFilter(), scan.GetTimeRange(),
+		scan.GetStoreLimit(), scan.GetStoreOffset(), scan.StoreLimit != nil)
+	if err != nil {
+		return err
+	}
+	s.pageSize = int(req.GetNumberOfRows())
+	if s.pageSize <= 0 {
+		s.pageSize = int(hrpc.DefaultNumberOfRows)
+	}
+	s.reversed = scan.GetReversed()
+	start, stop := scan.GetStartRow(), scan.GetStopRow()
+	tableEnd := prefixEnd(t.prefix)
+	if !s.reversed {
+		s.lower, s.upper = t.prefix, tableEnd
+		if len(start) > 0 {
+			s.lower = t.rowPrefix(start)
+		}
+		if len(stop) > 0 {
+			s.upper = t.rowPrefix(stop)
+		}
+	} else {
+		// HBase's reversed scan: start is the high row (inclusive), stop the
+		// low row (exclusive).
+		s.lower, s.upper = t.prefix, tableEnd
+		if len(start) > 0 {
+			s.upper = prefixEnd(t.rowPrefix(start))
+		}
+		if len(stop) > 0 {
+			s.lower = prefixEnd(t.rowPrefix(stop))
+		}
+	}
+	if bytes.Compare(s.lower, s.upper) >= 0 {
+		s.done = true
+	}
+	return nil
+}
+
+// Next returns the next row, io.EOF after the last one.
+func (s *scanner) Next() (*hrpc.Result, error) {
+	r, err := s.next()
+	if err != nil {
+		return nil, err
+	}
+	return hrpc.ToLocalResult(r), nil
+}
+
+func (s *scanner) next() (*pb.Result, error) {
+	for len(s.page) == 0 {
+		if err := s.fail(); err != nil {
+			return nil, err
+		}
+		if s.done {
+			return nil, io.EOF
+		}
+		s.page, s.err = s.fetch(s.pageSize)
+	}
+	r := s.page[0]
+	s.page = s.page[1:]
+	return r, nil
+}
+
+// fail returns a pending error once; later calls see io.EOF.
+func (s *scanner) fail() error {
+	if s.err == nil {
+		return nil
+	}
+	err := s.err
+	s.err, s.done, s.page = nil, true, nil
+	return err
+}
+
+// Close releases the scanner; Next then returns io.EOF. Safe to call twice.
+func (s *scanner) Close() error {
+	s.done, s.page, s.err = true, nil, nil
+	return nil
+}
+
+func (s *scanner) GetScanMetrics() map[string]int64 {
+	if !s.rpc.TrackScanMetrics() {
+		return nil
+	}
+	return s.metrics
+}
+
+// fetch reads up to n rows with cells from the unread range.
+func (s *scanner) fetch(n int) ([]*pb.Result, error) {
+	ctx := s.rpc.Context()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.c.enter(); err != nil {
+		return nil, err
+	}
+	defer s.c.leave()
+	it, err := s.c.db.NewIter(&pebble.IterOptions{LowerBound: s.lower, UpperBound: s.upper})
+	if err != nil {
+		return nil, fmt.Errorf("embedded: scan: %w", err)
+	}
+	defer it.Close()
+	var page []*pb.Result
+	seek := true // false while the iterator already sits on the next row
+	for len(page) < n {
+		rowPrefix, row, ok := s.position(it, seek)
+		seek = true
+		if !ok {
+			s.done = true
+			break
+		}
+		if len(page)%64 == 63 {
+			if err := ctx.Err(); err != nil {
+				return page, err
+			}
+		}
+		if s.reversed {
+			s.upper = rowPrefix
+		} else {
+			s.lower = prefixEnd(rowPrefix)
+		}
+		if s.q.pastPrefix(row, s.reversed) {
+			s.done = true
+			break
+		}
+		s.metrics[metricRowsScanned]++
+		if !s.q.rowMatches(row) {
+			s.metrics[metricRowsFiltered]++
+			continue
+		}
+		cells, _ := s.q.readRow(it, rowPrefix, row)
+		seek = s.reversed
+		if len(cells) == 0 {
+			s.metrics[metricRowsFiltered]++
+			continue
+		}
+		page = append(page, &pb.Result{Cell: cells})
+	}
+	if err := it.Error(); err != nil {
+		return page, fmt.Errorf("embedded: scan: %w", err)
+	}
+	return page, nil
+}
+
+// position moves the iterator to the first record of the next row in scan
+// order and returns that row's record prefix and decoded row key.
+func (s *scanner) position(it *pebble.Iterator, seek bool) (rowPrefix, row []byte, ok bool) {
+	valid := it.Valid()
+	switch {
+	case s.reversed:
+		valid = it.SeekLT(s.upper)
+	case seek:
+		valid = it.SeekGE(s.lower)
+	}
+	if !valid {
+		return nil, nil, false
+	}
+	k := it.Key()
+	tp := len(s.t.prefix)
+	n := escapedLen(k[tp:])
+	if n < 0 {
+		return nil, nil, false
+	}
+	rowPrefix = append([]byte(nil), k[:tp+n]...)
+	row = unescape(nil, k[tp:tp+n])
+	if s.reversed && !it.SeekGE(rowPrefix) {
+		return nil, nil, false
+	}
+	return rowPrefix, row, true
+}
+
+// scannerV2 serves ScanV2 from the same pages, converted to the cell blocks
+// a region server sends and decoded by hrpc itself.
+type scannerV2 struct{ *scanner }
+
+func (s *scannerV2) Next() (*hrpc.ScanResponseV2, error) { return s.Scan(uint32(s.pageSize)) }
+
+func (s *scannerV2) Scan(rows uint32) (*hrpc.ScanResponseV2, error) {
+	if err := s.fail(); err != nil {
+		return nil, err
+	}
+	if s.done {
+		return nil, io.EOF
+	}
+	if rows == 0 {
+		rows = uint32(s.pageSize)
+	}
+	page, err := s.fetch(int(rows))
+	if err != nil {
+		s.done = true
+		return nil, err
+	}
+	if len(page) == 0 && s.done {
+		return nil, io.EOF
+	}
+	resp := &pb.ScanResponse{MoreResultsInRegion: proto.Bool(!s.done)}
+	var blocks []byte
+	for _, r := range page {
+		resp.CellsPerResult = append(resp.CellsPerResult, uint32(len(r.Cell)))
+		resp.PartialFlagPerResult = append(resp.PartialFlagPerResult, false)
+		for _, cell := range r.Cell {
+			blocks = appendCellBlock(blocks, cell)
+		}
+	}
+	if _, err := s.rpc.DeserializeCellBlocks(resp, blocks); err != nil {
+		return nil, fmt.Errorf("embedded: scan: %w", err)
+	}
+	return s.rpc.Response, nil
+}
+
+// appendCellBlock encodes a cell in HBase's KeyValue wire format.
+func appendCellBlock(b []byte, c *pb.Cell) []byte {
+	keyLen := 2 + len(c.Row) + 1 + len(c.Family) + len(c.Qualifier) + 8 + 1
+	b = be32(b, uint32(4+4+keyLen+len(c.Value)))
+	b = be32(b, uint32(keyLen))
+	b = be32(b, uint32(len(c.Value)))
+	b = append(b, byte(len(c.Row)>>8), byte(len(c.Row)))
+	b = append(b, c.Row...)
+	b = append(b, byte(len(c.Family)))
+	b = append(b, c.Family...)
+	b = append(b, c.Qualifier...)
+	ts := c.GetTimestamp()
+	for i := 7; i >= 0; i-- {
+		b = append(b, byte(ts>>(8*i)))
+	}
+	b = append(b, byte(pb.CellType_PUT))
+	return append(b, c.Value...)
+}
+
+func be32(b []byte, v uint32) []byte {
+	return append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}
+
+// SendBatch runs each call and returns the results in request order with
+// per-call errors. Like gohbase, it refuses batches that mix tables or hold
+// calls that cannot be batched (scans, CheckAndMutate), running none of them.
+func (c *Client) SendBatch(ctx context.Context, batch []hrpc.Call) ([]hrpc.RPCResult, bool) {
+	if len(batch) == 0 {
+		return nil, true
+	}
+	res := make([]hrpc.RPCResult, len(batch))
+	allOK := true
+	seen := make(map[hrpc.Call]int, len(batch))
+	table := batch[0].Table()
+	for i, call := range batch {
+		res[i].Error = gohbase.NotExecutedError
+		if j, dup := seen[call]; dup {
+			res[i].Error = fmt.Errorf("%w: duplicate call in batch at index %d", ErrInvalidRequest, j)
+			allOK = false
+			continue
+		}
+		seen[call] = i
+		if !bytes.Equal(call.Table(), table) {
+			res[i].Error = fmt.Errorf("%w: multiple tables in batch request: %q and %q",
+				ErrInvalidRequest, table, call.Table())
+			allOK = false
+		} else if !hrpc.CanBatch(call) {
+			res[i].Error = fmt.Errorf("%w: non-batchable call passed to SendBatch", ErrInvalidRequest)
+			allOK = false
+		}
+	}
+	if !allOK {
+		return res, false
+	}
+	for i, call := range batch {
+		if err := ctx.Err(); err != nil {
+			res[i].Error = err
+			allOK = false
+			continue
+		}
+		res[i].Msg, res[i].Error = c.send(call)
+		if res[i].Error != nil {
+			allOK = false
+		}
+	}
+	return res, allOK
+}
