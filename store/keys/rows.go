@@ -1,0 +1,361 @@
+package keys
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// Tag bytes. ON-DISK FORMAT: never change or reuse one; a new layout in a
+// table takes a new tag.
+const (
+	// table graph
+	tagNode         byte = 0x00
+	tagRelationship byte = 0x01
+	tagAdjacency    byte = 0x02
+	tagDegree       byte = 0x03
+
+	// table articles, after str(author)
+	tagTimeline byte = 0x00
+	tagCategory byte = 0x01
+	tagCounters byte = 0x02
+)
+
+// Direction is the side of a relationship an adjacency or degree row is seen
+// from. Its byte values are ON-DISK FORMAT: never change them. The zero
+// Direction is invalid, so a forgotten field is an error, not a row.
+type Direction byte
+
+const (
+	Outgoing Direction = 0x01 // the node is the relationship's start
+	Incoming Direction = 0x02 // the node is the relationship's end
+)
+
+func (d Direction) valid() bool { return d == Outgoing || d == Incoming }
+
+// Opposite returns the direction the other end sees: Incoming for Outgoing
+// and Outgoing for Incoming. An invalid Direction is returned unchanged.
+func (d Direction) Opposite() Direction {
+	switch d {
+	case Outgoing:
+		return Incoming
+	case Incoming:
+		return Outgoing
+	}
+	return d
+}
+
+// String returns "OUTGOING", "INCOMING" or "Direction(0xNN)".
+func (d Direction) String() string {
+	switch d {
+	case Outgoing:
+		return "OUTGOING"
+	case Incoming:
+		return "INCOMING"
+	}
+	return fmt.Sprintf("Direction(0x%02x)", byte(d))
+}
+
+// NodeLayout is the row of a node (seed 000) in table graph, family g; cells
+// c (created), p (properties), u (updated).
+//
+//	+---------+------+---------+
+//	| H(id)   | 0x00 | str(id) |
+//	| 4 bytes | tag  |         |
+//	+---------+------+---------+
+var NodeLayout = mustLayout("node", TableGraph,
+	hashPart(2), tagPart(tagNode), strPart("id"))
+
+// RelationshipLayout is the row of a relationship (seed 000) in table graph,
+// family g; cells c, p, u. H(start) puts it in the region of its start node.
+//
+//	+----------+------+------------+-----------+----------+
+//	| H(start) | 0x01 | str(start) | str(type) | str(end) |
+//	| 4 bytes  | tag  |            |           |          |
+//	+----------+------+------------+-----------+----------+
+var RelationshipLayout = mustLayout("relationship", TableGraph,
+	hashPart(2), tagPart(tagRelationship), strPart("start"), strPart("type"), strPart("end"))
+
+// AdjacencyLayout is the index row of a relationship seen from one end n
+// (seeds 000/002) in table graph, family g; cell p holds the relationship's
+// properties, its timestamp the relationship's updated time. A prefix up to
+// str(type) lists n's relationships of one type and direction, newest first.
+//
+//	+---------+------+--------+------+-----------+--------------+------------+
+//	| H(n)    | 0x02 | str(n) | dir  | str(type) | rev(created) | str(other) |
+//	| 4 bytes | tag  |        | 1 B  |           | 8 bytes      |            |
+//	+---------+------+--------+------+-----------+--------------+------------+
+var AdjacencyLayout = mustLayout("adjacency", TableGraph,
+	hashPart(2), tagPart(tagAdjacency), strPart("node"), dirPart("dir"), strPart("type"),
+	revPart("created"), strPart("other"))
+
+// DegreeLayout is the counter row of n's relationships of one type and
+// direction in table graph, family g; cell n holds an int64.
+//
+//	+---------+------+--------+------+-----------+
+//	| H(n)    | 0x03 | str(n) | dir  | str(type) |
+//	| 4 bytes | tag  |        | 1 B  |           |
+//	+---------+------+--------+------+-----------+
+var DegreeLayout = mustLayout("degree", TableGraph,
+	hashPart(2), tagPart(tagDegree), strPart("node"), dirPart("dir"), strPart("type"))
+
+// TimelineLayout is the row of an article in its author's timeline (seed 001)
+// in table articles, family a; it holds the article. Newest first.
+//
+//	+-----------+-------------+------+-------------+----------------+
+//	| H(author) | str(author) | 0x00 | rev(posted) | u64(articleId) |
+//	| 4 bytes   |             | tag  | 8 bytes     | 8 bytes        |
+//	+-----------+-------------+------+-------------+----------------+
+var TimelineLayout = mustLayout("timeline", TableArticles,
+	hashPart(1), strPart("author"), tagPart(tagTimeline), revPart("posted"), u64Part("articleId"))
+
+// CategoryLayout is the secondary index row of an article by category (seed
+// 001) in table articles, family a; it holds a copy of the article. Newest
+// first within a category.
+//
+//	+-----------+-------------+------+---------------+-------------+----------------+
+//	| H(author) | str(author) | 0x01 | str(category) | rev(posted) | u64(articleId) |
+//	| 4 bytes   |             | tag  |               | 8 bytes     | 8 bytes        |
+//	+-----------+-------------+------+---------------+-------------+----------------+
+var CategoryLayout = mustLayout("category", TableArticles,
+	hashPart(1), strPart("author"), tagPart(tagCategory), strPart("category"),
+	revPart("posted"), u64Part("articleId"))
+
+// CountersLayout is the counter row of an author in table articles, family a;
+// cells seq (the next articleId), n (article count), n/ + category.
+//
+//	+-----------+-------------+------+
+//	| H(author) | str(author) | 0x02 |
+//	| 4 bytes   |             | tag  |
+//	+-----------+-------------+------+
+var CountersLayout = mustLayout("counters", TableArticles,
+	hashPart(1), strPart("author"), tagPart(tagCounters))
+
+// WordCountsLayout is the word count row of an author (seed 004, row =
+// source, qualifier = word) in table wordcounts, family w; one int64 cell per
+// word.
+//
+//	+-----------+-------------+
+//	| H(author) | str(author) |
+//	| 4 bytes   |             |
+//	+-----------+-------------+
+var WordCountsLayout = mustLayout("wordcounts", TableWordCounts,
+	hashPart(1), strPart("author"))
+
+// layouts lists every declared layout, for tests.
+var layouts = []*Layout{
+	NodeLayout, RelationshipLayout, AdjacencyLayout, DegreeLayout,
+	TimelineLayout, CategoryLayout, CountersLayout, WordCountsLayout,
+}
+
+// mustEncode encodes values that cannot be invalid (strings only).
+func mustEncode(l *Layout, values ...any) []byte {
+	b, err := l.Prefix(values...)
+	if err != nil {
+		panic(err) // a bug in this package: strings always encode
+	}
+	return b
+}
+
+// Node returns the row of node id.
+func Node(id string) []byte { return mustEncode(NodeLayout, id) }
+
+// DecodeNode returns the id of a node row; errors wrap ErrInvalidKey.
+func DecodeNode(row []byte) (string, error) {
+	v, err := NodeLayout.Decode(row)
+	if err != nil {
+		return "", err
+	}
+	return v[0].(string), nil
+}
+
+// Relationship identifies a relationship: start -[type]-> end.
+type Relationship struct {
+	Start, Type, End string
+}
+
+// Key returns the relationship's row.
+func (r Relationship) Key() []byte {
+	return mustEncode(RelationshipLayout, r.Start, r.Type, r.End)
+}
+
+// DecodeRelationship parses a relationship row; errors wrap ErrInvalidKey.
+func DecodeRelationship(row []byte) (Relationship, error) {
+	v, err := RelationshipLayout.Decode(row)
+	if err != nil {
+		return Relationship{}, err
+	}
+	return Relationship{Start: v[0].(string), Type: v[1].(string), End: v[2].(string)}, nil
+}
+
+// Adjacency is one adjacency index row: relationship of type Type between
+// Node and Other, created at Created (Unix ms), seen from Node in direction
+// Dir.
+type Adjacency struct {
+	Node    string
+	Dir     Direction
+	Type    string
+	Created int64
+	Other   string
+}
+
+// Key returns the adjacency row. It fails with ErrInvalidValue if Dir is
+// invalid or Created is negative.
+func (a Adjacency) Key() ([]byte, error) {
+	return AdjacencyLayout.Encode(a.Node, a.Dir, a.Type, a.Created, a.Other)
+}
+
+// DecodeAdjacency parses an adjacency row; errors wrap ErrInvalidKey.
+func DecodeAdjacency(row []byte) (Adjacency, error) {
+	v, err := AdjacencyLayout.Decode(row)
+	if err != nil {
+		return Adjacency{}, err
+	}
+	return Adjacency{
+		Node:    v[0].(string),
+		Dir:     v[1].(Direction),
+		Type:    v[2].(string),
+		Created: v[3].(int64),
+		Other:   v[4].(string),
+	}, nil
+}
+
+// AdjacencyPrefix returns the prefix of node's adjacency rows of relType in
+// direction dir: scan [prefix, PrefixEnd(prefix)) for them newest first. It
+// fails with ErrInvalidValue if dir is invalid.
+func AdjacencyPrefix(node string, dir Direction, relType string) ([]byte, error) {
+	return AdjacencyLayout.Prefix(node, dir, relType)
+}
+
+// Degree identifies the counter of Node's relationships of Type in direction
+// Dir.
+type Degree struct {
+	Node string
+	Dir  Direction
+	Type string
+}
+
+// Key returns the degree counter row. It fails with ErrInvalidValue if Dir is
+// invalid.
+func (d Degree) Key() ([]byte, error) {
+	return DegreeLayout.Encode(d.Node, d.Dir, d.Type)
+}
+
+// DecodeDegree parses a degree counter row; errors wrap ErrInvalidKey.
+func DecodeDegree(row []byte) (Degree, error) {
+	v, err := DegreeLayout.Decode(row)
+	if err != nil {
+		return Degree{}, err
+	}
+	return Degree{Node: v[0].(string), Dir: v[1].(Direction), Type: v[2].(string)}, nil
+}
+
+// Article identifies an article: its author, when it was posted (Unix ms)
+// and its per-author sequence number (articleId in DESIGN.md, from the
+// author's seq counter). Its public id is ID; its row is Key.
+type Article struct {
+	Author string
+	Posted int64
+	Seq    uint64
+}
+
+// Key returns the article's timeline row. It fails with ErrInvalidValue if
+// Posted is negative.
+func (a Article) Key() ([]byte, error) {
+	return TimelineLayout.Encode(a.Author, a.Posted, a.Seq)
+}
+
+// DecodeTimeline parses a timeline row; errors wrap ErrInvalidKey.
+func DecodeTimeline(row []byte) (Article, error) {
+	v, err := TimelineLayout.Decode(row)
+	if err != nil {
+		return Article{}, err
+	}
+	return Article{Author: v[0].(string), Posted: v[1].(int64), Seq: v[2].(uint64)}, nil
+}
+
+// TimelinePrefix returns the prefix of author's timeline rows: scan
+// [prefix, PrefixEnd(prefix)) for the articles newest first, or see Window.
+func TimelinePrefix(author string) []byte { return mustEncode(TimelineLayout, author) }
+
+// Category is one category index row: Article filed under category Name.
+type Category struct {
+	Name    string
+	Article Article
+}
+
+// Key returns the category index row. It fails with ErrInvalidValue if
+// Article.Posted is negative.
+func (c Category) Key() ([]byte, error) {
+	return CategoryLayout.Encode(c.Article.Author, c.Name, c.Article.Posted, c.Article.Seq)
+}
+
+// DecodeCategory parses a category index row; errors wrap ErrInvalidKey.
+func DecodeCategory(row []byte) (Category, error) {
+	v, err := CategoryLayout.Decode(row)
+	if err != nil {
+		return Category{}, err
+	}
+	return Category{
+		Name:    v[1].(string),
+		Article: Article{Author: v[0].(string), Posted: v[2].(int64), Seq: v[3].(uint64)},
+	}, nil
+}
+
+// CategoryPrefix returns the prefix of author's category index rows for
+// category: scan [prefix, PrefixEnd(prefix)) for them newest first, or see
+// Window.
+func CategoryPrefix(author, category string) []byte {
+	return mustEncode(CategoryLayout, author, category)
+}
+
+// Counters returns the counter row of author.
+func Counters(author string) []byte { return mustEncode(CountersLayout, author) }
+
+// DecodeCounters returns the author of a counter row; errors wrap
+// ErrInvalidKey.
+func DecodeCounters(row []byte) (string, error) {
+	v, err := CountersLayout.Decode(row)
+	if err != nil {
+		return "", err
+	}
+	return v[0].(string), nil
+}
+
+// WordCounts returns the word count row of author.
+func WordCounts(author string) []byte { return mustEncode(WordCountsLayout, author) }
+
+// DecodeWordCounts returns the author of a word count row; errors wrap
+// ErrInvalidKey.
+func DecodeWordCounts(row []byte) (string, error) {
+	v, err := WordCountsLayout.Decode(row)
+	if err != nil {
+		return "", err
+	}
+	return v[0].(string), nil
+}
+
+// Window returns the scan range [start, stop) of the rows under prefix whose
+// time lies in [after, before), newest first, for a prefix directly followed
+// by a rev part: TimelinePrefix, CategoryPrefix (posted) or AdjacencyPrefix
+// (created). The newer bound gives the start row. Both rows start with
+// prefix, so the range never leaves it. It fails with ErrInvalidValue if a
+// bound is negative, and returns ErrEmptyWindow if after >= before. For a
+// window open on one side pass after = 0 or before = math.MaxInt64 (which
+// leaves out only t = math.MaxInt64).
+func Window(prefix []byte, after, before int64) (start, stop []byte, err error) {
+	if after < 0 || before < 0 {
+		return nil, nil, fmt.Errorf("%w: window [%d, %d): negative time", ErrInvalidValue, after, before)
+	}
+	if after >= before {
+		return nil, nil, ErrEmptyWindow
+	}
+	// Rows with time t <= before-1 have rev >= MaxInt64-(before-1); rows with
+	// t >= after have rev <= MaxInt64-after, i.e. rev < MaxInt64-after+1. Both
+	// bounds fit in 8 bytes: MaxInt64-x+1 <= 1<<63 for x >= 0.
+	start = binary.BigEndian.AppendUint64(append(make([]byte, 0, len(prefix)+8), prefix...),
+		uint64(math.MaxInt64-before)+1)
+	stop = binary.BigEndian.AppendUint64(append(make([]byte, 0, len(prefix)+8), prefix...),
+		uint64(math.MaxInt64-after)+1)
+	return start, stop, nil
+}
