@@ -1,0 +1,59 @@
+package store
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/hbgraph/hbgraph/store/embedded"
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// fakeClock is a settable millisecond clock shared by a test's store and
+// engine. Each reading advances it by step (0: frozen).
+type fakeClock struct {
+	ms   atomic.Int64
+	step int64
+}
+
+func (c *fakeClock) Now() time.Time          { return time.UnixMilli(c.ms.Add(c.step) - c.step) }
+func (c *fakeClock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
+
+// testClockStart is 2026-01-01T00:00:00Z: far past the engine's delete
+// marker horizon, so markers behave as in production.
+const testClockStart = 1767225600000
+
+// newTestStore opens a fresh in-memory engine and a Store over it that share
+// a real-time clock; use newTestStoreWithClock to control time.
+func newTestStore(t testing.TB) *Store {
+	t.Helper()
+	return newTestStoreWithClock(t, nil)
+}
+
+// newTestStoreWithClock is newTestStore with both the engine and the store
+// reading clk (nil: time.Now).
+func newTestStoreWithClock(t testing.TB, clk *fakeClock) *Store {
+	t.Helper()
+	var now func() time.Time
+	if clk != nil {
+		now = clk.Now
+	}
+	db, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop(), Clock: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	s, err := New(db, Options{Clock: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func newFakeClock() *fakeClock {
+	c := &fakeClock{}
+	c.ms.Store(testClockStart)
+	return c
+}

@@ -1,0 +1,325 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/tsuna/gohbase/filter"
+	"github.com/tsuna/gohbase/hrpc"
+	"github.com/tsuna/gohbase/pb"
+)
+
+// Call describes one round trip to HBase, reported to the Tracer of the
+// context it was made with (explain output, metrics, logs).
+type Call struct {
+	Op       string   // Get, Batch, Put, Delete, Increment, CheckAndMutate, Scan
+	Table    string   //
+	Rows     [][]byte // rows read or written (one per Get in a Batch)
+	StartRow []byte   // Scan only
+	StopRow  []byte   // Scan only
+	Reversed bool     // Scan only
+	RowsRead int      // rows returned by a Get, Batch or Scan
+	Start    time.Time
+	Duration time.Duration
+	Err      error
+}
+
+// Tracer receives every Call made with a context that carries it.
+// StoreCall may be called from several goroutines at once.
+type Tracer interface {
+	StoreCall(Call)
+}
+
+type tracerKey struct{}
+
+// WithTracer returns a context whose store calls are reported to t.
+func WithTracer(ctx context.Context, t Tracer) context.Context {
+	return context.WithValue(ctx, tracerKey{}, t)
+}
+
+func trace(ctx context.Context, c Call) {
+	if t, ok := ctx.Value(tracerKey{}).(Tracer); ok {
+		c.Duration = time.Since(c.Start)
+		t.StoreCall(c)
+	}
+}
+
+// cells maps the qualifiers of one family to values, as a Put takes them.
+type cells map[string][]byte
+
+func (s *Store) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.callTimeout)
+}
+
+// get reads one row of a single-family table.
+func (s *Store) get(ctx context.Context, table, family string, row []byte) (cells, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	call := Call{Op: "Get", Table: table, Rows: [][]byte{row}, Start: time.Now()}
+	g, err := hrpc.NewGetStr(ctx, table, string(row), hrpc.Families(map[string][]string{family: nil}))
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.hc.Get(g)
+	call.Err = err
+	out := resultCells(res)
+	if len(out) > 0 {
+		call.RowsRead = 1
+	}
+	trace(ctx, call)
+	if err != nil {
+		return nil, classify("get "+table, err)
+	}
+	return out, nil
+}
+
+// getBatch reads many rows of one table with a single SendBatch; the result
+// is in the order of rows (nil for a missing row).
+func (s *Store) getBatch(ctx context.Context, table, family string, rows [][]byte) ([]cells, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	call := Call{Op: "Batch", Table: table, Rows: rows, Start: time.Now()}
+	batch := make([]hrpc.Call, len(rows))
+	fams := hrpc.Families(map[string][]string{family: nil})
+	for i, row := range rows {
+		g, err := hrpc.NewGetStr(ctx, table, string(row), fams)
+		if err != nil {
+			return nil, err
+		}
+		batch[i] = g
+	}
+	res, _ := s.hc.SendBatch(ctx, batch)
+	out := make([]cells, len(rows))
+	var firstErr error
+	for i, r := range res {
+		if r.Error != nil {
+			if firstErr == nil {
+				firstErr = r.Error
+			}
+			continue
+		}
+		if gr, ok := r.Msg.(*pb.GetResponse); ok {
+			out[i] = resultCells(hrpc.ToLocalResult(gr.GetResult()))
+			if len(out[i]) > 0 {
+				call.RowsRead++
+			}
+		}
+	}
+	call.Err = firstErr
+	trace(ctx, call)
+	if firstErr != nil {
+		return nil, classify("batch get "+table, firstErr)
+	}
+	return out, nil
+}
+
+func resultCells(r *hrpc.Result) cells {
+	if r == nil || len(r.Cells) == 0 {
+		return nil
+	}
+	out := make(cells, len(r.Cells))
+	for _, c := range r.Cells {
+		out[string(c.Qualifier)] = c.Value
+	}
+	return out
+}
+
+// put writes cells to one row at timestamp ts (ms).
+func (s *Store) put(ctx context.Context, table, family string, row []byte, values cells, ts int64) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	call := Call{Op: "Put", Table: table, Rows: [][]byte{row}, Start: time.Now()}
+	p, err := hrpc.NewPutStr(ctx, table, string(row), map[string]map[string][]byte{family: values},
+		hrpc.TimestampUint64(uint64(ts)))
+	if err != nil {
+		return err
+	}
+	_, err = s.hc.Put(p)
+	call.Err = err
+	trace(ctx, call)
+	return classify("put "+table, err)
+}
+
+// deleteRow hides every cell of a row with timestamp <= ts.
+func (s *Store) deleteRow(ctx context.Context, table string, row []byte, ts int64) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	call := Call{Op: "Delete", Table: table, Rows: [][]byte{row}, Start: time.Now()}
+	d, err := hrpc.NewDelStr(ctx, table, string(row), nil, hrpc.TimestampUint64(uint64(ts)))
+	if err != nil {
+		return err
+	}
+	_, err = s.hc.Delete(d)
+	call.Err = err
+	trace(ctx, call)
+	return classify("delete "+table, err)
+}
+
+// deleteColumns hides the given qualifiers of a row with timestamp <= ts.
+func (s *Store) deleteColumns(ctx context.Context, table, family string, row []byte, qualifiers []string, ts int64) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	call := Call{Op: "Delete", Table: table, Rows: [][]byte{row}, Start: time.Now()}
+	cols := make(map[string][]byte, len(qualifiers))
+	for _, q := range qualifiers {
+		cols[q] = nil
+	}
+	d, err := hrpc.NewDelStr(ctx, table, string(row), map[string]map[string][]byte{family: cols},
+		hrpc.TimestampUint64(uint64(ts)))
+	if err != nil {
+		return err
+	}
+	_, err = s.hc.Delete(d)
+	call.Err = err
+	trace(ctx, call)
+	return classify("delete "+table, err)
+}
+
+// increment adds delta to an int64 cell and returns the new value.
+func (s *Store) increment(ctx context.Context, table, family string, row []byte, qualifier string, delta int64) (int64, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	call := Call{Op: "Increment", Table: table, Rows: [][]byte{row}, Start: time.Now()}
+	inc, err := hrpc.NewIncStrSingle(ctx, table, string(row), family, qualifier, delta)
+	if err != nil {
+		return 0, err
+	}
+	n, err := s.hc.Increment(inc)
+	call.Err = err
+	trace(ctx, call)
+	return n, classify("increment "+table, err)
+}
+
+// checkAndPut writes values at ts if the cell (family, qualifier) currently
+// holds expected (nil: absent). It reports whether it wrote.
+func (s *Store) checkAndPut(ctx context.Context, table, family string, row []byte, qualifier string,
+	expected []byte, values cells, ts int64) (bool, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	p, err := hrpc.NewPutStr(ctx, table, string(row), map[string]map[string][]byte{family: values},
+		hrpc.TimestampUint64(uint64(ts)))
+	if err != nil {
+		return false, err
+	}
+	return s.checkAndMutate(ctx, p, family, qualifier, expected)
+}
+
+// checkAndDeleteRow deletes the row at ts if (family, qualifier) holds
+// expected. It reports whether it deleted.
+func (s *Store) checkAndDeleteRow(ctx context.Context, table, family string, row []byte, qualifier string,
+	expected []byte, ts int64) (bool, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	d, err := hrpc.NewDelStr(ctx, table, string(row), nil, hrpc.TimestampUint64(uint64(ts)))
+	if err != nil {
+		return false, err
+	}
+	return s.checkAndMutate(ctx, d, family, qualifier, expected)
+}
+
+func (s *Store) checkAndMutate(ctx context.Context, m *hrpc.Mutate, family, qualifier string, expected []byte) (bool, error) {
+	call := Call{Op: "CheckAndMutate", Table: string(m.Table()), Rows: [][]byte{m.Key()}, Start: time.Now()}
+	cam, err := hrpc.NewCheckAndMutate(m, family, qualifier, pb.CompareType_EQUAL,
+		filter.NewBinaryComparator(filter.NewByteArrayComparable(expected)))
+	if err != nil {
+		return false, err
+	}
+	ok, err := s.hc.CheckAndMutate(cam)
+	call.Err = err
+	trace(ctx, call)
+	return ok, classify("check and mutate "+call.Table, err)
+}
+
+// scanRange describes a bounded scan.
+type scanRange struct {
+	table, family string
+	start, stop   []byte
+	reversed      bool
+	limit         int // rows to return at most; 0: no limit
+	keyOnly       bool
+}
+
+// row is one scanned row.
+type row struct {
+	key   []byte
+	cells cells
+	ts    int64 // the newest cell timestamp
+}
+
+// scan reads up to r.limit rows of r in one scanner with one deadline.
+func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	call := Call{Op: "Scan", Table: r.table, StartRow: r.start, StopRow: r.stop, Reversed: r.reversed, Start: time.Now()}
+	opts := []func(hrpc.Call) error{hrpc.Families(map[string][]string{r.family: nil})}
+	if r.limit > 0 {
+		opts = append(opts, hrpc.NumberOfRows(uint32(r.limit)))
+	}
+	if r.reversed {
+		opts = append(opts, hrpc.Reversed())
+	}
+	if r.keyOnly {
+		opts = append(opts, hrpc.Filters(filter.NewKeyOnlyFilter(false)))
+	}
+	sc, err := hrpc.NewScanRange(ctx, []byte(r.table), r.start, r.stop, opts...)
+	if err != nil {
+		return nil, err
+	}
+	scanner := s.hc.Scan(sc)
+	defer scanner.Close()
+	var rows []row
+	for r.limit == 0 || len(rows) < r.limit {
+		res, err := scanner.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			call.Err, call.RowsRead = err, len(rows)
+			trace(ctx, call)
+			return nil, classify("scan "+r.table, err)
+		}
+		if len(res.Cells) == 0 {
+			continue
+		}
+		out := row{key: res.Cells[0].Row, cells: make(cells, len(res.Cells))}
+		for _, c := range res.Cells {
+			out.cells[string(c.Qualifier)] = c.Value
+			if c.Timestamp != nil && int64(*c.Timestamp) > out.ts {
+				out.ts = int64(*c.Timestamp)
+			}
+		}
+		rows = append(rows, out)
+	}
+	call.RowsRead = len(rows)
+	trace(ctx, call)
+	return rows, nil
+}
+
+// scanAll visits every row of [start, stop) in chunks of chunkRows, each
+// chunk its own scan with its own deadline, resuming just past the last row
+// seen (seed 001's paging rows). fn may stop the walk by returning false.
+func (s *Store) scanAll(ctx context.Context, r scanRange, fn func(row) (bool, error)) error {
+	const chunkRows = 512
+	r.limit = chunkRows
+	for {
+		rows, err := s.scan(ctx, r)
+		if err != nil {
+			return err
+		}
+		for _, rw := range rows {
+			more, err := fn(rw)
+			if err != nil || !more {
+				return err
+			}
+		}
+		if len(rows) < chunkRows {
+			return nil
+		}
+		r.start = append(append([]byte(nil), rows[len(rows)-1].key...), 0)
+	}
+}

@@ -1,0 +1,368 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// Qualifiers of node and relationship rows (seed 000). On-disk format.
+const (
+	qualCreated    = "c"
+	qualProperties = "p"
+	qualUpdated    = "u"
+	qualDegree     = "n"
+)
+
+// Node is a vertex of the property graph.
+type Node struct {
+	ID         string
+	Properties Properties
+	Created    time.Time
+	Updated    time.Time
+}
+
+func encodeMs(ms int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(ms)) }
+
+func decodeMs(b []byte) (int64, bool) {
+	if len(b) != 8 {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(b)), true
+}
+
+// entity is the common part of node and relationship rows: c, p, u.
+type entity struct {
+	created, updated int64
+	props            []byte
+}
+
+// decodeEntity reads c, p, u; ok is false when the row does not exist.
+func decodeEntity(c cells) (e entity, ok bool, err error) {
+	created, okc := decodeMs(c[qualCreated])
+	if c == nil || c[qualCreated] == nil {
+		return e, false, nil
+	}
+	updated, oku := decodeMs(c[qualUpdated])
+	if !okc || !oku {
+		return e, false, fmt.Errorf("store: corrupt row: c=%x u=%x", c[qualCreated], c[qualUpdated])
+	}
+	return entity{created: created, updated: updated, props: c[qualProperties]}, true, nil
+}
+
+func (e entity) cells() cells {
+	return cells{qualCreated: encodeMs(e.created), qualProperties: e.props, qualUpdated: encodeMs(e.updated)}
+}
+
+func nodeFrom(id string, e entity) (Node, error) {
+	props, err := decodeProperties(e.props)
+	if err != nil {
+		return Node{}, err
+	}
+	return Node{ID: id, Properties: props, Created: time.UnixMilli(e.created), Updated: time.UnixMilli(e.updated)}, nil
+}
+
+// create writes a new c/p/u row if `c` is absent (seed 002's checkAndPut).
+// A delete leaves a marker at a time that may not have passed yet; a Put at
+// or before it would be hidden although CheckAndMutate reports success, so
+// the row is read back and the write retried one millisecond later until it
+// shows.
+func (s *Store) create(ctx context.Context, row []byte, props []byte) (entity, error) {
+	now := s.nowMs()
+	for attempt := 0; attempt < s.maxAttempts; attempt++ {
+		e := entity{created: now, updated: now, props: props}
+		ok, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, qualCreated, nil, e.cells(), now)
+		if err != nil {
+			return entity{}, err
+		}
+		if !ok {
+			return entity{}, ErrAlreadyExists
+		}
+		got, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		if err != nil {
+			return entity{}, err
+		}
+		if got[qualCreated] != nil {
+			if !bytes.Equal(got[qualCreated], encodeMs(now)) || !bytes.Equal(got[qualProperties], props) {
+				return entity{}, ErrAlreadyExists // a concurrent create won
+			}
+			return e, nil
+		}
+		now = max(s.nowMs(), now+1)
+	}
+	return entity{}, fmt.Errorf("%w: create kept being hidden by a delete marker", ErrConflict)
+}
+
+// CreateNode creates a node. It fails with ErrAlreadyExists if the id is
+// taken and ErrInvalidInput for a bad id or property map.
+func (s *Store) CreateNode(ctx context.Context, id string, props Properties) (Node, error) {
+	if err := validateID("node id", id); err != nil {
+		return Node{}, err
+	}
+	encoded, err := encodeProperties(props)
+	if err != nil {
+		return Node{}, err
+	}
+	e, err := s.create(ctx, keys.Node(id), encoded)
+	if err != nil {
+		return Node{}, fmt.Errorf("create node %q: %w", id, err)
+	}
+	return nodeFrom(id, e)
+}
+
+// GetNode returns a node, or an error wrapping ErrNotFound.
+func (s *Store) GetNode(ctx context.Context, id string) (Node, error) {
+	if err := validateID("node id", id); err != nil {
+		return Node{}, err
+	}
+	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(id))
+	if err != nil {
+		return Node{}, err
+	}
+	e, ok, err := decodeEntity(c)
+	if err != nil {
+		return Node{}, err
+	}
+	if !ok {
+		return Node{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
+	}
+	return nodeFrom(id, e)
+}
+
+// GetNodes returns the nodes in the order of ids, with nil for those that
+// do not exist, reading them with one batch of Gets.
+func (s *Store) GetNodes(ctx context.Context, ids []string) ([]*Node, error) {
+	rows := make([][]byte, len(ids))
+	for i, id := range ids {
+		if err := validateID("node id", id); err != nil {
+			return nil, err
+		}
+		rows[i] = keys.Node(id)
+	}
+	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Node, len(ids))
+	for i, c := range res {
+		e, ok, err := decodeEntity(c)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			n, err := nodeFrom(ids[i], e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = &n
+		}
+	}
+	return out, nil
+}
+
+// UpdateNodeProperties sets and removes properties in one compare-and-set on
+// the node's update time (seed 002), retrying on contention up to
+// Options.MaxAttempts, then ErrConflict.
+func (s *Store) UpdateNodeProperties(ctx context.Context, id string, set Properties, remove []string) (Node, error) {
+	if err := validateID("node id", id); err != nil {
+		return Node{}, err
+	}
+	e, err := s.updateEntity(ctx, keys.Node(id), set, remove)
+	if err != nil {
+		return Node{}, fmt.Errorf("update node %q: %w", id, err)
+	}
+	return nodeFrom(id, e)
+}
+
+// updateEntity is the compare-and-set loop shared by nodes and
+// relationships: read p and u, merge, write p and the new u if u is still
+// the one read.
+func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, remove []string) (entity, error) {
+	if _, err := encodeProperties(set); err != nil {
+		return entity{}, err
+	}
+	if err := validateRemove(set, remove); err != nil {
+		return entity{}, err
+	}
+	for attempt := 0; attempt < s.maxAttempts; attempt++ {
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		if err != nil {
+			return entity{}, err
+		}
+		old, ok, err := decodeEntity(c)
+		if err != nil {
+			return entity{}, err
+		}
+		if !ok {
+			return entity{}, ErrNotFound
+		}
+		props, err := decodeProperties(old.props)
+		if err != nil {
+			return entity{}, err
+		}
+		encoded, err := encodeProperties(mergeProperties(props, set, remove))
+		if err != nil {
+			return entity{}, err // e.g. the merged map is too large: nothing written
+		}
+		next := entity{created: old.created, updated: s.nextUpdate(old.updated), props: encoded}
+		ok, err = s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, qualUpdated,
+			encodeMs(old.updated), cells{qualProperties: encoded, qualUpdated: encodeMs(next.updated)}, next.updated)
+		if err != nil {
+			return entity{}, err
+		}
+		if ok {
+			return next, nil
+		}
+	}
+	return entity{}, fmt.Errorf("%w: %d compare-and-set attempts lost", ErrConflict, s.maxAttempts)
+}
+
+// deleteEntity deletes a c/p/u row with a compare-and-set on u, stamping the
+// delete one past u (seed 002), and returns the row as it was and the
+// delete's timestamp.
+func (s *Store) deleteEntity(ctx context.Context, row []byte) (entity, int64, error) {
+	for attempt := 0; attempt < s.maxAttempts; attempt++ {
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		if err != nil {
+			return entity{}, 0, err
+		}
+		old, ok, err := decodeEntity(c)
+		if err != nil {
+			return entity{}, 0, err
+		}
+		if !ok {
+			return entity{}, 0, ErrNotFound
+		}
+		ts := s.nextUpdate(old.updated)
+		ok, err = s.checkAndDeleteRow(ctx, keys.TableGraph, keys.FamilyGraph, row, qualUpdated, encodeMs(old.updated), ts)
+		if err != nil {
+			return entity{}, 0, err
+		}
+		if ok {
+			return old, ts, nil
+		}
+	}
+	return entity{}, 0, fmt.Errorf("%w: %d compare-and-set attempts lost", ErrConflict, s.maxAttempts)
+}
+
+// DeleteNode deletes a node. A node that still has relationships is a
+// ErrConflict unless detach is set, in which case its relationships are
+// deleted first (each with the full relationship protocol, so the other
+// ends' index rows and counters stay right). Its degree counter rows go too.
+func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
+	if err := validateID("node id", id); err != nil {
+		return err
+	}
+	if _, err := s.GetNode(ctx, id); err != nil {
+		return err
+	}
+	if detach {
+		if err := s.detach(ctx, id); err != nil {
+			return fmt.Errorf("detach node %q: %w", id, err)
+		}
+	} else {
+		has, err := s.hasRelationships(ctx, id)
+		if err != nil {
+			return err
+		}
+		if has {
+			return fmt.Errorf("node %q still has relationships (delete with detach): %w", id, ErrConflict)
+		}
+	}
+	if err := s.faultPoint("node-row"); err != nil {
+		return err
+	}
+	if _, _, err := s.deleteEntity(ctx, keys.Node(id)); err != nil {
+		return fmt.Errorf("delete node %q: %w", id, err)
+	}
+	if err := s.faultPoint("degree-rows"); err != nil {
+		return err
+	}
+	return s.deleteDegreeRows(ctx, id)
+}
+
+// adjacencyOf is the scan range of every adjacency row of a node, both
+// directions, all types.
+func adjacencyOf(id string) scanRange {
+	prefix, err := keys.AdjacencyLayout.Prefix(id)
+	if err != nil {
+		panic(err) // id was validated
+	}
+	return scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix, stop: keys.PrefixEnd(prefix)}
+}
+
+func (s *Store) hasRelationships(ctx context.Context, id string) (bool, error) {
+	r := adjacencyOf(id)
+	r.limit, r.keyOnly = 1, true
+	rows, err := s.scan(ctx, r)
+	return len(rows) > 0, err
+}
+
+// detach deletes every relationship of a node, rescanning until none is
+// left so relationships created meanwhile go too.
+func (s *Store) detach(ctx context.Context, id string) error {
+	for {
+		r := adjacencyOf(id)
+		r.limit, r.keyOnly = 256, true
+		rows, err := s.scan(ctx, r)
+		if err != nil || len(rows) == 0 {
+			return err
+		}
+		for _, rw := range rows {
+			a, err := keys.DecodeAdjacency(rw.key)
+			if err != nil {
+				return err
+			}
+			err = s.deleteRelationship(ctx, relationshipOf(a))
+			if errors.Is(err, ErrNotFound) {
+				// An index row whose relationship is gone (a self-loop's
+				// second row, or a crash): remove it alone.
+				err = s.deleteRow(ctx, keys.TableGraph, rw.key, rw.ts)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// deleteDegreeRows removes a deleted node's degree counters once they count
+// nothing. A delete marker at the counter's timestamp T would also hide an
+// Increment made later in the same millisecond T (HBase stamps Increments
+// with its clock), silently losing a count of a re-created node; so a row is
+// deleted only after the clock has passed T, waiting a few milliseconds at
+// most, and otherwise left in place at zero, which is harmless.
+func (s *Store) deleteDegreeRows(ctx context.Context, id string) error {
+	prefix, err := keys.DegreeLayout.Prefix(id)
+	if err != nil {
+		return err
+	}
+	rows, err := s.scan(ctx, scanRange{table: keys.TableGraph, family: keys.FamilyGraph,
+		start: prefix, stop: keys.PrefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	for _, rw := range rows {
+		if n, ok := decodeMs(rw.cells[qualDegree]); !ok || n != 0 {
+			continue // counts something: a relationship created meanwhile
+		}
+		for wait := 0; s.nowMs() <= rw.ts && wait < maxClockWaitMs; wait++ {
+			time.Sleep(time.Millisecond)
+		}
+		if s.nowMs() <= rw.ts {
+			continue
+		}
+		if err := s.deleteRow(ctx, keys.TableGraph, rw.key, rw.ts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxClockWaitMs bounds how long deleteDegreeRows waits for the clock.
+const maxClockWaitMs = 20

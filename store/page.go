@@ -1,0 +1,142 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"slices"
+
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// PageRequest selects one page of a connection. Items are newest first in
+// both directions: forward pages continue after Cursor, backward pages end
+// just before it.
+type PageRequest struct {
+	Size     int    // items wanted, 0..MaxPageSize
+	Backward bool   // last/before rather than first/after
+	Cursor   string // after (forward) or before (backward); "": from the newest (forward) or the oldest (backward)
+}
+
+// maxCursorLen bounds a client-supplied cursor before it is decoded.
+const maxCursorLen = 4096
+
+func (r PageRequest) validate() error {
+	if r.Size < 0 || r.Size > MaxPageSize {
+		return invalid("page size %d is outside 0..%d", r.Size, MaxPageSize)
+	}
+	if len(r.Cursor) > maxCursorLen {
+		return invalid("cursor is too long")
+	}
+	return nil
+}
+
+// PageInfo tells what lies beyond a page, as Relay's PageInfo does.
+type PageInfo struct {
+	HasNext     bool
+	HasPrevious bool
+}
+
+// pageRange is a connection: the rows of one layout under prefix, optionally
+// narrowed to [lo, hi) (a time window; nil: the whole prefix).
+type pageRange struct {
+	layout        *keys.Layout
+	table, family string
+	prefix        []byte
+	lo, hi        []byte
+}
+
+// cursor is the opaque form of a row's position in its connection: the key
+// suffix after the connection's prefix, base64url.
+func (pr pageRange) cursor(row []byte) string {
+	return base64.RawURLEncoding.EncodeToString(row[len(pr.prefix):])
+}
+
+// cursorRow turns a client cursor back into a row of this connection, or
+// fails with ErrInvalidInput: a forged or foreign cursor can never point
+// outside the prefix.
+func (pr pageRange) cursorRow(cursor string) ([]byte, error) {
+	suffix, err := base64.RawURLEncoding.Strict().DecodeString(cursor)
+	if err != nil || len(suffix) == 0 {
+		return nil, invalid("malformed cursor")
+	}
+	row, err := pr.layout.Join(pr.prefix, suffix)
+	if err != nil {
+		return nil, invalid("cursor does not belong to this connection")
+	}
+	return row, nil
+}
+
+// page reads one page of the connection: size+1 rows to learn whether more
+// lie beyond, forward by a scan starting just past the cursor row, backward
+// by a reversed scan starting at it (seed 001's paging rows). It returns the
+// rows newest first and their cursors.
+func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row, []string, PageInfo, error) {
+	var info PageInfo
+	if err := req.validate(); err != nil {
+		return nil, nil, info, err
+	}
+	lo, hi := pr.lo, pr.hi
+	if lo == nil {
+		lo = pr.prefix
+	}
+	if hi == nil {
+		hi = keys.PrefixEnd(pr.prefix)
+	}
+	var cursorRow []byte
+	if req.Cursor != "" {
+		var err error
+		if cursorRow, err = pr.cursorRow(req.Cursor); err != nil {
+			return nil, nil, info, err
+		}
+	}
+	r := scanRange{table: pr.table, family: pr.family, limit: req.Size + 1}
+	if !req.Backward {
+		r.start, r.stop = lo, hi
+		if cursorRow != nil && bytes.Compare(keys.After(cursorRow), lo) > 0 {
+			r.start = keys.After(cursorRow)
+		}
+		info.HasPrevious = cursorRow != nil
+	} else {
+		// Reversed: start is the high row (inclusive), stop the low one
+		// (exclusive). lo is a partial key, shorter than any row, so no row
+		// equals it; rows equal to the start are filtered below.
+		r.reversed, r.start, r.stop = true, hi, lo
+		if cursorRow != nil && bytes.Compare(cursorRow, hi) < 0 {
+			r.start = cursorRow
+		}
+		r.limit++ // the start row itself may come back
+		info.HasNext = cursorRow != nil
+	}
+	if bytes.Compare(r.start, r.stop) >= 0 && !r.reversed || r.reversed && bytes.Compare(r.start, r.stop) <= 0 {
+		return nil, nil, info, nil
+	}
+	rows, err := s.scan(ctx, r)
+	if err != nil {
+		return nil, nil, info, err
+	}
+	kept := rows[:0]
+	for _, rw := range rows {
+		if !bytes.HasPrefix(rw.key, pr.prefix) || bytes.Compare(rw.key, lo) < 0 ||
+			bytes.Compare(rw.key, hi) >= 0 || (cursorRow != nil && bytes.Equal(rw.key, cursorRow)) {
+			continue
+		}
+		kept = append(kept, rw)
+	}
+	if len(kept) > req.Size {
+		kept = kept[:req.Size]
+		if req.Backward {
+			info.HasPrevious = true
+		} else {
+			info.HasNext = true
+		}
+	}
+	if req.Backward {
+		slices.Reverse(kept)
+	}
+	cursors := make([]string, len(kept))
+	for i, rw := range kept {
+		cursors[i] = pr.cursor(rw.key)
+	}
+	return kept, cursors, info, nil
+}

@@ -1,0 +1,373 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// Direction of a relationship as seen from one of its nodes.
+type Direction = keys.Direction
+
+const (
+	Outgoing = keys.Outgoing
+	Incoming = keys.Incoming
+)
+
+// Relationship is a typed edge from Start to End.
+type Relationship struct {
+	Start, Type, End string
+	Properties       Properties
+	Created          time.Time
+	Updated          time.Time
+}
+
+// RelationshipKey names a relationship.
+type RelationshipKey struct{ Start, Type, End string }
+
+func (k RelationshipKey) validate() error {
+	if err := validateID("start node id", k.Start); err != nil {
+		return err
+	}
+	if err := validateID("end node id", k.End); err != nil {
+		return err
+	}
+	return validateType("relationship type", k.Type)
+}
+
+func (k RelationshipKey) row() []byte {
+	return keys.Relationship{Start: k.Start, Type: k.Type, End: k.End}.Key()
+}
+
+// index returns the relationship's two adjacency rows (outgoing from Start,
+// incoming to End) for its creation time.
+func (k RelationshipKey) index(created int64) (out, in []byte, err error) {
+	out, err = keys.Adjacency{Node: k.Start, Dir: keys.Outgoing, Type: k.Type, Created: created, Other: k.End}.Key()
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err = keys.Adjacency{Node: k.End, Dir: keys.Incoming, Type: k.Type, Created: created, Other: k.Start}.Key()
+	return out, in, err
+}
+
+// degrees returns the two counter rows a relationship counts in.
+func (k RelationshipKey) degrees() (out, in []byte, err error) {
+	out, err = keys.Degree{Node: k.Start, Dir: keys.Outgoing, Type: k.Type}.Key()
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err = keys.Degree{Node: k.End, Dir: keys.Incoming, Type: k.Type}.Key()
+	return out, in, err
+}
+
+// ID is the relationship's public id: opaque, URL-safe, and parsed back by
+// ParseRelationshipID.
+func (k RelationshipKey) ID() string {
+	b, _ := json.Marshal([3]string{k.Start, k.Type, k.End})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// ParseRelationshipID reverses RelationshipKey.ID; a malformed id is
+// ErrInvalidInput.
+func ParseRelationshipID(id string) (RelationshipKey, error) {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(id)
+	var parts [3]string
+	if err != nil || json.Unmarshal(b, &parts) != nil {
+		return RelationshipKey{}, invalid("malformed relationship id")
+	}
+	k := RelationshipKey{Start: parts[0], Type: parts[1], End: parts[2]}
+	if err := k.validate(); err != nil {
+		return RelationshipKey{}, err
+	}
+	return k, nil
+}
+
+// Key returns the relationship's key.
+func (r Relationship) Key() RelationshipKey { return RelationshipKey{r.Start, r.Type, r.End} }
+
+func relationshipFrom(k RelationshipKey, e entity) (Relationship, error) {
+	props, err := decodeProperties(e.props)
+	if err != nil {
+		return Relationship{}, err
+	}
+	return Relationship{Start: k.Start, Type: k.Type, End: k.End, Properties: props,
+		Created: time.UnixMilli(e.created), Updated: time.UnixMilli(e.updated)}, nil
+}
+
+// relationshipOf is the relationship an adjacency row indexes.
+func relationshipOf(a keys.Adjacency) RelationshipKey {
+	if a.Dir == keys.Outgoing {
+		return RelationshipKey{Start: a.Node, Type: a.Type, End: a.Other}
+	}
+	return RelationshipKey{Start: a.Other, Type: a.Type, End: a.Node}
+}
+
+// CreateRelationship creates the relationship row (CheckAndMutate "c
+// absent"), then its outgoing and incoming index rows stamped with its
+// update time, then increments both degree counters. Both nodes must exist
+// (ErrNotFound); a second create is ErrAlreadyExists.
+func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props Properties) (Relationship, error) {
+	if err := k.validate(); err != nil {
+		return Relationship{}, err
+	}
+	encoded, err := encodeProperties(props)
+	if err != nil {
+		return Relationship{}, err
+	}
+	nodes, err := s.GetNodes(ctx, []string{k.Start, k.End})
+	if err != nil {
+		return Relationship{}, err
+	}
+	for i, id := range []string{k.Start, k.End} {
+		if nodes[i] == nil {
+			return Relationship{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
+		}
+	}
+	e, err := s.create(ctx, k.row(), encoded)
+	if err != nil {
+		return Relationship{}, fmt.Errorf("create relationship: %w", err)
+	}
+	if err := s.writeIndex(ctx, k, e); err != nil {
+		return Relationship{}, err
+	}
+	if err := s.countDegrees(ctx, k, +1); err != nil {
+		return Relationship{}, err
+	}
+	return relationshipFrom(k, e)
+}
+
+// writeIndex puts both index rows with the relationship's properties at its
+// update time: a later update's put wins, an earlier one's loses.
+func (s *Store) writeIndex(ctx context.Context, k RelationshipKey, e entity) error {
+	out, in, err := k.index(e.created)
+	if err != nil {
+		return err
+	}
+	for _, ix := range []struct {
+		point string
+		row   []byte
+	}{{"index-outgoing", out}, {"index-incoming", in}} {
+		if err := s.faultPoint(ix.point); err != nil {
+			return err
+		}
+		if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, ix.row, cells{qualProperties: e.props}, e.updated); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) countDegrees(ctx context.Context, k RelationshipKey, delta int64) error {
+	out, in, err := k.degrees()
+	if err != nil {
+		return err
+	}
+	for _, d := range []struct {
+		point string
+		row   []byte
+	}{{"degree-outgoing", out}, {"degree-incoming", in}} {
+		if err := s.faultPoint(d.point); err != nil {
+			return err
+		}
+		if _, err := s.increment(ctx, keys.TableGraph, keys.FamilyGraph, d.row, qualDegree, delta); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetRelationship returns a relationship, or an error wrapping ErrNotFound.
+func (s *Store) GetRelationship(ctx context.Context, k RelationshipKey) (Relationship, error) {
+	if err := k.validate(); err != nil {
+		return Relationship{}, err
+	}
+	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, k.row())
+	if err != nil {
+		return Relationship{}, err
+	}
+	e, ok, err := decodeEntity(c)
+	if err != nil {
+		return Relationship{}, err
+	}
+	if !ok {
+		return Relationship{}, fmt.Errorf("relationship %s: %w", k.ID(), ErrNotFound)
+	}
+	return relationshipFrom(k, e)
+}
+
+// GetRelationships returns relationships in the order of ks, nil for those
+// that do not exist, with one batch of Gets.
+func (s *Store) GetRelationships(ctx context.Context, ks []RelationshipKey) ([]*Relationship, error) {
+	rows := make([][]byte, len(ks))
+	for i, k := range ks {
+		if err := k.validate(); err != nil {
+			return nil, err
+		}
+		rows[i] = k.row()
+	}
+	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Relationship, len(ks))
+	for i, c := range res {
+		e, ok, err := decodeEntity(c)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			r, err := relationshipFrom(ks[i], e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = &r
+		}
+	}
+	return out, nil
+}
+
+// UpdateRelationshipProperties is the compare-and-set loop of seed 002 on
+// the relationship row, then a put of both index rows at the new update
+// time, so concurrent updates leave the index with the newest properties.
+func (s *Store) UpdateRelationshipProperties(ctx context.Context, k RelationshipKey, set Properties, remove []string) (Relationship, error) {
+	if err := k.validate(); err != nil {
+		return Relationship{}, err
+	}
+	e, err := s.updateEntity(ctx, k.row(), set, remove)
+	if err != nil {
+		return Relationship{}, fmt.Errorf("update relationship %s: %w", k.ID(), err)
+	}
+	if err := s.writeIndex(ctx, k, e); err != nil {
+		return Relationship{}, err
+	}
+	return relationshipFrom(k, e)
+}
+
+// DeleteRelationship deletes the relationship row (compare-and-set on u),
+// then its index rows with the delete's timestamp, then decrements both
+// degree counters.
+func (s *Store) DeleteRelationship(ctx context.Context, k RelationshipKey) error {
+	if err := k.validate(); err != nil {
+		return err
+	}
+	return s.deleteRelationship(ctx, k)
+}
+
+func (s *Store) deleteRelationship(ctx context.Context, k RelationshipKey) error {
+	old, ts, err := s.deleteEntity(ctx, k.row())
+	if err != nil {
+		return fmt.Errorf("delete relationship %s: %w", k.ID(), err)
+	}
+	out, in, err := k.index(old.created)
+	if err != nil {
+		return err
+	}
+	for _, ix := range []struct {
+		point string
+		row   []byte
+	}{{"unindex-outgoing", out}, {"unindex-incoming", in}} {
+		if err := s.faultPoint(ix.point); err != nil {
+			return err
+		}
+		if err := s.deleteRow(ctx, keys.TableGraph, ix.row, ts); err != nil {
+			return err
+		}
+	}
+	return s.countDegrees(ctx, k, -1)
+}
+
+// RelationshipPage is one page of a node's adjacent relationships.
+type RelationshipPage struct {
+	Relationships []Relationship
+	Cursors       []string
+	PageInfo
+}
+
+// Adjacent returns a page of node's relationships of one type and
+// direction, newest first, from the adjacency index alone (the properties
+// are denormalised there; Updated is the index cell's timestamp).
+func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Direction, req PageRequest) (RelationshipPage, error) {
+	pr, err := adjacencyRange(node, relType, dir)
+	if err != nil {
+		return RelationshipPage{}, err
+	}
+	rows, cursors, info, err := s.page(ctx, pr, req)
+	if err != nil {
+		return RelationshipPage{}, err
+	}
+	page := RelationshipPage{Relationships: make([]Relationship, len(rows)), Cursors: cursors, PageInfo: info}
+	for i, rw := range rows {
+		a, err := keys.DecodeAdjacency(rw.key)
+		if err != nil {
+			return RelationshipPage{}, err
+		}
+		props, err := decodeProperties(rw.cells[qualProperties])
+		if err != nil {
+			return RelationshipPage{}, err
+		}
+		k := relationshipOf(a)
+		page.Relationships[i] = Relationship{Start: k.Start, Type: k.Type, End: k.End, Properties: props,
+			Created: time.UnixMilli(a.Created), Updated: time.UnixMilli(rw.ts)}
+	}
+	return page, nil
+}
+
+func adjacencyRange(node, relType string, dir Direction) (pageRange, error) {
+	if err := validateID("node id", node); err != nil {
+		return pageRange{}, err
+	}
+	if err := validateType("relationship type", relType); err != nil {
+		return pageRange{}, err
+	}
+	prefix, err := keys.AdjacencyPrefix(node, dir, relType)
+	if err != nil {
+		return pageRange{}, invalid("direction: %v", err)
+	}
+	return pageRange{layout: keys.AdjacencyLayout, table: keys.TableGraph, family: keys.FamilyGraph, prefix: prefix}, nil
+}
+
+// DegreeKey names one degree counter.
+type DegreeKey struct {
+	Node string
+	Dir  Direction
+	Type string
+}
+
+// Degrees returns the counters in the order of ks (0 where none was ever
+// counted), with one batch of Gets.
+func (s *Store) Degrees(ctx context.Context, ks []DegreeKey) ([]int64, error) {
+	rows := make([][]byte, len(ks))
+	for i, k := range ks {
+		if err := validateID("node id", k.Node); err != nil {
+			return nil, err
+		}
+		if err := validateType("relationship type", k.Type); err != nil {
+			return nil, err
+		}
+		row, err := keys.Degree{Node: k.Node, Dir: k.Dir, Type: k.Type}.Key()
+		if err != nil {
+			return nil, invalid("direction: %v", err)
+		}
+		rows[i] = row
+	}
+	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(ks))
+	for i, c := range res {
+		if v := c[qualDegree]; v != nil {
+			n, ok := decodeMs(v)
+			if !ok {
+				return nil, errors.New("store: corrupt degree counter")
+			}
+			out[i] = n
+		}
+	}
+	return out, nil
+}

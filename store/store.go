@@ -1,0 +1,111 @@
+// Package store is hbgraph's domain store: the property graph of seeds
+// 000/002 (nodes, relationships, newest-first adjacency, degree counters)
+// and the blog of seed 001 (per-author timelines, a category index,
+// counters) with seed 004's word counts, kept in HBase rows.
+//
+// It talks to a gohbase.Client and nothing else: a real cluster, or the
+// embedded engine. Every row key comes from store/keys. Writes follow seed
+// 002 without locks: creates are CheckAndMutate "c absent", updates and
+// deletes are compare-and-set loops on the row's update time `u`, and index
+// rows carry `u` as their cell timestamp so concurrent updates converge on
+// the newest. Multi-row operations are not atomic; Repair finds and fixes
+// what a crash between their writes leaves behind.
+//
+// A Store is safe for concurrent use. Every call to HBase carries a deadline
+// (Options.CallTimeout). Errors wrap one of ErrNotFound, ErrAlreadyExists,
+// ErrConflict, ErrInvalidInput or ErrUnavailable, so callers can tell what
+// to do: report, fix the input, retry, or give up.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tsuna/gohbase"
+)
+
+var (
+	// ErrNotFound: the node, relationship or article does not exist (or an
+	// endpoint of a relationship being created does not).
+	ErrNotFound = errors.New("store: not found")
+	// ErrAlreadyExists: a create found the row already there.
+	ErrAlreadyExists = errors.New("store: already exists")
+	// ErrConflict: compare-and-set retries ran out under contention, or a
+	// node that still has relationships was deleted without detach.
+	ErrConflict = errors.New("store: conflict")
+	// ErrInvalidInput: an id, type, category, property map, page request or
+	// cursor the caller must fix. Nothing was written.
+	ErrInvalidInput = errors.New("store: invalid input")
+	// ErrUnavailable: HBase could not be reached or did not answer in time.
+	// The operation may be retried.
+	ErrUnavailable = errors.New("store: unavailable")
+)
+
+// Options configure a Store. The zero value is usable.
+type Options struct {
+	// Clock returns the current time; nil means time.Now.
+	Clock func() time.Time
+	// CallTimeout bounds each HBase call; 0 means DefaultCallTimeout.
+	CallTimeout time.Duration
+	// MaxAttempts bounds a compare-and-set loop; 0 means DefaultMaxAttempts.
+	MaxAttempts int
+}
+
+const (
+	DefaultCallTimeout = 5 * time.Second
+	DefaultMaxAttempts = 64
+)
+
+// Store is the domain store over one gohbase.Client.
+type Store struct {
+	hc          gohbase.Client
+	clock       func() time.Time
+	callTimeout time.Duration
+	maxAttempts int
+	// fault, when set (tests only, see export_test.go), is called at every
+	// point between two writes of a multi-row operation; an error from it
+	// stops the operation there, as a crash would.
+	fault func(point string) error
+}
+
+// New returns a Store over hc. It fails on invalid options.
+func New(hc gohbase.Client, opts Options) (*Store, error) {
+	if hc == nil {
+		return nil, errors.New("store: nil gohbase.Client")
+	}
+	if opts.CallTimeout < 0 || opts.MaxAttempts < 0 {
+		return nil, errors.New("store: negative CallTimeout or MaxAttempts")
+	}
+	s := &Store{hc: hc, clock: opts.Clock, callTimeout: opts.CallTimeout, maxAttempts: opts.MaxAttempts}
+	if s.clock == nil {
+		s.clock = time.Now
+	}
+	if s.callTimeout == 0 {
+		s.callTimeout = DefaultCallTimeout
+	}
+	if s.maxAttempts == 0 {
+		s.maxAttempts = DefaultMaxAttempts
+	}
+	return s, nil
+}
+
+// nowMs is the clock in milliseconds, HBase's timestamp unit.
+func (s *Store) nowMs() int64 { return s.clock().UnixMilli() }
+
+// faultPoint marks a point between two writes; see Store.fault.
+func (s *Store) faultPoint(point string) error {
+	if s.fault == nil {
+		return nil
+	}
+	if err := s.fault(point); err != nil {
+		return fmt.Errorf("fault at %s: %w", point, err)
+	}
+	return nil
+}
+
+// nextUpdate is seed 002's new update time: never behind the clock and
+// always after the old one, so CAS winners' timestamps increase.
+func (s *Store) nextUpdate(old int64) int64 {
+	return max(s.nowMs(), old+1)
+}

@@ -1,0 +1,125 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+)
+
+// Input limits. An input outside them is ErrInvalidInput and writes nothing.
+const (
+	MaxIDBytes         = 256
+	MaxTypeBytes       = 64 // relationship types and article categories
+	MaxPropertiesBytes = 64 << 10
+	MaxPageSize        = 100
+)
+
+func validateID(what, id string) error {
+	if len(id) == 0 || len(id) > MaxIDBytes || !utf8.ValidString(id) {
+		return invalid("%s must be 1-%d bytes of valid UTF-8", what, MaxIDBytes)
+	}
+	return nil
+}
+
+func validateType(what, t string) error {
+	if len(t) == 0 || len(t) > MaxTypeBytes || !utf8.ValidString(t) {
+		return invalid("%s must be 1-%d bytes of valid UTF-8", what, MaxTypeBytes)
+	}
+	return nil
+}
+
+// Properties is a node's or relationship's property map: values are
+// strings, numbers (json.Number when read back), booleans, nil, or lists of
+// those. Keys are non-empty.
+type Properties map[string]any
+
+// encodeProperties validates p and returns its stored form (JSON, keys
+// sorted).
+func encodeProperties(p Properties) ([]byte, error) {
+	for k, v := range p {
+		if k == "" || !utf8.ValidString(k) {
+			return nil, invalid("property names must be non-empty valid UTF-8")
+		}
+		if err := validateValue(k, v, true); err != nil {
+			return nil, err
+		}
+	}
+	if p == nil {
+		p = Properties{}
+	}
+	b, err := json.Marshal(map[string]any(p))
+	if err != nil {
+		return nil, invalid("properties: %v", err)
+	}
+	if len(b) > MaxPropertiesBytes {
+		return nil, invalid("properties are %d bytes encoded; at most %d", len(b), MaxPropertiesBytes)
+	}
+	return b, nil
+}
+
+func validateValue(name string, v any, listAllowed bool) error {
+	switch v := v.(type) {
+	case nil, string, bool, json.Number,
+		float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		if s, ok := v.(string); ok && !utf8.ValidString(s) {
+			return invalid("property %q: string is not valid UTF-8", name)
+		}
+		return nil
+	case []any:
+		if !listAllowed {
+			return invalid("property %q: lists may not contain lists", name)
+		}
+		for _, e := range v {
+			if err := validateValue(name, e, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return invalid("property %q: a value must be a string, number, boolean, null or a list of those, not %T", name, v)
+}
+
+func decodeProperties(b []byte) (Properties, error) {
+	p := Properties{}
+	if len(b) == 0 {
+		return p, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("store: corrupt properties: %w", err)
+	}
+	return p, nil
+}
+
+// mergeProperties applies set, then remove, to a copy of old.
+func mergeProperties(old, set Properties, remove []string) Properties {
+	out := make(Properties, len(old)+len(set))
+	for k, v := range old {
+		out[k] = v
+	}
+	for k, v := range set {
+		out[k] = v
+	}
+	for _, k := range remove {
+		delete(out, k)
+	}
+	return out
+}
+
+func validateRemove(set Properties, remove []string) error {
+	for _, k := range remove {
+		if k == "" {
+			return invalid("property names must be non-empty")
+		}
+		if _, ok := set[k]; ok {
+			return invalid("property %q is both set and removed", k)
+		}
+	}
+	if slices.Contains(remove, "") {
+		return invalid("property names must be non-empty")
+	}
+	return nil
+}
