@@ -182,7 +182,10 @@ func TestInvalidInputWritesNothing(t *testing.T) {
 			return err
 		}},
 		{"negative page", func() error { _, err := s.Adjacent(bg, "a", "t", Outgoing, PageRequest{Size: -1}); return err }},
-		{"page too large", func() error { _, err := s.Adjacent(bg, "a", "t", Outgoing, PageRequest{Size: MaxPageSize + 1}); return err }},
+		{"page too large", func() error {
+			_, err := s.Adjacent(bg, "a", "t", Outgoing, PageRequest{Size: MaxPageSize + 1})
+			return err
+		}},
 		{"bad direction", func() error { _, err := s.Adjacent(bg, "a", "t", Direction(9), PageRequest{Size: 1}); return err }},
 		{"malformed relationship id", func() error { _, err := ParseRelationshipID("!!"); return err }},
 	}

@@ -21,7 +21,7 @@ func (r RepairReport) fix(kind string, n int) {
 // String lists the fixes, one per line, or says there was nothing to fix.
 func (r RepairReport) String() string {
 	if len(r) == 0 {
-		return "nothing to fix"
+		return "nothing to fix\n"
 	}
 	kinds := make([]string, 0, len(r))
 	for k := range r {

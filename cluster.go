@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/tsuna/gohbase"
+	"github.com/tsuna/gohbase/hrpc"
+
+	"github.com/hbgraph/hbgraph/store/embedded"
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// Client options for a real cluster, chosen for latency:
+//   - FlushInterval 0: gohbase otherwise holds a lone RPC up to 20 ms
+//     waiting for others to batch with; with 0 it sends what is queued at
+//     once. The loaders already batch Gets into one SendBatch.
+//   - RegionLookupTimeout 5 s and RegionReadTimeout 10 s (defaults: 30 s
+//     and 30 s): a region server that does not answer is given up on well
+//     before a GraphQL request's own timeout.
+//
+// Every store call carries its own deadline as well (store.Options).
+func clusterOptions() []gohbase.Option {
+	return []gohbase.Option{
+		gohbase.FlushInterval(0),
+		gohbase.RegionLookupTimeout(5 * time.Second),
+		gohbase.RegionReadTimeout(10 * time.Second),
+	}
+}
+
+// openHBase returns the cluster's client when cfg names a ZooKeeper quorum,
+// otherwise the embedded engine over cfg.dataDir.
+func openHBase(cfg config, log zerolog.Logger) (gohbase.Client, error) {
+	if cfg.hbaseZK != "" {
+		return gohbase.NewClient(cfg.hbaseZK, clusterOptions()...), nil
+	}
+	return embedded.Open(embedded.Options{Dir: cfg.dataDir, Tables: keys.Tables(), Sync: cfg.sync, Logger: log})
+}
+
+// familyAttributes overrides gohbase's create-table defaults where hbgraph
+// relies on HBase's: one version per cell (gohbase asks for 3).
+var familyAttributes = map[string]string{
+	"VERSIONS":    "1",
+	"BLOOMFILTER": "ROW",
+}
+
+// createTables creates hbgraph's tables on a cluster, pre-split on the hash
+// prefix every row key starts with. Tables that exist are left alone.
+func createTables(ctx context.Context, admin gohbase.AdminClient, regions int, out io.Writer) error {
+	splits, err := keys.SplitKeys(regions)
+	if err != nil {
+		return err
+	}
+	var failed []string
+	for table, families := range keys.Tables() {
+		fams := make(map[string]map[string]string, len(families))
+		for _, f := range families {
+			fams[f] = familyAttributes
+		}
+		var opts []func(*hrpc.CreateTable)
+		if len(splits) > 0 {
+			opts = append(opts, hrpc.SplitKeys(splits))
+		}
+		err := admin.CreateTable(hrpc.NewCreateTable(ctx, []byte(table), fams, opts...))
+		switch {
+		case err == nil:
+			fmt.Fprintf(out, "created %s (families %s, %d regions)\n", table, strings.Join(families, ","), regions)
+		case strings.Contains(err.Error(), "TableExistsException"):
+			fmt.Fprintf(out, "exists  %s\n", table)
+		default:
+			fmt.Fprintf(out, "failed  %s: %v\n", table, err)
+			failed = append(failed, table)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("create-tables: %d tables failed", len(failed))
+	}
+	return nil
+}
+
+var errNeedCluster = errors.New("create-tables needs --hbase-zk (HBGRAPH_HBASE_ZK): the embedded engine declares its tables itself")

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tsuna/gohbase"
+	"github.com/tsuna/gohbase/hrpc"
+	"github.com/tsuna/gohbase/pb"
+	"github.com/tsuna/gohbase/region"
+
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// recordingAdmin captures CreateTable requests as the region server would
+// read them.
+type recordingAdmin struct {
+	gohbase.AdminClient // other methods are not used
+	created             map[string]*pb.CreateTableRequest
+	exists              string
+}
+
+func (a *recordingAdmin) CreateTable(t *hrpc.CreateTable) error {
+	if string(t.Table()) == a.exists {
+		return errors.New("org.apache.hadoop.hbase.TableExistsException: " + a.exists)
+	}
+	t.SetRegion(region.NewInfo(0, nil, t.Table(), nil, nil, nil))
+	a.created[string(t.Table())] = t.ToProto().(*pb.CreateTableRequest)
+	return nil
+}
+
+func TestCreateTablesDeclaresEveryTableOneVersionPreSplit(t *testing.T) {
+	admin := &recordingAdmin{created: map[string]*pb.CreateTableRequest{}, exists: keys.TableWordCounts}
+	var out bytes.Buffer
+	if err := createTables(context.Background(), admin, 8, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "exists  "+keys.TableWordCounts) {
+		t.Errorf("an existing table is not reported as such:\n%s", out.String())
+	}
+	splits, _ := keys.SplitKeys(8)
+	for table, families := range keys.Tables() {
+		if table == keys.TableWordCounts {
+			continue
+		}
+		req, ok := admin.created[table]
+		if !ok {
+			t.Fatalf("table %s not created", table)
+		}
+		if got := req.GetSplitKeys(); len(got) != len(splits) || !bytes.Equal(got[0], splits[0]) {
+			t.Errorf("%s split keys %x, want %x", table, got, splits)
+		}
+		cfs := req.GetTableSchema().GetColumnFamilies()
+		if len(cfs) != len(families) || string(cfs[0].GetName()) != families[0] {
+			t.Fatalf("%s families %v, want %v", table, cfs, families)
+		}
+		for _, attr := range cfs[0].GetAttributes() {
+			if string(attr.GetFirst()) == "VERSIONS" && string(attr.GetSecond()) != "1" {
+				t.Errorf("%s VERSIONS = %s, want 1", table, attr.GetSecond())
+			}
+		}
+	}
+}
