@@ -460,7 +460,7 @@ func (w *rowWriter) deleteFamily(f *family, ts uint64) error {
 		return err
 	}
 	var keys []string
-	for it.First(); it.Valid(); it.Next() {
+	for it.First(); it.Valid(); it.NextPrefix() {
 		keys = append(keys, string(it.Key()))
 	}
 	if err := it.Close(); err != nil {
