@@ -64,3 +64,16 @@ func TestCreateTablesDeclaresEveryTableOneVersionPreSplit(t *testing.T) {
 		}
 	}
 }
+
+func TestRepairCommandOnEmbeddedStore(t *testing.T) {
+	dir := t.TempDir()
+	if err := run([]string{"--data-dir", dir, "--log-level", "error", "repair"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"--data-dir", dir, "create-tables"}); !errors.Is(err, errNeedCluster) {
+		t.Fatalf("create-tables without a cluster: %v", err)
+	}
+	if err := run([]string{"--data-dir", dir, "frobnicate"}); err == nil {
+		t.Fatal("an unknown command ran")
+	}
+}
