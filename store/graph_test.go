@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hbgraph/hbgraph/store/keys"
 )
@@ -131,6 +132,7 @@ func TestNodeLifecycle(t *testing.T) {
 func TestRecreateInSameMillisecond(t *testing.T) {
 	clk := newFakeClock() // frozen: every write in one millisecond
 	s := newTestStoreWithClock(t, clk)
+	s.clockWait = 5 * time.Millisecond // a frozen clock never passes a counter
 	for round := 0; round < 3; round++ {
 		mustNode(t, s, "a", Properties{"round": round})
 		mustNode(t, s, "b", nil)
@@ -605,5 +607,33 @@ func TestRepairAfterCrashAtEveryPoint(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A cursor from another node's connection of the same type and direction
+// decodes to a valid position under this node's prefix; the connection tag
+// must reject it.
+func TestForeignCursorIsInvalid(t *testing.T) {
+	s := newTestStore(t)
+	for _, id := range []string{"a", "b", "z"} {
+		mustNode(t, s, id, nil)
+	}
+	mustRel(t, s, "a", "t", "z", nil)
+	mustRel(t, s, "b", "t", "z", nil)
+	pageB, err := s.Adjacent(bg, "b", "t", Outgoing, PageRequest{Size: 1})
+	if err != nil || len(pageB.Cursors) != 1 {
+		t.Fatal(err)
+	}
+	for _, q := range []struct {
+		node, typ string
+		dir       Direction
+	}{{"a", "t", Outgoing}, {"b", "t", Incoming}, {"b", "u", Outgoing}} {
+		_, err := s.Adjacent(bg, q.node, q.typ, q.dir, PageRequest{Size: 1, Cursor: pageB.Cursors[0]})
+		if !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("cursor of b/t/out used on %v: %v, want ErrInvalidInput", q, err)
+		}
+	}
+	if _, err := s.Adjacent(bg, "b", "t", Outgoing, PageRequest{Size: 1, Cursor: pageB.Cursors[0]}); err != nil {
+		t.Errorf("own cursor: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"time"
@@ -195,6 +196,27 @@ func (s *Store) increment(ctx context.Context, table, family string, row []byte,
 	return n, classify("increment "+table, err)
 }
 
+// incrementColumns adds each delta to its int64 column of one row in a
+// single Increment (atomic on the row). gohbase's Client.Increment accepts
+// only one column, so the call goes out as a batch of one.
+func (s *Store) incrementColumns(ctx context.Context, table, family string, row []byte, deltas map[string]int64) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	call := Call{Op: "Increment", Table: table, Rows: [][]byte{row}, Start: time.Now()}
+	values := make(map[string][]byte, len(deltas))
+	for q, d := range deltas {
+		values[q] = binary.BigEndian.AppendUint64(nil, uint64(d))
+	}
+	inc, err := hrpc.NewInc(ctx, []byte(table), row, map[string]map[string][]byte{family: values})
+	if err != nil {
+		return err
+	}
+	res, _ := s.hc.SendBatch(ctx, []hrpc.Call{inc})
+	call.Err = res[0].Error
+	trace(ctx, call)
+	return classify("increment "+table, res[0].Error)
+}
+
 // checkAndPut writes values at ts if the cell (family, qualifier) currently
 // holds expected (nil: absent). It reports whether it wrote.
 func (s *Store) checkAndPut(ctx context.Context, table, family string, row []byte, qualifier string,
@@ -242,7 +264,15 @@ type scanRange struct {
 	reversed      bool
 	limit         int // rows to return at most; 0: no limit
 	keyOnly       bool
+	chunkRows     int // scanAll's rows per scan; 0: defaultChunkRows
 }
+
+// defaultChunkRows is scanAll's chunk for small rows; articleChunkRows
+// bounds a chunk of article rows (bodies up to MaxBodyBytes) to 32 MiB.
+const (
+	defaultChunkRows = 512
+	articleChunkRows = 32
+)
 
 // row is one scanned row.
 type row struct {
@@ -304,7 +334,10 @@ func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 // chunk its own scan with its own deadline, resuming just past the last row
 // seen (seed 001's paging rows). fn may stop the walk by returning false.
 func (s *Store) scanAll(ctx context.Context, r scanRange, fn func(row) (bool, error)) error {
-	const chunkRows = 512
+	chunkRows := r.chunkRows
+	if chunkRows == 0 {
+		chunkRows = defaultChunkRows
+	}
 	r.limit = chunkRows
 	for {
 		rows, err := s.scan(ctx, r)

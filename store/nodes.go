@@ -333,10 +333,12 @@ func (s *Store) detach(ctx context.Context, id string) error {
 
 // deleteDegreeRows removes a deleted node's degree counters once they count
 // nothing. A delete marker at the counter's timestamp T would also hide an
-// Increment made later in the same millisecond T (HBase stamps Increments
-// with its clock), silently losing a count of a re-created node; so a row is
-// deleted only after the clock has passed T, waiting a few milliseconds at
-// most, and otherwise left in place at zero, which is harmless.
+// Increment stamped T or earlier, silently losing a count of a re-created
+// node. Increments stamp max(now, previous+1), so a hot counter's T can run
+// ahead of the clock (tens of milliseconds after a burst); the rows are
+// deleted once the clock has passed the newest T, waiting at most
+// s.clockWait, and otherwise left at zero (harmless; Repair deletes them
+// later).
 func (s *Store) deleteDegreeRows(ctx context.Context, id string) error {
 	prefix, err := keys.DegreeLayout.Prefix(id)
 	if err != nil {
@@ -347,16 +349,18 @@ func (s *Store) deleteDegreeRows(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	var zero []row
+	newest := int64(0)
 	for _, rw := range rows {
-		if n, ok := decodeMs(rw.cells[qualDegree]); !ok || n != 0 {
-			continue // counts something: a relationship created meanwhile
+		if n, ok := decodeMs(rw.cells[qualDegree]); ok && n == 0 {
+			zero = append(zero, rw)
+			newest = max(newest, rw.ts)
 		}
-		for wait := 0; s.nowMs() <= rw.ts && wait < maxClockWaitMs; wait++ {
-			time.Sleep(time.Millisecond)
-		}
-		if s.nowMs() <= rw.ts {
-			continue
-		}
+	}
+	if len(zero) == 0 || !s.waitClockPast(ctx, newest) {
+		return nil
+	}
+	for _, rw := range zero {
 		if err := s.deleteRow(ctx, keys.TableGraph, rw.key, rw.ts); err != nil {
 			return err
 		}
@@ -364,5 +368,15 @@ func (s *Store) deleteDegreeRows(ctx context.Context, id string) error {
 	return nil
 }
 
-// maxClockWaitMs bounds how long deleteDegreeRows waits for the clock.
-const maxClockWaitMs = 20
+// waitClockPast waits until the clock reads after ts, at most s.clockWait;
+// it reports whether it did.
+func (s *Store) waitClockPast(ctx context.Context, ts int64) bool {
+	deadline := time.Now().Add(s.clockWait)
+	for s.nowMs() <= ts {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"slices"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/hbgraph/hbgraph/store/keys"
 )
@@ -46,23 +49,47 @@ type pageRange struct {
 	lo, hi        []byte
 }
 
-// cursor is the opaque form of a row's position in its connection: the key
-// suffix after the connection's prefix, base64url.
+// A cursor is the opaque form of a row's position in its connection:
+// base64url of a 6-byte check (xxhash64 over the layout name, the prefix
+// and the suffix) followed by the row's key suffix after the prefix.
+// Suffixes of different connections of one layout look alike, and most byte
+// strings of the right length are valid suffixes, so the check is what makes
+// another node's, author's or category's cursor, or an edited one, fail.
+// It is not a secret: whatever a client sends, the scan stays inside the
+// prefix because the row is rebuilt from it. Client-visible format.
+const cursorTagLen = 6
+
+func (pr pageRange) tag(suffix []byte) []byte {
+	h := xxhash.New()
+	_, _ = h.WriteString(pr.layout.Name())
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write(pr.prefix)
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write(suffix)
+	return binary.BigEndian.AppendUint64(nil, h.Sum64())[:cursorTagLen]
+}
+
 func (pr pageRange) cursor(row []byte) string {
-	return base64.RawURLEncoding.EncodeToString(row[len(pr.prefix):])
+	suffix := row[len(pr.prefix):]
+	b := make([]byte, 0, cursorTagLen+len(suffix))
+	b = append(append(b, pr.tag(suffix)...), suffix...)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // cursorRow turns a client cursor back into a row of this connection, or
 // fails with ErrInvalidInput: a forged or foreign cursor can never point
 // outside the prefix.
 func (pr pageRange) cursorRow(cursor string) ([]byte, error) {
-	suffix, err := base64.RawURLEncoding.Strict().DecodeString(cursor)
-	if err != nil || len(suffix) == 0 {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(cursor)
+	if err != nil || len(b) <= cursorTagLen {
 		return nil, invalid("malformed cursor")
 	}
-	row, err := pr.layout.Join(pr.prefix, suffix)
-	if err != nil {
+	if !bytes.Equal(b[:cursorTagLen], pr.tag(b[cursorTagLen:])) {
 		return nil, invalid("cursor does not belong to this connection")
+	}
+	row, err := pr.layout.Join(pr.prefix, b[cursorTagLen:])
+	if err != nil {
+		return nil, invalid("malformed cursor")
 	}
 	return row, nil
 }

@@ -59,6 +59,7 @@ func (s *Store) Repair(ctx context.Context) (RepairReport, error) {
 
 // graphScan is what one pass over the graph table finds.
 type graphScan struct {
+	nodes         map[string]bool   // ids of existing nodes
 	relationships map[string]relRow // by relationship row key
 	index         map[string]row    // adjacency rows by key
 	degrees       map[string]row    // degree rows by key
@@ -70,10 +71,12 @@ type relRow struct {
 }
 
 func (s *Store) scanGraph(ctx context.Context) (graphScan, error) {
-	g := graphScan{relationships: map[string]relRow{}, index: map[string]row{}, degrees: map[string]row{}}
+	g := graphScan{nodes: map[string]bool{}, relationships: map[string]relRow{}, index: map[string]row{}, degrees: map[string]row{}}
 	all := scanRange{table: keys.TableGraph, family: keys.FamilyGraph}
 	err := s.scanAll(ctx, all, func(rw row) (bool, error) {
-		if r, err := keys.DecodeRelationship(rw.key); err == nil {
+		if id, err := keys.DecodeNode(rw.key); err == nil {
+			g.nodes[id] = true
+		} else if r, err := keys.DecodeRelationship(rw.key); err == nil {
 			e, ok, err := decodeEntity(rw.cells)
 			if err != nil || !ok {
 				return false, fmt.Errorf("relationship row %q: %v", rw.key, err)
@@ -149,6 +152,20 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 	for key, n := range counts {
 		have := g.degrees[key]
 		if v, ok := decodeMs(have.cells[qualDegree]); ok && v == n {
+			if n == 0 {
+				// A zero counter of a node that is gone: delete it once
+				// that cannot hide a later Increment (deleteDegreeRows).
+				d, err := keys.DecodeDegree(have.key)
+				if err != nil {
+					return err
+				}
+				if !g.nodes[d.Node] && s.nowMs() > have.ts {
+					if err := s.deleteRow(ctx, keys.TableGraph, have.key, have.ts); err != nil {
+						return err
+					}
+					fix("orphan degree counter deleted", 1)
+				}
+			}
 			continue
 		}
 		// A Put older than the counter's cell would lose: stamp it after.

@@ -1,7 +1,358 @@
 package store
 
-import "context"
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"strings"
 
-// repairArticles is written with the articles; placeholder so the package
-// builds until then.
-func (s *Store) repairArticles(ctx context.Context, fix func(kind string, n int)) error { return nil }
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// Kinds of fixes repairArticles reports.
+const (
+	fixCategoryRowWritten   = "category row written"
+	fixCategoryRowRefreshed = "category row refreshed"
+	fixCategoryRowDeleted   = "orphan category row deleted"
+	fixArticleCounter       = "article counter corrected"
+	fixArticleSeq           = "article sequence advanced"
+)
+
+// repairArticles makes the articles table consistent again after crashes
+// between the writes of PostArticle, UpdateArticle and DeleteArticle, in one
+// pass over the whole table (all rows of an author are adjacent: timeline,
+// then category index, then counters):
+//
+//   - every timeline article has exactly one category row, under its
+//     category, with its current cells: a missing one is written and a stale
+//     one rewritten, stamped with the article's u;
+//   - a category row whose article is gone, or files it under another
+//     category, is deleted;
+//   - every counter, n and n/<category>, equals the number of timeline rows
+//     it counts (0 for a category with none left, written rather than
+//     deleted, see wordcounts.go), and seq is at least the highest sequence
+//     number in use.
+//
+// Word counts are not touched: RebuildWordCounts recomputes them.
+//
+// fix, if not nil, is called after each repair write with its kind (the
+// fix* constants) and the number of rows or cells it fixed.
+//
+// What may run beside it. Readers, always. Article writers: every fix is
+// checked against a fresh read of the rows involved and stamped so that it
+// never undoes a newer write (a category row is written with the article's
+// u and deleted only once a Get shows its article gone or moved; a counter
+// is set with a compare-and-set against the value read before recounting),
+// but a write in flight during the pass looks exactly like one cut short by
+// a crash, so its counts can end up one off until the next pass. Run it
+// while article writes are stopped, as Repair says, for an exact result.
+// It holds one small entry per article of the author being scanned (not its
+// text), so memory grows with the largest timeline, not the table.
+func (s *Store) repairArticles(ctx context.Context, fix func(kind string, n int)) error {
+	if fix == nil {
+		fix = func(string, int) {}
+	}
+	r := articleRepair{s: s, fix: fix, seed: maphash.MakeSeed()}
+	all := scanRange{table: keys.TableArticles, family: keys.FamilyArticles, chunkRows: articleChunkRows}
+	err := s.scanAll(ctx, all, func(rw row) (bool, error) {
+		return true, r.visit(ctx, rw)
+	})
+	if err != nil {
+		return err
+	}
+	return r.flush(ctx)
+}
+
+// articleKey identifies an article within its author.
+type articleKey struct {
+	posted int64
+	seq    uint64
+}
+
+// scannedArticle is what the pass keeps of one timeline row.
+type scannedArticle struct {
+	category string
+	digest   uint64 // of the row's t, b, k, u (digestCells)
+	indexed  bool   // its category row was seen, current
+}
+
+// articleRepair is the state of one repairArticles pass: the author whose
+// rows are being read.
+type articleRepair struct {
+	s    *Store
+	fix  func(string, int)
+	seed maphash.Seed
+
+	author   string
+	started  bool
+	articles map[articleKey]*scannedArticle
+	counts   map[string]int64 // counter qualifier -> rows it counts
+	maxSeq   uint64
+	counters cells // the counters row; nil if none
+	strays   []row // category rows to look at again
+}
+
+func (r *articleRepair) digestCells(c cells) uint64 {
+	var h maphash.Hash
+	h.SetSeed(r.seed)
+	for _, q := range []string{qualTitle, qualBody, qualCategory, qualArticleU} {
+		v, ok := c[q]
+		var n [9]byte
+		if ok {
+			n[0] = 1
+		}
+		binary.BigEndian.PutUint64(n[1:], uint64(len(v)))
+		h.Write(n[:])
+		h.Write(v)
+	}
+	return h.Sum64()
+}
+
+// enter starts collecting author's rows, first repairing the previous
+// author's.
+func (r *articleRepair) enter(ctx context.Context, author string) error {
+	if r.started && author == r.author {
+		return nil
+	}
+	if err := r.flush(ctx); err != nil {
+		return err
+	}
+	r.author, r.started = author, true
+	r.articles = map[articleKey]*scannedArticle{}
+	r.counts = map[string]int64{}
+	r.maxSeq, r.counters, r.strays = 0, nil, nil
+	return nil
+}
+
+func (r *articleRepair) visit(ctx context.Context, rw row) error {
+	if k, err := keys.DecodeTimeline(rw.key); err == nil {
+		if err := r.enter(ctx, k.Author); err != nil {
+			return err
+		}
+		a, ok, err := decodeArticleCells(rw.cells)
+		if err != nil || !ok {
+			return fmt.Errorf("timeline row %x: %w", rw.key, errCorruptArticle)
+		}
+		r.articles[articleKey{k.Posted, k.Seq}] = &scannedArticle{category: a.category, digest: r.digestCells(rw.cells)}
+		r.counts[qualArticleCount]++
+		r.counts[qualCategoryCount+a.category]++
+		r.maxSeq = max(r.maxSeq, k.Seq)
+		return nil
+	}
+	if c, err := keys.DecodeCategory(rw.key); err == nil {
+		if err := r.enter(ctx, c.Article.Author); err != nil {
+			return err
+		}
+		a := r.articles[articleKey{c.Article.Posted, c.Article.Seq}]
+		if a != nil && !a.indexed && a.category == c.Name && a.digest == r.digestCells(rw.cells) {
+			a.indexed = true
+			return nil
+		}
+		r.strays = append(r.strays, row{key: rw.key, ts: rw.ts})
+		return nil
+	}
+	if author, err := keys.DecodeCounters(rw.key); err == nil {
+		if err := r.enter(ctx, author); err != nil {
+			return err
+		}
+		r.counters = rw.cells
+		return nil
+	}
+	return nil // not an articles row: nothing here to repair it from
+}
+
+// flush repairs the author whose rows have all been read.
+func (r *articleRepair) flush(ctx context.Context) error {
+	if !r.started {
+		return nil
+	}
+	s := r.s
+	done := map[articleKey]bool{} // articles whose category row was rewritten
+	for _, st := range r.strays {
+		c, err := keys.DecodeCategory(st.key)
+		if err != nil {
+			return err
+		}
+		fresh, ok, err := s.readTimeline(ctx, c.Article)
+		if err != nil {
+			return err
+		}
+		ak := articleKey{c.Article.Posted, c.Article.Seq}
+		switch {
+		case ok && fresh.category == c.Name:
+			// Stale (or written since the scan): the article's cells, at
+			// its u; a newer category row keeps its place.
+			if err := s.put(ctx, keys.TableArticles, keys.FamilyArticles, st.key, fresh.cells(), fresh.updated); err != nil {
+				return err
+			}
+			done[ak] = true
+			r.fix(fixCategoryRowRefreshed, 1)
+		default:
+			// Its article is gone or in another category. No newer write
+			// of this row can come but a move back, stamped with a newer u.
+			ts := st.ts
+			if ok {
+				ts = max(ts, fresh.updated)
+			}
+			if err := s.deleteRow(ctx, keys.TableArticles, st.key, ts); err != nil {
+				return err
+			}
+			r.fix(fixCategoryRowDeleted, 1)
+		}
+	}
+	for ak, a := range r.articles {
+		if a.indexed || done[ak] {
+			continue
+		}
+		k := keys.Article{Author: r.author, Posted: ak.posted, Seq: ak.seq}
+		fresh, ok, err := s.readTimeline(ctx, k)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue // deleted since the scan, category row and all
+		}
+		crow, err := categoryRow(k, fresh.category)
+		if err != nil {
+			return err
+		}
+		if err := s.put(ctx, keys.TableArticles, keys.FamilyArticles, crow, fresh.cells(), fresh.updated); err != nil {
+			return err
+		}
+		r.fix(fixCategoryRowWritten, 1)
+	}
+	if r.countersOff() {
+		if err := s.fixArticleCounters(ctx, r.author, r.fix); err != nil {
+			return fmt.Errorf("counters of %q: %w", r.author, err)
+		}
+	}
+	r.started = false
+	return nil
+}
+
+// countersOff reports whether the counters row read in the pass disagrees
+// with the timeline rows read before it.
+func (r *articleRepair) countersOff() bool {
+	want, have := counterCells(r.counts, r.counters)
+	for q, n := range want {
+		if have[q] != n { // an absent counter is 0
+			return true
+		}
+	}
+	seq, _ := decodeMs(r.counters[qualSeq])
+	return uint64(seq) < r.maxSeq
+}
+
+// corruptCounter stands for a counter cell that is not an int64: it equals
+// no count, so the cell is rewritten.
+const corruptCounter = math.MinInt64
+
+// counterCells returns the counts wanted, for every n and n/ qualifier
+// counted or present in the counters row (0 where nothing is counted), and
+// the row's counters decoded.
+func counterCells(counts map[string]int64, counters cells) (want, have map[string]int64) {
+	want = map[string]int64{qualArticleCount: 0}
+	have = map[string]int64{}
+	for q, n := range counts {
+		want[q] = n
+	}
+	for q, v := range counters {
+		if q != qualArticleCount && !strings.HasPrefix(q, qualCategoryCount) {
+			continue
+		}
+		n, ok := decodeMs(v)
+		if !ok {
+			n = corruptCounter
+		}
+		have[q] = n
+		if _, counted := want[q]; !counted {
+			want[q] = 0
+		}
+	}
+	return want, have
+}
+
+// readTimeline reads an article's timeline row; ok is false if it is gone.
+func (s *Store) readTimeline(ctx context.Context, k keys.Article) (articleCells, bool, error) {
+	row, err := k.Key()
+	if err != nil {
+		return articleCells{}, false, err
+	}
+	c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
+	if err != nil {
+		return articleCells{}, false, err
+	}
+	return decodeArticleCells(c)
+}
+
+// fixArticleCounters sets author's counters to the rows they count. It reads
+// the counters row first and recounts the timeline after, so an Increment
+// made before the read belongs to a row the recount sees; each corrected
+// cell is a compare-and-set against the value read, so an Increment made
+// since is never overwritten (the attempt is repeated instead, up to
+// Options.MaxAttempts). seq only ever moves forward, by an Increment.
+func (s *Store) fixArticleCounters(ctx context.Context, author string, fix func(string, int)) error {
+	crow := keys.Counters(author)
+	one := scanRange{table: keys.TableArticles, family: keys.FamilyArticles, start: crow, stop: keys.After(crow), limit: 1}
+	for attempt := 0; attempt < s.maxAttempts; attempt++ {
+		rows, err := s.scan(ctx, one)
+		if err != nil {
+			return err
+		}
+		var counters cells
+		var rowTs int64
+		if len(rows) == 1 {
+			counters, rowTs = rows[0].cells, rows[0].ts
+		}
+		counts := map[string]int64{}
+		var maxSeq uint64
+		err = s.scanAll(ctx, timelineRange(author), func(rw row) (bool, error) {
+			k, err := keys.DecodeTimeline(rw.key)
+			if err != nil {
+				return false, err
+			}
+			a, ok, err := decodeArticleCells(rw.cells)
+			if err != nil || !ok {
+				return false, fmt.Errorf("timeline row %x: %w", rw.key, errCorruptArticle)
+			}
+			counts[qualArticleCount]++
+			counts[qualCategoryCount+a.category]++
+			maxSeq = max(maxSeq, k.Seq)
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+		if seq, _ := decodeMs(counters[qualSeq]); uint64(seq) < maxSeq {
+			if _, err := s.increment(ctx, keys.TableArticles, keys.FamilyArticles, crow, qualSeq, int64(maxSeq)-seq); err != nil {
+				return err
+			}
+			fix(fixArticleSeq, 1)
+		}
+		want, have := counterCells(counts, counters)
+		// A Put older than the cell it replaces would be dropped.
+		ts := max(s.nowMs(), rowTs)
+		lost := false
+		for q, n := range want {
+			if h, present := have[q]; h == n && (present || n == 0) {
+				continue
+			}
+			wrote, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, crow, q, counters[q],
+				cells{q: encodeMs(n)}, ts)
+			if err != nil {
+				return err
+			}
+			if !wrote {
+				lost = true
+				continue
+			}
+			fix(fixArticleCounter, 1)
+		}
+		if !lost {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: counters kept changing", ErrConflict)
+}

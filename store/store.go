@@ -63,6 +63,9 @@ type Store struct {
 	clock       func() time.Time
 	callTimeout time.Duration
 	maxAttempts int
+	// clockWait bounds how long a delete waits for the clock to pass a
+	// counter's timestamp (see deleteDegreeRows).
+	clockWait time.Duration
 	// fault, when set (tests only, see export_test.go), is called at every
 	// point between two writes of a multi-row operation; an error from it
 	// stops the operation there, as a crash would.
@@ -77,7 +80,8 @@ func New(hc gohbase.Client, opts Options) (*Store, error) {
 	if opts.CallTimeout < 0 || opts.MaxAttempts < 0 {
 		return nil, errors.New("store: negative CallTimeout or MaxAttempts")
 	}
-	s := &Store{hc: hc, clock: opts.Clock, callTimeout: opts.CallTimeout, maxAttempts: opts.MaxAttempts}
+	s := &Store{hc: hc, clock: opts.Clock, callTimeout: opts.CallTimeout, maxAttempts: opts.MaxAttempts,
+		clockWait: time.Second}
 	if s.clock == nil {
 		s.clock = time.Now
 	}

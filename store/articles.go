@@ -1,0 +1,629 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// The blog of seed 001, in table articles, family a (layouts in store/keys):
+//
+//	timeline row   H(author) str(author) 0x00 rev(posted) u64(seq)
+//	               t title, b body, k category, u updated (int64 ms);
+//	               every cell stamped u
+//	category row   H(author) str(author) 0x01 str(category) rev(posted) u64(seq)
+//	               the same four cells, stamped u (seed 002's index rows)
+//	counters row   H(author) str(author) 0x02
+//	               seq (Increment: the last seq handed out), n (articles),
+//	               n/<category> (articles in category); int64 cells
+//
+// An article is written in this order, each step after a fault point named
+// after it: seq, timeline row (CheckAndMutate "u absent"), category row,
+// n, n/<category>, one word count Increment per distinct word. Updates and
+// deletes are compare-and-set loops on u; the rows written after the
+// timeline row follow it and converge by their timestamps. A crash between
+// two writes leaves the later rows behind: repairArticles restores the
+// category rows and counters, RebuildWordCounts the word counts.
+
+// Qualifiers of timeline and category rows, and of the counters row.
+// ON-DISK FORMAT.
+const (
+	qualTitle         = "t"
+	qualBody          = "b"
+	qualCategory      = "k"
+	qualArticleU      = "u"
+	qualSeq           = "seq"
+	qualArticleCount  = "n"
+	qualCategoryCount = "n/" // + category
+)
+
+// Article limits. An input outside them is ErrInvalidInput and writes
+// nothing. The body bound keeps a timeline row, and its copy in the category
+// index, far below HBase's default 10 MiB cell limit
+// (hbase.client.keyvalue.maxsize); categories are bounded by MaxTypeBytes.
+const (
+	MaxTitleBytes = 1024
+	MaxBodyBytes  = 1 << 20
+)
+
+// Fault points of the article writes (see Store.fault), each named after the
+// write that follows it.
+const (
+	pointArticleSeq         = "article-seq"
+	pointArticleTimeline    = "article-timeline"
+	pointArticleCategory    = "article-category"
+	pointArticleOldCategory = "article-old-category"
+	pointArticleCount       = "article-count"
+	pointWordCount          = "word-count"
+)
+
+// Article is one blog article. Posted and Updated have millisecond
+// precision.
+type Article struct {
+	ID       string // public id; GetArticle(ID) finds the article with one Get
+	Author   string // the author's node id
+	Title    string
+	Body     string
+	Category string
+	Posted   time.Time
+	Updated  time.Time
+}
+
+// articleCells is what timeline and category rows hold.
+type articleCells struct {
+	title, body, category string
+	updated               int64 // u, also the cells' timestamp
+}
+
+func (a articleCells) cells() cells {
+	return cells{
+		qualTitle:    []byte(a.title),
+		qualBody:     []byte(a.body),
+		qualCategory: []byte(a.category),
+		qualArticleU: encodeMs(a.updated),
+	}
+}
+
+var errCorruptArticle = errors.New("store: corrupt article row")
+
+// decodeArticleCells reads t, b, k, u; ok is false when the row does not
+// exist (no u).
+func decodeArticleCells(c cells) (a articleCells, ok bool, err error) {
+	if c[qualArticleU] == nil {
+		return a, false, nil
+	}
+	u, okU := decodeMs(c[qualArticleU])
+	t, okT := c[qualTitle]
+	b, okB := c[qualBody]
+	k, okK := c[qualCategory]
+	if !okU || !okT || !okB || !okK {
+		return a, false, fmt.Errorf("%w: cells %q", errCorruptArticle, qualifiersOf(c))
+	}
+	return articleCells{title: string(t), body: string(b), category: string(k), updated: u}, true, nil
+}
+
+func qualifiersOf(c cells) []string {
+	qs := make([]string, 0, len(c))
+	for q := range c {
+		qs = append(qs, q)
+	}
+	return qs
+}
+
+func articleFrom(k keys.Article, a articleCells) (Article, error) {
+	id, err := k.ID()
+	if err != nil {
+		return Article{}, err
+	}
+	return Article{
+		ID: id, Author: k.Author, Title: a.title, Body: a.body, Category: a.category,
+		Posted: time.UnixMilli(k.Posted), Updated: time.UnixMilli(a.updated),
+	}, nil
+}
+
+// categoryRow is the category index row of article k filed under category.
+func categoryRow(k keys.Article, category string) ([]byte, error) {
+	return keys.Category{Name: category, Article: k}.Key()
+}
+
+func validateTitle(title string) error {
+	if len(title) == 0 || len(title) > MaxTitleBytes || !utf8.ValidString(title) {
+		return invalid("title must be 1-%d bytes of valid UTF-8", MaxTitleBytes)
+	}
+	return nil
+}
+
+func validateBody(body string) error {
+	if len(body) > MaxBodyBytes || !utf8.ValidString(body) {
+		return invalid("body must be at most %d bytes of valid UTF-8", MaxBodyBytes)
+	}
+	return nil
+}
+
+// parseArticleID turns a public id into its timeline row.
+func parseArticleID(id string) (keys.Article, []byte, error) {
+	k, err := keys.ParseArticleID(id)
+	if err != nil {
+		return keys.Article{}, nil, invalid("article id: %v", err)
+	}
+	if err := validateID("article author", k.Author); err != nil {
+		return keys.Article{}, nil, invalid("article id: bad author")
+	}
+	row, err := k.Key()
+	if err != nil {
+		return keys.Article{}, nil, invalid("article id: %v", err)
+	}
+	return k, row, nil
+}
+
+// PostArticle adds an article to the timeline of author authorID, files it
+// under category and counts its words, and returns it.
+//
+// It fails with ErrInvalidInput, writing nothing, for a bad author id or
+// category (see validateID, validateType), an empty or over-long title or an
+// over-long body (MaxTitleBytes, MaxBodyBytes) or text that is not valid
+// UTF-8; with ErrNotFound if the author is not an existing node. Once the
+// timeline row is written the article exists: an error after that (a crash)
+// leaves its index row, counters or word counts behind until Repair and
+// RebuildWordCounts.
+func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category string) (Article, error) {
+	if err := validateID("author id", authorID); err != nil {
+		return Article{}, err
+	}
+	if err := validateTitle(title); err != nil {
+		return Article{}, err
+	}
+	if err := validateBody(body); err != nil {
+		return Article{}, err
+	}
+	if err := validateType("category", category); err != nil {
+		return Article{}, err
+	}
+	if _, err := s.GetNode(ctx, authorID); err != nil {
+		return Article{}, fmt.Errorf("post article: author: %w", err)
+	}
+	counters := keys.Counters(authorID)
+	var (
+		k   keys.Article
+		row []byte
+		a   articleCells
+	)
+	for attempt := 0; ; attempt++ {
+		if attempt == s.maxAttempts {
+			return Article{}, fmt.Errorf("post article: %w: %d sequence numbers were taken", ErrConflict, attempt)
+		}
+		if attempt > 0 {
+			if err := s.faultPoint(pointArticleSeq); err != nil {
+				return Article{}, err
+			}
+		}
+		seq, err := s.increment(ctx, keys.TableArticles, keys.FamilyArticles, counters, qualSeq, 1)
+		if err != nil {
+			return Article{}, fmt.Errorf("post article: %w", err)
+		}
+		if seq <= 0 {
+			return Article{}, fmt.Errorf("post article: corrupt sequence counter %d", seq)
+		}
+		now := s.nowMs()
+		k = keys.Article{Author: authorID, Posted: now, Seq: uint64(seq)}
+		if row, err = k.Key(); err != nil {
+			return Article{}, err
+		}
+		a = articleCells{title: title, body: body, category: category, updated: now}
+		if err := s.faultPoint(pointArticleTimeline); err != nil {
+			return Article{}, err
+		}
+		// "u absent": a sequence number handed out twice (a counter row
+		// lost and rebuilt) takes a fresh one instead of overwriting.
+		ok, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, qualArticleU, nil, a.cells(), a.updated)
+		if err != nil {
+			return Article{}, fmt.Errorf("post article: %w", err)
+		}
+		if ok {
+			break
+		}
+	}
+	if err := s.putCategoryRow(ctx, k, a); err != nil {
+		return Article{}, err
+	}
+	if err := s.countArticles(ctx, authorID, map[string]int64{qualArticleCount: 1, qualCategoryCount + category: 1}); err != nil {
+		return Article{}, err
+	}
+	if err := s.addWordCounts(ctx, authorID, articleWords(a)); err != nil {
+		return Article{}, err
+	}
+	return articleFrom(k, a)
+}
+
+// putCategoryRow writes the category index row of k from a, stamped a's u,
+// so that of concurrent writers the newest update wins.
+func (s *Store) putCategoryRow(ctx context.Context, k keys.Article, a articleCells) error {
+	crow, err := categoryRow(k, a.category)
+	if err != nil {
+		return err
+	}
+	if err := s.faultPoint(pointArticleCategory); err != nil {
+		return err
+	}
+	return s.put(ctx, keys.TableArticles, keys.FamilyArticles, crow, a.cells(), a.updated)
+}
+
+// countArticles adds deltas to the author's counters (n, n/category) with
+// one Increment of the row, after the article-count fault point.
+func (s *Store) countArticles(ctx context.Context, author string, deltas map[string]int64) error {
+	if err := s.faultPoint(pointArticleCount); err != nil {
+		return err
+	}
+	return s.incrementColumns(ctx, keys.TableArticles, keys.FamilyArticles, keys.Counters(author), deltas)
+}
+
+// GetArticle returns the article with public id id: one Get of its timeline
+// row. It fails with ErrInvalidInput for a malformed id and ErrNotFound if
+// there is no such article.
+func (s *Store) GetArticle(ctx context.Context, id string) (Article, error) {
+	k, row, err := parseArticleID(id)
+	if err != nil {
+		return Article{}, err
+	}
+	c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
+	if err != nil {
+		return Article{}, err
+	}
+	a, ok, err := decodeArticleCells(c)
+	if err != nil {
+		return Article{}, err
+	}
+	if !ok {
+		return Article{}, fmt.Errorf("article %q: %w", id, ErrNotFound)
+	}
+	return articleFrom(k, a)
+}
+
+// GetArticles is GetArticle for many ids with one batch of Gets, for the
+// GraphQL loaders. Both results are in the order of ids: errs[i] is nil when
+// articles[i] was found, else it wraps ErrInvalidInput (a malformed id),
+// ErrNotFound, or the batch's error, which every id then shares.
+func (s *Store) GetArticles(ctx context.Context, ids []string) ([]Article, []error) {
+	articles := make([]Article, len(ids))
+	errs := make([]error, len(ids))
+	ks := make([]keys.Article, 0, len(ids))
+	rows := make([][]byte, 0, len(ids))
+	at := make([]int, 0, len(ids)) // index in ids of rows[j]
+	for i, id := range ids {
+		k, row, err := parseArticleID(id)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		ks, rows, at = append(ks, k), append(rows, row), append(at, i)
+	}
+	res, err := s.getBatch(ctx, keys.TableArticles, keys.FamilyArticles, rows)
+	if err != nil {
+		for _, i := range at {
+			errs[i] = err
+		}
+		return articles, errs
+	}
+	for j, c := range res {
+		i := at[j]
+		a, ok, err := decodeArticleCells(c)
+		switch {
+		case err != nil:
+			errs[i] = err
+		case !ok:
+			errs[i] = fmt.Errorf("article %q: %w", ids[i], ErrNotFound)
+		default:
+			articles[i], errs[i] = articleFrom(ks[j], a)
+		}
+	}
+	return articles, errs
+}
+
+// UpdateArticle changes the title, body and/or category of an article (nil:
+// unchanged) with a compare-and-set on its u (seed 002), retrying on
+// contention up to Options.MaxAttempts, then ErrConflict. It then writes the
+// category row stamped with the new u, deletes the old category's row with
+// the same stamp if the category changed, moves the per-category counts and
+// applies the word count changes. With nothing to change it returns the
+// article as it is.
+//
+// It fails with ErrInvalidInput (nothing written) for a malformed id or bad
+// new values, as PostArticle does, and ErrNotFound if there is no such
+// article.
+func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, category *string) (Article, error) {
+	k, row, err := parseArticleID(id)
+	if err != nil {
+		return Article{}, err
+	}
+	if title != nil {
+		if err := validateTitle(*title); err != nil {
+			return Article{}, err
+		}
+	}
+	if body != nil {
+		if err := validateBody(*body); err != nil {
+			return Article{}, err
+		}
+	}
+	if category != nil {
+		if err := validateType("category", *category); err != nil {
+			return Article{}, err
+		}
+	}
+	if title == nil && body == nil && category == nil {
+		return s.GetArticle(ctx, id)
+	}
+	var old, next articleCells
+	for attempt := 0; ; attempt++ {
+		if attempt == s.maxAttempts {
+			return Article{}, fmt.Errorf("update article: %w: %d compare-and-set attempts lost", ErrConflict, attempt)
+		}
+		c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
+		if err != nil {
+			return Article{}, err
+		}
+		var ok bool
+		if old, ok, err = decodeArticleCells(c); err != nil {
+			return Article{}, err
+		}
+		if !ok {
+			return Article{}, fmt.Errorf("article %q: %w", id, ErrNotFound)
+		}
+		next = old
+		if title != nil {
+			next.title = *title
+		}
+		if body != nil {
+			next.body = *body
+		}
+		if category != nil {
+			next.category = *category
+		}
+		next.updated = s.nextUpdate(old.updated)
+		ok, err = s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, qualArticleU,
+			encodeMs(old.updated), next.cells(), next.updated)
+		if err != nil {
+			return Article{}, err
+		}
+		if ok {
+			break
+		}
+	}
+	// Only the winner of the compare-and-set gets here, once per change of
+	// u, so the counter and word count deltas below add up exactly.
+	if err := s.putCategoryRow(ctx, k, next); err != nil {
+		return Article{}, err
+	}
+	if next.category != old.category {
+		oldRow, err := categoryRow(k, old.category)
+		if err != nil {
+			return Article{}, err
+		}
+		if err := s.faultPoint(pointArticleOldCategory); err != nil {
+			return Article{}, err
+		}
+		// Stamped with the new u: it hides the old row's cells (stamped
+		// with older u's), and an update that later moves the article back
+		// writes with a newer u, which shows.
+		if err := s.deleteRow(ctx, keys.TableArticles, oldRow, next.updated); err != nil {
+			return Article{}, err
+		}
+		if err := s.countArticles(ctx, k.Author, map[string]int64{
+			qualCategoryCount + next.category: 1, qualCategoryCount + old.category: -1,
+		}); err != nil {
+			return Article{}, err
+		}
+	}
+	if next.title != old.title || next.body != old.body {
+		if err := s.addWordCounts(ctx, k.Author, wordDeltas(articleWords(old), articleWords(next))); err != nil {
+			return Article{}, err
+		}
+	}
+	return articleFrom(k, next)
+}
+
+// DeleteArticle deletes an article: a compare-and-set delete of its timeline
+// row on u, stamped nextUpdate(u), then its category row with the same
+// stamp, then its counts and word counts. It fails with ErrInvalidInput for
+// a malformed id, ErrNotFound if there is no such article and ErrConflict if
+// compare-and-set attempts run out.
+func (s *Store) DeleteArticle(ctx context.Context, id string) error {
+	k, row, err := parseArticleID(id)
+	if err != nil {
+		return err
+	}
+	var old articleCells
+	var ts int64
+	for attempt := 0; ; attempt++ {
+		if attempt == s.maxAttempts {
+			return fmt.Errorf("delete article: %w: %d compare-and-set attempts lost", ErrConflict, attempt)
+		}
+		c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if old, ok, err = decodeArticleCells(c); err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("article %q: %w", id, ErrNotFound)
+		}
+		ts = s.nextUpdate(old.updated)
+		ok, err = s.checkAndDeleteRow(ctx, keys.TableArticles, keys.FamilyArticles, row, qualArticleU, encodeMs(old.updated), ts)
+		if err != nil {
+			return err
+		}
+		if ok {
+			break
+		}
+	}
+	crow, err := categoryRow(k, old.category)
+	if err != nil {
+		return err
+	}
+	if err := s.faultPoint(pointArticleCategory); err != nil {
+		return err
+	}
+	if err := s.deleteRow(ctx, keys.TableArticles, crow, ts); err != nil {
+		return err
+	}
+	if err := s.countArticles(ctx, k.Author, map[string]int64{qualArticleCount: -1, qualCategoryCount + old.category: -1}); err != nil {
+		return err
+	}
+	return s.addWordCounts(ctx, k.Author, wordDeltas(articleWords(old), nil))
+}
+
+// ArticleQuery selects the articles of one author.
+type ArticleQuery struct {
+	// Category selects one category; "" selects all.
+	Category string
+	// PostedAfter and PostedBefore bound the posting time to the window
+	// [PostedAfter, PostedBefore): PostedAfter is inclusive, PostedBefore
+	// exclusive, nil leaves that side open. Times are rounded up to the
+	// next millisecond, the precision of Posted.
+	PostedAfter, PostedBefore *time.Time
+}
+
+// ArticlePage is one page of an author's articles, newest first, with the
+// cursor of each.
+type ArticlePage struct {
+	Articles []Article
+	Cursors  []string
+	PageInfo
+}
+
+// Articles returns one page of author authorID's articles selected by q,
+// newest first (those posted in the same millisecond by sequence number,
+// the earlier first: the key order of seed 001). It reads only the rows of the layout whose fixed prefix
+// covers most of the query (seed 003): the category index for a category,
+// else the timeline, narrowed to q's window; it never filters.
+//
+// Cursors are opaque and bound to (author, category or all): a cursor from
+// another author, category or an all-categories query, or a forged one, is
+// ErrInvalidInput, as are a bad author id, category or page size. An
+// author with no articles, or no node, has an empty page.
+func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, req PageRequest) (ArticlePage, error) {
+	if err := validateID("author id", authorID); err != nil {
+		return ArticlePage{}, err
+	}
+	pr := pageRange{table: keys.TableArticles, family: keys.FamilyArticles}
+	if q.Category != "" {
+		if err := validateType("category", q.Category); err != nil {
+			return ArticlePage{}, err
+		}
+		pr.layout, pr.prefix = keys.CategoryLayout, keys.CategoryPrefix(authorID, q.Category)
+	} else {
+		pr.layout, pr.prefix = keys.TimelineLayout, keys.TimelinePrefix(authorID)
+	}
+	if err := req.validate(); err != nil {
+		return ArticlePage{}, err
+	}
+	if req.Cursor != "" {
+		// Checked before the window: an empty window still rejects a bad cursor.
+		if _, err := pr.cursorRow(req.Cursor); err != nil {
+			return ArticlePage{}, err
+		}
+	}
+	if q.PostedAfter != nil || q.PostedBefore != nil {
+		after, before := int64(0), int64(math.MaxInt64)
+		if q.PostedAfter != nil {
+			after = max(ceilMs(*q.PostedAfter), 0)
+		}
+		if q.PostedBefore != nil {
+			before = max(ceilMs(*q.PostedBefore), 0)
+		}
+		lo, hi, err := keys.Window(pr.prefix, after, before)
+		if errors.Is(err, keys.ErrEmptyWindow) {
+			return ArticlePage{Articles: []Article{}, Cursors: []string{}}, nil
+		}
+		if err != nil {
+			return ArticlePage{}, invalid("window: %v", err)
+		}
+		pr.lo, pr.hi = lo, hi
+	}
+	rows, cursors, info, err := s.page(ctx, pr, req)
+	if err != nil {
+		return ArticlePage{}, err
+	}
+	out := ArticlePage{Articles: make([]Article, len(rows)), Cursors: make([]string, len(rows)), PageInfo: info}
+	for i, rw := range rows {
+		var k keys.Article
+		if q.Category != "" {
+			c, err := keys.DecodeCategory(rw.key)
+			if err != nil {
+				return ArticlePage{}, err
+			}
+			k = c.Article
+		} else if k, err = keys.DecodeTimeline(rw.key); err != nil {
+			return ArticlePage{}, err
+		}
+		a, ok, err := decodeArticleCells(rw.cells)
+		if err != nil || !ok {
+			return ArticlePage{}, fmt.Errorf("%w: row %x", errCorruptArticle, rw.key)
+		}
+		if out.Articles[i], err = articleFrom(k, a); err != nil {
+			return ArticlePage{}, err
+		}
+		out.Cursors[i] = cursors[i]
+	}
+	return out, nil
+}
+
+// ceilMs is t in Unix milliseconds, rounded up.
+func ceilMs(t time.Time) int64 {
+	ms := t.UnixMilli()
+	if time.UnixMilli(ms).Before(t) {
+		ms++
+	}
+	return ms
+}
+
+// ArticleCounts returns, in the order of authorIDs, how many articles each
+// author has in category ("" for all categories), reading the counter rows
+// with one batch of Gets: a connection's totalCount. An author with no
+// articles or no node has 0. It fails with ErrInvalidInput for a bad author
+// id or category.
+func (s *Store) ArticleCounts(ctx context.Context, authorIDs []string, category string) ([]int64, error) {
+	qual := qualArticleCount
+	if category != "" {
+		if err := validateType("category", category); err != nil {
+			return nil, err
+		}
+		qual = qualCategoryCount + category
+	}
+	rows := make([][]byte, len(authorIDs))
+	for i, id := range authorIDs {
+		if err := validateID("author id", id); err != nil {
+			return nil, err
+		}
+		rows[i] = keys.Counters(id)
+	}
+	res, err := s.getBatch(ctx, keys.TableArticles, keys.FamilyArticles, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(authorIDs))
+	for i, c := range res {
+		if v := c[qual]; v != nil {
+			n, ok := decodeMs(v)
+			if !ok {
+				return nil, fmt.Errorf("store: corrupt article counter %q of %q", qual, authorIDs[i])
+			}
+			out[i] = n
+		}
+	}
+	return out, nil
+}
+
+// timelineRange is the scan of every timeline row of author.
+func timelineRange(author string) scanRange {
+	prefix := keys.TimelinePrefix(author)
+	return scanRange{table: keys.TableArticles, family: keys.FamilyArticles, start: prefix, stop: keys.PrefixEnd(prefix),
+		chunkRows: articleChunkRows}
+}

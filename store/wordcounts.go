@@ -1,0 +1,307 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// Word counts (seed 004, the "row = source, qualifier = word" layout): table
+// wordcounts, family w, one row per author (keys.WordCounts), one int64 cell
+// per word, the number of times the word occurs in the titles and bodies of
+// the author's articles.
+//
+// Writers keep the row exact with one Increment per distinct word by the
+// change in its count: +n when an article is posted, the difference when
+// its text is edited, -n when it is deleted. A count that drops to zero
+// stays as a 0 cell (TopWords skips it): deleting it is not safe beside
+// writers, because HBase stamps an Increment with the current time, and
+// one made in the same millisecond as the delete marker, or before a
+// marker stamped ahead of the clock, would be hidden by it and lost.
+// RebuildWordCounts removes zero cells safely.
+
+// Word limits. A word is a maximal run of Unicode letters and digits,
+// lower-cased; runs longer than MaxWordBytes (after lower-casing) are not
+// counted: they are hashes, base64 and the like, not words, and each would
+// be a qualifier of that size.
+const (
+	MaxWordBytes = 100
+	MaxTopWords  = 1000
+)
+
+// WordCount is one word of an author's word counts.
+type WordCount struct {
+	Word  string
+	Count int64
+}
+
+// countWords adds the words of text to m.
+func countWords(m map[string]int64, text string) {
+	start := -1
+	for i, r := range text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			addWord(m, text[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		addWord(m, text[start:])
+	}
+}
+
+func addWord(m map[string]int64, w string) {
+	if w = strings.ToLower(w); len(w) <= MaxWordBytes {
+		m[w]++
+	}
+}
+
+// articleWords counts the words of an article's title and body.
+func articleWords(a articleCells) map[string]int64 {
+	m := map[string]int64{}
+	countWords(m, a.title)
+	countWords(m, a.body)
+	return m
+}
+
+// wordDeltas returns after - before per word, without zeros.
+func wordDeltas(before, after map[string]int64) map[string]int64 {
+	d := make(map[string]int64, len(before)+len(after))
+	for w, n := range after {
+		d[w] += n
+	}
+	for w, n := range before {
+		d[w] -= n
+	}
+	for w, n := range d {
+		if n == 0 {
+			delete(d, w)
+		}
+	}
+	return d
+}
+
+// addWordCounts adds deltas to the author's word counts with one
+// Increment of all the words' columns: one round trip, atomic on the row.
+func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[string]int64) error {
+	if len(deltas) == 0 {
+		return nil
+	}
+	if err := s.faultPoint(pointWordCount); err != nil {
+		return err
+	}
+	if err := s.incrementColumns(ctx, keys.TableWordCounts, keys.FamilyWordCounts, keys.WordCounts(author), deltas); err != nil {
+		return fmt.Errorf("count words: %w", err)
+	}
+	return nil
+}
+
+// TopWords returns the author's n most frequent words, most frequent first,
+// ties in word order, from one Get of the author's word count row. Words
+// whose count is zero or less are left out. It fails with ErrInvalidInput
+// for a bad author id or n outside 1..MaxTopWords. An author with no
+// articles, or no node, has no words.
+func (s *Store) TopWords(ctx context.Context, authorID string, n int) ([]WordCount, error) {
+	if err := validateID("author id", authorID); err != nil {
+		return nil, err
+	}
+	if n < 1 || n > MaxTopWords {
+		return nil, invalid("n is %d; want 1..%d", n, MaxTopWords)
+	}
+	c, err := s.get(ctx, keys.TableWordCounts, keys.FamilyWordCounts, keys.WordCounts(authorID))
+	if err != nil {
+		return nil, err
+	}
+	counts, err := decodeWordCounts(c)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]WordCount, 0, len(counts))
+	for w, k := range counts {
+		if k > 0 {
+			out = append(out, WordCount{Word: w, Count: k})
+		}
+	}
+	slices.SortFunc(out, func(a, b WordCount) int {
+		if c := cmp.Compare(b.Count, a.Count); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Word, b.Word)
+	})
+	if len(out) > n {
+		out = out[:n:n]
+	}
+	return out, nil
+}
+
+func decodeWordCounts(c cells) (map[string]int64, error) {
+	m := make(map[string]int64, len(c))
+	for w, v := range c {
+		n, ok := decodeMs(v)
+		if !ok {
+			return nil, fmt.Errorf("store: corrupt word count %q: %d bytes", w, len(v))
+		}
+		m[w] = n
+	}
+	return m, nil
+}
+
+// wordCountChunk bounds the cells of one Put or Delete of a rebuild.
+const wordCountChunk = 4096
+
+// maxStampLead bounds how far ahead of the clock a rebuild accepts the
+// word count row's newest cell (see RebuildWordCounts) before giving up.
+const maxStampLead = time.Minute
+
+// RebuildWordCounts recomputes the author's word count row from the
+// author's articles (one scan of the timeline) and writes the difference:
+// a Put of every count that changed and a Delete of every word that no
+// article has any more (so no zero cells stay), both stamped with the
+// rebuild's start time T, as seed 004 stamps its deletes so that the
+// rebuild can run beside the writers.
+//
+// How that meets the writers' Increments. HBase keeps one version per cell
+// and stamps an Increment with the current time, or one past the cell's
+// timestamp if the clock is behind it: a counter incremented many times in
+// one millisecond runs ahead of the clock. So T is one past the later of
+// the clock and the row's newest cell when the rebuild starts, and the
+// rebuild waits for the clock to pass T before it scans. Then:
+//
+//   - An Increment stamped at or before T was made before the scan, after
+//     its article write, which the scan therefore sees: the rebuild's cell,
+//     stamped T, replaces it, and the word is counted once.
+//   - An Increment stamped after T (every one made after the wait) is
+//     newer than the rebuild's cells: it is never hidden by the rebuild's
+//     Deletes, and a rebuild Put that arrives after it is older and
+//     dropped, leaving the writer's count in place (not corrected by this
+//     rebuild; the next one does it). One that arrives after the rebuild's
+//     Put adds to the recomputed count.
+//
+// The one case a rebuild beside writers cannot tell from a crash is a write
+// in flight across it: its article row changed before the scan read it and
+// its Increments came after the rebuild's Put; that change is counted
+// twice. Run it again once the writers are quiet to make the row exact.
+// While it runs, TopWords may see some words recomputed and others not.
+//
+// It fails with ErrInvalidInput for a bad author id; if the row's cells are
+// stamped more than maxStampLead ahead of the clock it gives up rather than
+// wait.
+func (s *Store) RebuildWordCounts(ctx context.Context, authorID string) error {
+	if err := validateID("author id", authorID); err != nil {
+		return err
+	}
+	wrow := keys.WordCounts(authorID)
+	wrange := scanRange{table: keys.TableWordCounts, family: keys.FamilyWordCounts,
+		start: wrow, stop: keys.After(wrow), limit: 1}
+	stamp := s.nowMs()
+	current, err := s.scan(ctx, wrange)
+	if err != nil {
+		return fmt.Errorf("rebuild word counts: %w", err)
+	}
+	if len(current) == 1 {
+		stamp = max(stamp, current[0].ts)
+	}
+	// One past: a Put at T loses to a Delete at T, and Deletes the scan
+	// cannot see (a hand-made fix, a rebuild run from a machine whose clock
+	// is ahead) may share the newest cell's millisecond.
+	stamp++
+	if err := s.waitPast(ctx, stamp); err != nil {
+		return fmt.Errorf("rebuild word counts: %w", err)
+	}
+	want := map[string]int64{}
+	err = s.scanAll(ctx, timelineRange(authorID), func(rw row) (bool, error) {
+		a, ok, err := decodeArticleCells(rw.cells)
+		if err != nil {
+			return false, fmt.Errorf("row %x: %w", rw.key, err)
+		}
+		if ok {
+			countWords(want, a.title)
+			countWords(want, a.body)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("rebuild word counts: %w", err)
+	}
+	// Read the row again: words added since the first read may need
+	// deleting too, and unchanged counts need no write.
+	c, err := s.get(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow)
+	if err != nil {
+		return fmt.Errorf("rebuild word counts: %w", err)
+	}
+	have, err := decodeWordCounts(c)
+	if err != nil {
+		return fmt.Errorf("rebuild word counts: %w", err)
+	}
+	put := cells{}
+	for w, n := range want {
+		if h, ok := have[w]; !ok || h != n {
+			put[w] = encodeMs(n)
+		}
+	}
+	var gone []string
+	for w := range have {
+		if _, ok := want[w]; !ok {
+			gone = append(gone, w)
+		}
+	}
+	for len(put) > 0 {
+		chunk := cells{}
+		for w, v := range put {
+			if len(chunk) == wordCountChunk {
+				break
+			}
+			chunk[w] = v
+			delete(put, w)
+		}
+		if err := s.put(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow, chunk, stamp); err != nil {
+			return fmt.Errorf("rebuild word counts: %w", err)
+		}
+	}
+	for chunk := range slices.Chunk(gone, wordCountChunk) {
+		if err := s.deleteColumns(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow, chunk, stamp); err != nil {
+			return fmt.Errorf("rebuild word counts: %w", err)
+		}
+	}
+	return nil
+}
+
+// waitPast waits until the clock reads after t (ms), so that every write
+// stamped by the clock from then on is newer than t. It gives up if t is
+// more than maxStampLead ahead, or if the clock stands still (a test's
+// frozen clock) for as long as it should have taken to get there.
+func (s *Store) waitPast(ctx context.Context, t int64) error {
+	now := s.nowMs()
+	if now > t {
+		return nil
+	}
+	lead := time.Duration(t-now+1) * time.Millisecond
+	if lead > maxStampLead {
+		return fmt.Errorf("cells are stamped %v ahead of the clock", lead)
+	}
+	giveUp := time.Now().Add(lead + time.Second)
+	for s.nowMs() <= t {
+		if time.Now().After(giveUp) {
+			return fmt.Errorf("the clock did not pass %d ms", t)
+		}
+		timer := time.NewTimer(time.Millisecond)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+	}
+	return nil
+}
