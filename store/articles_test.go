@@ -36,28 +36,6 @@ func mustPostArticle(t testing.TB, s *Store, author, title, body, category strin
 	return a
 }
 
-// articleTableRows returns every cell of every table, for checks that
-// nothing changed.
-func articleTableRows(t testing.TB, s *Store) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for table, fams := range keys.Tables() {
-		err := s.scanAll(context.Background(), scanRange{table: table, family: fams[0]}, func(rw row) (bool, error) {
-			qs := slices.Sorted(maps.Keys(rw.cells))
-			var b strings.Builder
-			for _, q := range qs {
-				fmt.Fprintf(&b, "%q=%x ", q, rw.cells[q])
-			}
-			out[table+"/"+string(rw.key)] = fmt.Sprint(b.String(), rw.ts)
-			return true, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
-
 // checkArticleInvariants asserts what repairArticles promises, from a raw
 // scan of the articles table: every timeline article has exactly its
 // category row with the same cells, every category row has its article,
@@ -323,13 +301,13 @@ func TestArticleInvalidInputWritesNothing(t *testing.T) {
 		{"top words bad author", func() error { _, err := s.TopWords(ctx, "", 10); return err }},
 		{"rebuild bad author", func() error { return s.RebuildWordCounts(ctx, badUTF8) }},
 	}
-	before := articleTableRows(t, s)
+	before := storedRows(t, s)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if err := c.op(); !errors.Is(err, ErrInvalidInput) {
 				t.Fatalf("err = %v, want ErrInvalidInput", err)
 			}
-			if after := articleTableRows(t, s); !maps.Equal(before, after) {
+			if after := storedRows(t, s); !maps.Equal(before, after) {
 				t.Fatalf("stored data changed")
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -33,21 +34,6 @@ func mustRel(t testing.TB, s *Store, start, typ, end string, props Properties) R
 		t.Fatalf("create relationship %s-%s->%s: %v", start, typ, end, err)
 	}
 	return r
-}
-
-// graphRows returns every row of the graph table, for checks that nothing
-// changed or nothing is left.
-func graphRows(t testing.TB, s *Store) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := s.scanAll(bg, scanRange{table: keys.TableGraph, family: keys.FamilyGraph}, func(rw row) (bool, error) {
-		out[string(rw.key)] = fmt.Sprint(rw.cells, rw.ts)
-		return true, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // checkGraphInvariants asserts what Repair promises: every relationship has
@@ -159,7 +145,7 @@ func TestInvalidInputWritesNothing(t *testing.T) {
 	mustNode(t, s, "a", Properties{"k": "v"})
 	mustNode(t, s, "b", nil)
 	mustRel(t, s, "a", "t", "b", nil)
-	before := graphRows(t, s)
+	before := storedRows(t, s)
 	big := strings.Repeat("x", MaxPropertiesBytes)
 	cases := []struct {
 		name string
@@ -196,23 +182,11 @@ func TestInvalidInputWritesNothing(t *testing.T) {
 			if err := tc.op(); !errors.Is(err, ErrInvalidInput) {
 				t.Fatalf("got %v, want ErrInvalidInput", err)
 			}
-			if after := graphRows(t, s); !mapsEqual(before, after) {
+			if after := storedRows(t, s); !maps.Equal(before, after) {
 				t.Fatalf("stored rows changed")
 			}
 		})
 	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestRelationshipEndpointsMustExist(t *testing.T) {
@@ -221,7 +195,7 @@ func TestRelationshipEndpointsMustExist(t *testing.T) {
 	if _, err := s.CreateRelationship(bg, RelationshipKey{"a", "t", "ghost"}, nil); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("got %v, want ErrNotFound", err)
 	}
-	if len(graphRows(t, s)) != 1 {
+	if len(storedRows(t, s)) != 1 {
 		t.Fatal("a failed create wrote rows")
 	}
 }
@@ -512,7 +486,7 @@ func TestDetachDeleteLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	hubPrefix := keys.Node("hub")[:4] // rows of hub all start with H(hub)
-	for key := range graphRows(t, s) {
+	for key := range storedRows(t, s) {
 		if strings.Contains(key, "hub") && bytes.HasPrefix([]byte(key), hubPrefix) {
 			t.Errorf("row of hub left: %q", key)
 		}

@@ -1,6 +1,11 @@
 package store
 
 import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,4 +61,26 @@ func newFakeClock() *fakeClock {
 	c := &fakeClock{}
 	c.ms.Store(testClockStart)
 	return c
+}
+
+// storedRows returns every cell of every table, keyed by table and row,
+// for checks that nothing changed or nothing is left.
+func storedRows(t testing.TB, s *Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for table, fams := range keys.Tables() {
+		err := s.scanAll(context.Background(), scanRange{table: table, family: fams[0]}, func(rw row) (bool, error) {
+			qs := slices.Sorted(maps.Keys(rw.cells))
+			var b strings.Builder
+			for _, q := range qs {
+				fmt.Fprintf(&b, "%q=%x ", q, rw.cells[q])
+			}
+			out[table+"/"+string(rw.key)] = fmt.Sprint(b.String(), rw.ts)
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
