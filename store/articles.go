@@ -590,30 +590,45 @@ func ceilMs(t time.Time) int64 {
 // articles or no node has 0. It fails with ErrInvalidInput for a bad author
 // id or category.
 func (s *Store) ArticleCounts(ctx context.Context, authorIDs []string, category string) ([]int64, error) {
-	qual := qualArticleCount
-	if category != "" {
-		if err := validateType("category", category); err != nil {
-			return nil, err
-		}
-		qual = qualCategoryCount + category
-	}
-	rows := make([][]byte, len(authorIDs))
+	ks := make([]ArticleCountKey, len(authorIDs))
 	for i, id := range authorIDs {
-		if err := validateID("author id", id); err != nil {
+		ks[i] = ArticleCountKey{Author: id, Category: category}
+	}
+	return s.CountArticles(ctx, ks)
+}
+
+// ArticleCountKey selects one article counter: an author's articles in
+// Category, or all of them when Category is "".
+type ArticleCountKey struct{ Author, Category string }
+
+// CountArticles returns the counters named by ks, in their order, with one
+// batch of Gets of the authors' counter rows.
+func (s *Store) CountArticles(ctx context.Context, ks []ArticleCountKey) ([]int64, error) {
+	rows := make([][]byte, len(ks))
+	quals := make([]string, len(ks))
+	for i, k := range ks {
+		if err := validateID("author id", k.Author); err != nil {
 			return nil, err
 		}
-		rows[i] = keys.Counters(id)
+		quals[i] = qualArticleCount
+		if k.Category != "" {
+			if err := validateType("category", k.Category); err != nil {
+				return nil, err
+			}
+			quals[i] = qualCategoryCount + k.Category
+		}
+		rows[i] = keys.Counters(k.Author)
 	}
 	res, err := s.getBatch(ctx, keys.TableArticles, keys.FamilyArticles, rows)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]int64, len(authorIDs))
+	out := make([]int64, len(ks))
 	for i, c := range res {
-		if v := c[qual]; v != nil {
+		if v := c[quals[i]]; v != nil {
 			n, ok := decodeMs(v)
 			if !ok {
-				return nil, fmt.Errorf("store: corrupt article counter %q of %q", qual, authorIDs[i])
+				return nil, fmt.Errorf("store: corrupt article counter %q of %q", quals[i], ks[i].Author)
 			}
 			out[i] = n
 		}

@@ -30,7 +30,9 @@ type Relationship struct {
 // RelationshipKey names a relationship.
 type RelationshipKey struct{ Start, Type, End string }
 
-func (k RelationshipKey) validate() error {
+// Validate reports whether k names a valid relationship (ErrInvalidInput
+// otherwise).
+func (k RelationshipKey) Validate() error {
 	if err := validateID("start node id", k.Start); err != nil {
 		return err
 	}
@@ -81,7 +83,7 @@ func ParseRelationshipID(id string) (RelationshipKey, error) {
 		return RelationshipKey{}, invalid("malformed relationship id")
 	}
 	k := RelationshipKey{Start: parts[0], Type: parts[1], End: parts[2]}
-	if err := k.validate(); err != nil {
+	if err := k.Validate(); err != nil {
 		return RelationshipKey{}, err
 	}
 	return k, nil
@@ -112,7 +114,7 @@ func relationshipOf(a keys.Adjacency) RelationshipKey {
 // update time, then increments both degree counters. Both nodes must exist
 // (ErrNotFound); a second create is ErrAlreadyExists.
 func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props Properties) (Relationship, error) {
-	if err := k.validate(); err != nil {
+	if err := k.Validate(); err != nil {
 		return Relationship{}, err
 	}
 	encoded, err := encodeProperties(props)
@@ -183,7 +185,7 @@ func (s *Store) countDegrees(ctx context.Context, k RelationshipKey, delta int64
 
 // GetRelationship returns a relationship, or an error wrapping ErrNotFound.
 func (s *Store) GetRelationship(ctx context.Context, k RelationshipKey) (Relationship, error) {
-	if err := k.validate(); err != nil {
+	if err := k.Validate(); err != nil {
 		return Relationship{}, err
 	}
 	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, k.row())
@@ -205,7 +207,7 @@ func (s *Store) GetRelationship(ctx context.Context, k RelationshipKey) (Relatio
 func (s *Store) GetRelationships(ctx context.Context, ks []RelationshipKey) ([]*Relationship, error) {
 	rows := make([][]byte, len(ks))
 	for i, k := range ks {
-		if err := k.validate(); err != nil {
+		if err := k.Validate(); err != nil {
 			return nil, err
 		}
 		rows[i] = k.row()
@@ -235,7 +237,7 @@ func (s *Store) GetRelationships(ctx context.Context, ks []RelationshipKey) ([]*
 // the relationship row, then a put of both index rows at the new update
 // time, so concurrent updates leave the index with the newest properties.
 func (s *Store) UpdateRelationshipProperties(ctx context.Context, k RelationshipKey, set Properties, remove []string) (Relationship, error) {
-	if err := k.validate(); err != nil {
+	if err := k.Validate(); err != nil {
 		return Relationship{}, err
 	}
 	e, err := s.updateEntity(ctx, k.row(), set, remove)
@@ -252,7 +254,7 @@ func (s *Store) UpdateRelationshipProperties(ctx context.Context, k Relationship
 // then its index rows with the delete's timestamp, then decrements both
 // degree counters.
 func (s *Store) DeleteRelationship(ctx context.Context, k RelationshipKey) error {
-	if err := k.validate(); err != nil {
+	if err := k.Validate(); err != nil {
 		return err
 	}
 	return s.deleteRelationship(ctx, k)

@@ -16,6 +16,10 @@ const (
 	MaxPageSize        = 100
 )
 
+// ValidateNodeID reports whether id is a valid node id (ErrInvalidInput
+// otherwise), for callers that check before batching a read.
+func ValidateNodeID(id string) error { return validateID("node id", id) }
+
 func validateID(what, id string) error {
 	if len(id) == 0 || len(id) > MaxIDBytes || !utf8.ValidString(id) {
 		return invalid("%s must be 1-%d bytes of valid UTF-8", what, MaxIDBytes)

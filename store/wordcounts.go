@@ -113,16 +113,42 @@ func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[str
 // for a bad author id or n outside 1..MaxTopWords. An author with no
 // articles, or no node, has no words.
 func (s *Store) TopWords(ctx context.Context, authorID string, n int) ([]WordCount, error) {
-	if err := validateID("author id", authorID); err != nil {
-		return nil, err
-	}
-	if n < 1 || n > MaxTopWords {
-		return nil, invalid("n is %d; want 1..%d", n, MaxTopWords)
-	}
-	c, err := s.get(ctx, keys.TableWordCounts, keys.FamilyWordCounts, keys.WordCounts(authorID))
+	out, err := s.TopWordsOf(ctx, []string{authorID}, n)
 	if err != nil {
 		return nil, err
 	}
+	return out[0], nil
+}
+
+// TopWordsOf is TopWords for many authors, in their order, with one batch
+// of Gets of their word count rows.
+func (s *Store) TopWordsOf(ctx context.Context, authorIDs []string, n int) ([][]WordCount, error) {
+	if n < 1 || n > MaxTopWords {
+		return nil, invalid("n is %d; want 1..%d", n, MaxTopWords)
+	}
+	rows := make([][]byte, len(authorIDs))
+	for i, id := range authorIDs {
+		if err := validateID("author id", id); err != nil {
+			return nil, err
+		}
+		rows[i] = keys.WordCounts(id)
+	}
+	res, err := s.getBatch(ctx, keys.TableWordCounts, keys.FamilyWordCounts, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]WordCount, len(authorIDs))
+	for i, c := range res {
+		if out[i], err = topWords(c, n); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// topWords picks the n largest positive counts of a word count row, ties
+// in word order.
+func topWords(c cells, n int) ([]WordCount, error) {
 	counts, err := decodeWordCounts(c)
 	if err != nil {
 		return nil, err
