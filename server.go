@@ -1,9 +1,12 @@
-// Command hbgraph serves the hbgraph GraphQL gateway. So far it opens the
-// store and answers health checks; the GraphQL endpoint comes next.
+// Command hbgraph serves a property graph and per-author article timelines
+// out of HBase as a GraphQL API, on an embedded engine with HBase semantics
+// by default or on a real cluster.
 //
-//	hbgraph [flags]                 serve
+//	hbgraph [flags]                 serve (GraphiQL at /, GraphQL at /query)
 //	hbgraph [flags] create-tables   create the tables on a cluster (--hbase-zk)
 //	hbgraph [flags] repair          put index rows and counters back in step
+//
+// This file is the only place that wires things together.
 package main
 
 import (
@@ -14,48 +17,99 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/hrpc"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/hbgraph/hbgraph/explain"
+	"github.com/hbgraph/hbgraph/graph/depth"
+	"github.com/hbgraph/hbgraph/graph/generated"
+	"github.com/hbgraph/hbgraph/graph/model"
+	"github.com/hbgraph/hbgraph/graph/resolvers"
+	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
 	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 type config struct {
-	listen   string
-	dataDir  string
-	hbaseZK  string
-	regions  int
-	sync     bool
-	logLevel string
-	command  string
+	listen    string
+	dataDir   string
+	hbaseZK   string
+	regions   int
+	sync      bool
+	logLevel  string
+	logFormat string
+
+	introspection  bool
+	explain        bool
+	maxComplexity  int
+	maxDepth       int
+	maxBodyBytes   int64
+	requestTimeout time.Duration
+	batchWait      time.Duration
+	batchSize      int
+
+	command string
 }
 
-func envOr(name, def string) string {
+// env returns the environment's value for name, or def.
+func env(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok {
 		return v
 	}
 	return def
 }
 
+// envParsed parses the environment's value for name with parse, or returns
+// def; a value that does not parse is reported by parseConfig.
+func envParsed[T any](name string, def T, parse func(string) (T, error), bad *[]string) T {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return def
+	}
+	t, err := parse(v)
+	if err != nil {
+		*bad = append(*bad, fmt.Sprintf("%s=%q: %v", name, v, err))
+		return def
+	}
+	return t
+}
+
+func parseInt64(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
+
 func parseConfig(args []string) (config, error) {
 	var cfg config
+	var bad []string
 	fs := flag.NewFlagSet("hbgraph", flag.ContinueOnError)
-	fs.StringVar(&cfg.listen, "listen", envOr("HBGRAPH_LISTEN", ":8080"), "address to serve on (HBGRAPH_LISTEN)")
-	fs.StringVar(&cfg.dataDir, "data-dir", envOr("HBGRAPH_DATA_DIR", "./data"), "embedded engine's data directory (HBGRAPH_DATA_DIR)")
-	fs.StringVar(&cfg.hbaseZK, "hbase-zk", envOr("HBGRAPH_HBASE_ZK", ""), "ZooKeeper quorum of an HBase cluster, e.g. zk1:2181,zk2:2181; empty: the embedded engine (HBGRAPH_HBASE_ZK)")
+	fs.StringVar(&cfg.listen, "listen", env("HBGRAPH_LISTEN", ":8080"), "address to serve on (HBGRAPH_LISTEN)")
+	fs.StringVar(&cfg.dataDir, "data-dir", env("HBGRAPH_DATA_DIR", "./data"), "embedded engine's data directory (HBGRAPH_DATA_DIR)")
+	fs.StringVar(&cfg.hbaseZK, "hbase-zk", env("HBGRAPH_HBASE_ZK", ""), "ZooKeeper quorum of an HBase cluster, e.g. zk1:2181,zk2:2181; empty: the embedded engine (HBGRAPH_HBASE_ZK)")
 	fs.IntVar(&cfg.regions, "regions", 16, "create-tables: regions per table, pre-split on the row hash")
-	syncDefault, err := strconv.ParseBool(envOr("HBGRAPH_SYNC", "false"))
-	if err != nil {
-		return cfg, fmt.Errorf("HBGRAPH_SYNC: %w", err)
-	}
-	fs.BoolVar(&cfg.sync, "sync", syncDefault, "fsync every commit for power-loss safety (HBGRAPH_SYNC)")
-	fs.StringVar(&cfg.logLevel, "log-level", envOr("HBGRAPH_LOG_LEVEL", "info"), "debug, info, warn or error (HBGRAPH_LOG_LEVEL)")
+	fs.BoolVar(&cfg.sync, "sync", envParsed("HBGRAPH_SYNC", false, strconv.ParseBool, &bad), "fsync every commit for power-loss safety (HBGRAPH_SYNC)")
+	fs.StringVar(&cfg.logLevel, "log-level", env("HBGRAPH_LOG_LEVEL", "info"), "debug, info, warn or error (HBGRAPH_LOG_LEVEL)")
+	fs.StringVar(&cfg.logFormat, "log-format", env("HBGRAPH_LOG_FORMAT", "json"), "json or console (HBGRAPH_LOG_FORMAT)")
+	fs.BoolVar(&cfg.introspection, "introspection", envParsed("HBGRAPH_INTROSPECTION", true, strconv.ParseBool, &bad), "answer introspection queries (HBGRAPH_INTROSPECTION)")
+	fs.BoolVar(&cfg.explain, "explain", envParsed("HBGRAPH_EXPLAIN", false, strconv.ParseBool, &bad), "add the store calls to every response's extensions; without it a request asks with \"extensions\": {\"explain\": true} (HBGRAPH_EXPLAIN)")
+	fs.IntVar(&cfg.maxComplexity, "max-complexity", envParsed("HBGRAPH_MAX_COMPLEXITY", 10000, strconv.Atoi, &bad), "refuse operations more complex than this; a connection counts its page size times its fields (HBGRAPH_MAX_COMPLEXITY)")
+	fs.IntVar(&cfg.maxDepth, "max-depth", envParsed("HBGRAPH_MAX_DEPTH", 12, strconv.Atoi, &bad), "refuse operations nested deeper than this many fields (HBGRAPH_MAX_DEPTH)")
+	fs.Int64Var(&cfg.maxBodyBytes, "max-body-bytes", envParsed("HBGRAPH_MAX_BODY_BYTES", int64(1<<20), parseInt64, &bad), "largest request body accepted (HBGRAPH_MAX_BODY_BYTES)")
+	fs.DurationVar(&cfg.requestTimeout, "request-timeout", envParsed("HBGRAPH_REQUEST_TIMEOUT", 10*time.Second, time.ParseDuration, &bad), "time one GraphQL request may take (HBGRAPH_REQUEST_TIMEOUT)")
+	fs.DurationVar(&cfg.batchWait, "batch-wait", envParsed("HBGRAPH_BATCH_WAIT", loaders.DefaultConfig.Wait, time.ParseDuration, &bad), "how long a loader gathers keys before one batched store call (HBGRAPH_BATCH_WAIT)")
+	fs.IntVar(&cfg.batchSize, "batch-size", envParsed("HBGRAPH_BATCH_SIZE", loaders.DefaultConfig.BatchSize, strconv.Atoi, &bad), "keys per batched store call; 1 turns batching off (HBGRAPH_BATCH_SIZE)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: hbgraph [flags] [create-tables | repair]")
 		fs.PrintDefaults()
@@ -63,11 +117,21 @@ func parseConfig(args []string) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
+	if len(bad) > 0 {
+		return cfg, fmt.Errorf("bad environment: %v", bad)
+	}
 	switch rest := fs.Args(); {
 	case len(rest) > 1:
 		return cfg, fmt.Errorf("one command at most, got %q", rest)
 	case len(rest) == 1:
 		cfg.command = rest[0]
+	}
+	switch {
+	case cfg.maxComplexity < 1, cfg.maxDepth < 1, cfg.maxBodyBytes < 1, cfg.requestTimeout <= 0,
+		cfg.batchWait < 0, cfg.batchSize < 1:
+		return cfg, errors.New("limits must be positive (batch-wait may be 0)")
+	case cfg.logFormat != "json" && cfg.logFormat != "console":
+		return cfg, fmt.Errorf("log format %q: want json or console", cfg.logFormat)
 	}
 	return cfg, nil
 }
@@ -82,16 +146,27 @@ func main() {
 	}
 }
 
+func newLogger(cfg config) (zerolog.Logger, error) {
+	level, err := zerolog.ParseLevel(cfg.logLevel)
+	if err != nil {
+		return zerolog.Logger{}, fmt.Errorf("log level: %w", err)
+	}
+	out := zerolog.New(os.Stderr)
+	if cfg.logFormat == "console" {
+		out = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr})
+	}
+	return out.Level(level).With().Timestamp().Logger(), nil
+}
+
 func run(args []string) error {
 	cfg, err := parseConfig(args)
 	if err != nil {
 		return err
 	}
-	level, err := zerolog.ParseLevel(cfg.logLevel)
+	log, err := newLogger(cfg)
 	if err != nil {
-		return fmt.Errorf("log level: %w", err)
+		return err
 	}
-	log := zerolog.New(os.Stderr).Level(level).With().Timestamp().Logger()
 	switch cfg.command {
 	case "":
 	case "create-tables":
@@ -108,37 +183,26 @@ func run(args []string) error {
 		return fmt.Errorf("unknown command %q (want create-tables or repair)", cfg.command)
 	}
 	log.Info().Str("listen", cfg.listen).Str("data_dir", cfg.dataDir).Bool("cluster", cfg.hbaseZK != "").
-		Bool("sync", cfg.sync).Msg("starting")
+		Str("hbase_zk", cfg.hbaseZK).Bool("sync", cfg.sync).Bool("introspection", cfg.introspection).
+		Bool("explain", cfg.explain).Int("max_complexity", cfg.maxComplexity).Int("max_depth", cfg.maxDepth).
+		Int64("max_body_bytes", cfg.maxBodyBytes).Dur("request_timeout", cfg.requestTimeout).
+		Dur("batch_wait", cfg.batchWait).Int("batch_size", cfg.batchSize).Msg("starting")
 
-	db, err := openHBase(cfg, log)
+	hc, err := openHBase(cfg, log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		get, err := hrpc.NewGetStr(ctx, keys.TableGraph, "readyz")
-		if err == nil {
-			_, err = db.Get(get)
-		}
-		if err != nil {
-			http.Error(w, "store unreachable", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	})
+	defer hc.Close()
+	st, err := store.New(hc, store.Options{})
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
 		Addr:              cfg.listen,
-		Handler:           mux,
+		Handler:           newGateway(cfg, st, hc, log),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
+		WriteTimeout:      cfg.requestTimeout + 10*time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -150,8 +214,8 @@ func run(args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	log.Info().Msg("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	log.Info().Msg("shutting down: finishing requests in flight")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.requestTimeout+5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return err
@@ -159,17 +223,150 @@ func run(args []string) error {
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	log.Info().Msg("stopped")
 	return nil
+}
+
+// newGateway builds every HTTP route over st: the GraphQL endpoint with its
+// extensions and middleware, GraphiQL, health, readiness and metrics.
+func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logger) http.Handler {
+	gql := handler.New(generated.NewExecutableSchema(generated.Config{
+		Resolvers:  &resolvers.Resolver{Store: st},
+		Complexity: complexity(),
+	}))
+	gql.AddTransport(transport.Options{})
+	gql.AddTransport(transport.GET{})
+	gql.AddTransport(transport.POST{})
+	gql.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	if cfg.introspection {
+		gql.Use(extension.Introspection{})
+	}
+	gql.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
+	gql.Use(extension.FixedComplexityLimit(cfg.maxComplexity))
+	gql.Use(depth.Limit{Max: cfg.maxDepth})
+	gql.Use(explain.Extension{Always: cfg.explain})
+	gql.AroundFields(loaders.AroundField)
+	gql.SetErrorPresenter(presentError(log))
+	gql.SetRecoverFunc(func(ctx context.Context, v any) error {
+		id := ""
+		if r := explain.From(ctx); r != nil {
+			id = r.ID
+		}
+		log.Error().Str("request_id", id).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("resolver panic")
+		return errors.New("panic in resolver")
+	})
+
+	m := newMetrics()
+	loaderCfg := loaders.Config{Wait: cfg.batchWait, BatchSize: cfg.batchSize, ScanConcurrency: loaders.DefaultConfig.ScanConcurrency}
+	mux := http.NewServeMux()
+	mux.Handle("/query", observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout, loaders.Middleware(st, loaderCfg, gql)))
+	mux.Handle("GET /{$}", playground.Handler("hbgraph", "/query"))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		get, err := hrpc.NewGetStr(ctx, keys.TableGraph, "readyz")
+		if err == nil {
+			_, err = hc.Get(get)
+		}
+		if err != nil {
+			http.Error(w, "store unreachable", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// Error codes in extensions.code. Parse, validation and complexity errors
+// keep the codes gqlgen gives them.
+const (
+	codeBadUserInput  = "BAD_USER_INPUT"
+	codeNotFound      = "NOT_FOUND"
+	codeAlreadyExists = "ALREADY_EXISTS"
+	codeConflict      = "CONFLICT"
+	codeUnavailable   = "UNAVAILABLE"
+	codeInternal      = "INTERNAL"
+)
+
+// errorCode chooses the code of an error a resolver returned.
+func errorCode(err error) string {
+	switch {
+	case errors.Is(err, store.ErrInvalidInput):
+		return codeBadUserInput
+	case errors.Is(err, store.ErrNotFound):
+		return codeNotFound
+	case errors.Is(err, store.ErrAlreadyExists):
+		return codeAlreadyExists
+	case errors.Is(err, store.ErrConflict):
+		return codeConflict
+	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return codeUnavailable
+	}
+	return codeInternal
+}
+
+// presentError is the one place GraphQL error codes are chosen. An internal
+// error is logged with the request id and reaches the client only as that
+// id: no message or stack of ours leaks.
+func presentError(log zerolog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		gerr := graphql.DefaultErrorPresenter(ctx, err)
+		if _, ok := gerr.Extensions["code"]; ok {
+			return gerr
+		}
+		code := errorCode(err)
+		if code == codeInternal {
+			id := ""
+			if r := explain.From(ctx); r != nil {
+				id = r.ID
+			}
+			log.Error().Str("request_id", id).Err(err).Str("path", gerr.Path.String()).Msg("internal error")
+			gerr.Message = "internal error (request id " + id + ")"
+		}
+		if gerr.Extensions == nil {
+			gerr.Extensions = map[string]any{}
+		}
+		gerr.Extensions["code"] = code
+		return gerr
+	}
+}
+
+// complexity prices connections by their page size, so a query's cost grows
+// with the rows it can make the store read.
+func complexity() generated.ComplexityRoot {
+	var c generated.ComplexityRoot
+	page := func(child int, first, last *int) int {
+		n := 20
+		if first != nil {
+			n = *first
+		} else if last != nil {
+			n = *last
+		}
+		return 1 + max(n, 1)*child
+	}
+	c.Node.Relationships = func(child int, _ string, _ model.Direction, first *int, _ *string, last *int, _ *string) int {
+		return page(child, first, last)
+	}
+	c.Node.Articles = func(child int, _ *string, _ *time.Time, _ *time.Time, first *int, _ *string, last *int, _ *string) int {
+		return page(child, first, last)
+	}
+	c.Node.WordCounts = func(child int, first *int) int { return page(child, first, nil) }
+	c.Query.Nodes = func(child int, ids []string) int { return 1 + max(len(ids), 1)*child }
+	return c
 }
 
 // repair runs store.Repair once and prints what it fixed.
 func repair(cfg config, log zerolog.Logger) error {
-	db, err := openHBase(cfg, log)
+	hc, err := openHBase(cfg, log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	st, err := store.New(db, store.Options{})
+	defer hc.Close()
+	st, err := store.New(hc, store.Options{})
 	if err != nil {
 		return err
 	}

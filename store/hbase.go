@@ -25,6 +25,9 @@ type Call struct {
 	Start    time.Time
 	Duration time.Duration
 	Err      error
+	// Round is the caller's dispatch round (WithRound), 0 if none: calls
+	// of one round were sent together.
+	Round int
 }
 
 // Tracer receives every Call made with a context that carries it.
@@ -35,6 +38,14 @@ type Tracer interface {
 
 type tracerKey struct{}
 
+type roundKey struct{}
+
+// WithRound returns a context whose calls report round as Call.Round: a
+// caller that sends several calls at once tags them with one round.
+func WithRound(ctx context.Context, round int) context.Context {
+	return context.WithValue(ctx, roundKey{}, round)
+}
+
 // WithTracer returns a context whose store calls are reported to t.
 func WithTracer(ctx context.Context, t Tracer) context.Context {
 	return context.WithValue(ctx, tracerKey{}, t)
@@ -43,6 +54,7 @@ func WithTracer(ctx context.Context, t Tracer) context.Context {
 func trace(ctx context.Context, c Call) {
 	if t, ok := ctx.Value(tracerKey{}).(Tracer); ok {
 		c.Duration = time.Since(c.Start)
+		c.Round, _ = ctx.Value(roundKey{}).(int)
 		t.StoreCall(c)
 	}
 }

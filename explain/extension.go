@@ -1,0 +1,54 @@
+package explain
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// Extension is the gqlgen handler extension that records each operation's
+// name and error codes, and adds the store calls to the response's
+// extensions when the request says "extensions": {"explain": true}, or
+// always when Always is set.
+type Extension struct {
+	Always bool
+}
+
+var (
+	_ graphql.HandlerExtension    = Extension{}
+	_ graphql.ResponseInterceptor = Extension{}
+)
+
+func (Extension) ExtensionName() string { return "Explain" }
+
+func (Extension) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (e Extension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	r := From(ctx)
+	if resp == nil || r == nil {
+		return resp
+	}
+	var codes []string
+	for _, err := range resp.Errors {
+		if code, ok := err.Extensions["code"].(string); ok {
+			codes = append(codes, code)
+		}
+	}
+	// Requests that fail parsing or validation have no operation context.
+	var operation string
+	asked := false
+	if graphql.HasOperationContext(ctx) {
+		oc := graphql.GetOperationContext(ctx)
+		operation = oc.OperationName
+		asked, _ = oc.Extensions["explain"].(bool)
+	}
+	r.SetOutcome(operation, codes)
+	if asked || e.Always {
+		if resp.Extensions == nil {
+			resp.Extensions = map[string]any{}
+		}
+		resp.Extensions["explain"] = r.Report()
+	}
+	return resp
+}

@@ -1,0 +1,53 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// MarshalJSON writes a JSON scalar (a property map or one property value).
+func MarshalJSON(v any) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			// Only values the store accepted reach here; they encode.
+			_, _ = io.WriteString(w, "null")
+			return
+		}
+		_, _ = w.Write(b)
+	})
+}
+
+// UnmarshalJSON accepts any JSON value; resolvers check that properties
+// are an object and the store checks the values.
+func UnmarshalJSON(v any) (any, error) {
+	return v, nil
+}
+
+// timeLayout is RFC 3339 with milliseconds, the store's precision.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// MarshalTime writes an RFC 3339 timestamp in UTC with milliseconds.
+func MarshalTime(t time.Time) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, strconv.Quote(t.UTC().Format(timeLayout)))
+	})
+}
+
+// UnmarshalTime reads an RFC 3339 timestamp.
+func UnmarshalTime(v any) (time.Time, error) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, fmt.Errorf("Time must be an RFC 3339 string, got %T", v)
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("Time must be RFC 3339: %v", err)
+	}
+	return t, nil
+}

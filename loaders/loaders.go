@@ -1,0 +1,336 @@
+// Package loaders batches the store reads of one GraphQL operation: every
+// Get of the same kind made while resolving one level of a query goes out as
+// one SendBatch, and every page scan of that level runs concurrently, so the
+// number of store round trips follows the query's depth, not its fan-out.
+//
+// Loaders are built per request by Middleware and fetched with For. A batch
+// runs with the context of its first Load, which carries the request's
+// deadline and store tracer: loaders must never outlive their request.
+package loaders
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/graph-gophers/dataloader/v7"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hbgraph/hbgraph/store"
+)
+
+// Config tunes batching.
+type Config struct {
+	// Wait is how long a loader waits for more keys before it sends a batch
+	// by itself. The request's scheduler normally sends batches sooner (as
+	// soon as no running resolver can add a key); Wait only bounds the delay
+	// when it cannot tell (loads made outside a resolver).
+	Wait time.Duration
+	// BatchSize caps keys per batch (one SendBatch, or one group of
+	// concurrent scans). 1 turns batching off, for comparison.
+	BatchSize int
+	// ScanConcurrency bounds the concurrent page scans of one batch.
+	ScanConcurrency int
+}
+
+// DefaultConfig is what the server uses unless told otherwise.
+var DefaultConfig = Config{Wait: time.Millisecond, BatchSize: 100, ScanConcurrency: 16}
+
+// AdjacencyKey selects one page of a node's relationships.
+type AdjacencyKey struct {
+	Node string
+	Type string
+	Dir  store.Direction
+	Page store.PageRequest
+}
+
+// ArticlesKey selects one page of an author's articles. The window bounds
+// are Unix milliseconds; Has* tell whether a bound is set.
+type ArticlesKey struct {
+	Author              string
+	Category            string
+	After, Before       int64
+	HasAfter, HasBefore bool
+	Page                store.PageRequest
+}
+
+// WordCountsKey selects an author's n most frequent words.
+type WordCountsKey struct {
+	Author string
+	N      int
+}
+
+// Loaders are the dataloaders of one operation. Their methods may be
+// called from the operation's resolvers concurrently; each blocks until its
+// batch has been answered.
+type Loaders struct {
+	nodes         *loader[string, *store.Node]
+	relationships *loader[store.RelationshipKey, *store.Relationship]
+	articles      *loader[string, *store.Article]
+	degrees       *loader[store.DegreeKey, int64]
+	articleCounts *loader[store.ArticleCountKey, int64]
+	wordCounts    *loader[WordCountsKey, []store.WordCount]
+	adjacency     *loader[AdjacencyKey, store.RelationshipPage]
+	articlePages  *loader[ArticlesKey, store.ArticlePage]
+
+	sched *scheduler
+}
+
+// Node returns a node, nil if it does not exist.
+func (l *Loaders) Node(ctx context.Context, id string) (*store.Node, error) {
+	return wait(ctx, l.nodes.Load(ctx, id))
+}
+
+// Nodes returns nodes in the order of ids, nil where one does not exist:
+// every key joins the batch before the first wait.
+func (l *Loaders) Nodes(ctx context.Context, ids []string) ([]*store.Node, error) {
+	thunks := make([]dataloader.Thunk[*store.Node], len(ids))
+	for i, id := range ids {
+		thunks[i] = l.nodes.Load(ctx, id)
+	}
+	return wait(ctx, func() ([]*store.Node, error) {
+		out := make([]*store.Node, len(ids))
+		for i, thunk := range thunks {
+			n, err := thunk()
+			if err != nil {
+				return nil, err
+			}
+			out[i] = n
+		}
+		return out, nil
+	})
+}
+
+// Relationship returns a relationship, nil if it does not exist.
+func (l *Loaders) Relationship(ctx context.Context, k store.RelationshipKey) (*store.Relationship, error) {
+	return wait(ctx, l.relationships.Load(ctx, k))
+}
+
+// Article returns an article (store.ErrNotFound if it does not exist).
+func (l *Loaders) Article(ctx context.Context, id string) (*store.Article, error) {
+	return wait(ctx, l.articles.Load(ctx, id))
+}
+
+// Degree starts loading a degree counter; the returned func waits for it.
+func (l *Loaders) Degree(ctx context.Context, k store.DegreeKey) func() (int64, error) {
+	thunk := l.degrees.Load(ctx, k)
+	return func() (int64, error) { return wait(ctx, thunk) }
+}
+
+// ArticleCount starts loading an article counter; the returned func waits
+// for it.
+func (l *Loaders) ArticleCount(ctx context.Context, k store.ArticleCountKey) func() (int64, error) {
+	thunk := l.articleCounts.Load(ctx, k)
+	return func() (int64, error) { return wait(ctx, thunk) }
+}
+
+// WordCounts returns an author's most frequent words.
+func (l *Loaders) WordCounts(ctx context.Context, k WordCountsKey) ([]store.WordCount, error) {
+	return wait(ctx, l.wordCounts.Load(ctx, k))
+}
+
+// Adjacency returns a page of a node's relationships.
+func (l *Loaders) Adjacency(ctx context.Context, k AdjacencyKey) (store.RelationshipPage, error) {
+	return wait(ctx, l.adjacency.Load(ctx, k))
+}
+
+// ArticlePage returns a page of an author's articles.
+func (l *Loaders) ArticlePage(ctx context.Context, k ArticlesKey) (store.ArticlePage, error) {
+	return wait(ctx, l.articlePages.Load(ctx, k))
+}
+
+// flush sends every pending batch now, as dispatch round round.
+func (l *Loaders) flush(round int) {
+	l.nodes.flush(round)
+	l.relationships.flush(round)
+	l.articles.flush(round)
+	l.degrees.flush(round)
+	l.articleCounts.flush(round)
+	l.wordCounts.flush(round)
+	l.adjacency.flush(round)
+	l.articlePages.flush(round)
+}
+
+// loader is a dataloader that knows which dispatch round sent its batch.
+type loader[K comparable, V any] struct {
+	*dataloader.Loader[K, V]
+
+	// mu guards round and at: the round of the last flush and when.
+	mu    sync.Mutex
+	round int
+	at    time.Time
+}
+
+// roundTTL tells a batch sent by a flush (it starts within microseconds)
+// from one sent by the loader's own timer (a millisecond or more after).
+const roundTTL = 500 * time.Microsecond
+
+func (l *loader[K, V]) flush(round int) {
+	l.mu.Lock()
+	l.round, l.at = round, time.Now()
+	l.mu.Unlock()
+	l.Flush()
+}
+
+// inRound tags ctx with the round that sent the batch starting now, if a
+// flush did.
+func (l *loader[K, V]) inRound(ctx context.Context) context.Context {
+	l.mu.Lock()
+	round, at := l.round, l.at
+	l.round = 0
+	l.mu.Unlock()
+	if round == 0 || time.Since(at) > roundTTL {
+		return ctx
+	}
+	return store.WithRound(ctx, round)
+}
+
+// New builds the loaders of one operation over s.
+func New(s *store.Store, cfg Config) *Loaders {
+	l := &Loaders{}
+	l.nodes = newLoader(cfg, func(ctx context.Context, ids []string) ([]*store.Node, error) {
+		return s.GetNodes(ctx, ids)
+	})
+	l.relationships = newLoader(cfg, func(ctx context.Context, ks []store.RelationshipKey) ([]*store.Relationship, error) {
+		return s.GetRelationships(ctx, ks)
+	})
+	l.articles = newBatchLoader(cfg, func(ctx context.Context, ids []string) []*dataloader.Result[*store.Article] {
+		articles, errs := s.GetArticles(ctx, ids)
+		out := make([]*dataloader.Result[*store.Article], len(ids))
+		for i := range ids {
+			out[i] = &dataloader.Result[*store.Article]{Error: errs[i]}
+			if errs[i] == nil {
+				out[i].Data = &articles[i]
+			}
+		}
+		return out
+	})
+	l.degrees = newLoader(cfg, s.Degrees)
+	l.articleCounts = newLoader(cfg, s.CountArticles)
+	l.wordCounts = newLoader(cfg, func(ctx context.Context, ks []WordCountsKey) ([][]store.WordCount, error) {
+		// Keys of one level almost always share n; group by it anyway.
+		out := make([][]store.WordCount, len(ks))
+		byN := map[int][]int{}
+		for i, k := range ks {
+			byN[k.N] = append(byN[k.N], i)
+		}
+		for n, idx := range byN {
+			authors := make([]string, len(idx))
+			for j, i := range idx {
+				authors[j] = ks[i].Author
+			}
+			words, err := s.TopWordsOf(ctx, authors, n)
+			if err != nil {
+				return nil, err
+			}
+			for j, i := range idx {
+				out[i] = words[j]
+			}
+		}
+		return out, nil
+	})
+	l.adjacency = newScanLoader(cfg, func(ctx context.Context, k AdjacencyKey) (store.RelationshipPage, error) {
+		page, err := s.Adjacent(ctx, k.Node, k.Type, k.Dir, k.Page)
+		if err == nil {
+			// A relationship read from the index need not be read again.
+			for i := range page.Relationships {
+				r := page.Relationships[i]
+				l.relationships.Prime(ctx, r.Key(), &r)
+			}
+		}
+		return page, err
+	})
+	l.articlePages = newScanLoader(cfg, func(ctx context.Context, k ArticlesKey) (store.ArticlePage, error) {
+		var q store.ArticleQuery
+		q.Category = k.Category
+		if k.HasAfter {
+			t := time.UnixMilli(k.After)
+			q.PostedAfter = &t
+		}
+		if k.HasBefore {
+			t := time.UnixMilli(k.Before)
+			q.PostedBefore = &t
+		}
+		page, err := s.Articles(ctx, k.Author, q, k.Page)
+		if err == nil {
+			for i := range page.Articles {
+				a := page.Articles[i]
+				l.articles.Prime(ctx, a.ID, &a)
+			}
+		}
+		return page, err
+	})
+	l.sched = &scheduler{flush: l.flush}
+	return l
+}
+
+func options[K comparable, V any](cfg Config) []dataloader.Option[K, V] {
+	return []dataloader.Option[K, V]{
+		dataloader.WithWait[K, V](cfg.Wait),
+		dataloader.WithBatchCapacity[K, V](max(cfg.BatchSize, 1)),
+	}
+}
+
+// newBatchLoader builds a loader whose batch function runs in the context
+// of the round that sent it.
+func newBatchLoader[K comparable, V any](cfg Config, batch dataloader.BatchFunc[K, V]) *loader[K, V] {
+	l := &loader[K, V]{}
+	l.Loader = dataloader.NewBatchedLoader(func(ctx context.Context, ks []K) []*dataloader.Result[V] {
+		return batch(l.inRound(ctx), ks)
+	}, options[K, V](cfg)...)
+	return l
+}
+
+// newLoader wraps a store call that answers a batch of keys in order.
+func newLoader[K comparable, V any](cfg Config, fetch func(context.Context, []K) ([]V, error)) *loader[K, V] {
+	return newBatchLoader(cfg, func(ctx context.Context, ks []K) []*dataloader.Result[V] {
+		vs, err := fetch(ctx, ks)
+		out := make([]*dataloader.Result[V], len(ks))
+		for i := range ks {
+			if err != nil {
+				out[i] = &dataloader.Result[V]{Error: err}
+			} else {
+				out[i] = &dataloader.Result[V]{Data: vs[i]}
+			}
+		}
+		return out
+	})
+}
+
+// newScanLoader runs one scan per key, the batch's scans concurrently (at
+// most cfg.ScanConcurrency at a time).
+func newScanLoader[K comparable, V any](cfg Config, scan func(context.Context, K) (V, error)) *loader[K, V] {
+	return newBatchLoader(cfg, func(ctx context.Context, ks []K) []*dataloader.Result[V] {
+		out := make([]*dataloader.Result[V], len(ks))
+		var g errgroup.Group
+		g.SetLimit(max(cfg.ScanConcurrency, 1))
+		for i, k := range ks {
+			g.Go(func() error {
+				v, err := scan(ctx, k)
+				out[i] = &dataloader.Result[V]{Data: v, Error: err}
+				return nil
+			})
+		}
+		_ = g.Wait()
+		return out
+	})
+}
+
+type ctxKey struct{}
+
+// Middleware installs a fresh set of loaders in every request's context.
+func Middleware(s *store.Store, cfg Config, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l := New(s, cfg)
+		ctx := context.WithValue(r.Context(), ctxKey{}, l)
+		ctx = context.WithValue(ctx, schedulerKey{}, l.sched)
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// For returns the loaders of the request ctx belongs to. It panics when
+// Middleware did not run: a wiring bug, caught by the recover func.
+func For(ctx context.Context) *Loaders {
+	return ctx.Value(ctxKey{}).(*Loaders)
+}
