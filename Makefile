@@ -2,13 +2,20 @@
 GO        ?= go
 TEST_ARGS ?=
 
-.PHONY: test vet fmt-check unit fuzz-smoke bench
+.PHONY: test vet fmt-check generate-check unit bench
 
-test: fmt-check vet unit
+test: fmt-check generate-check vet unit
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# Generated gqlgen code is committed; regenerating must change nothing.
+generate-check:
+	$(GO) generate ./...
+	@if [ -n "$$(git status --porcelain -- graph gqlgen.yml go.mod go.sum)" ]; then \
+		echo "go generate changed files; run it and commit the result:"; \
+		git status --porcelain -- graph gqlgen.yml go.mod go.sum; exit 1; fi
 
 vet:
 	$(GO) vet ./...
@@ -18,4 +25,4 @@ unit:
 	$(GO) test -race -count=1 -timeout 15m $(TEST_ARGS) ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./store/...
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./store/... .

@@ -10,6 +10,7 @@ package loaders
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -35,7 +36,7 @@ type Config struct {
 }
 
 // DefaultConfig is what the server uses unless told otherwise.
-var DefaultConfig = Config{Wait: time.Millisecond, BatchSize: 100, ScanConcurrency: 16}
+var DefaultConfig = Config{Wait: 10 * time.Millisecond, BatchSize: 100, ScanConcurrency: 16}
 
 // AdjacencyKey selects one page of a node's relationships.
 type AdjacencyKey struct {
@@ -79,7 +80,34 @@ type Loaders struct {
 
 // Node returns a node, nil if it does not exist.
 func (l *Loaders) Node(ctx context.Context, id string) (*store.Node, error) {
-	return wait(ctx, l.nodes.Load(ctx, id))
+	return wait(ctx, l.nodes.on(id), l.nodes.Load(ctx, id))
+}
+
+// Prefetch starts loads whose results a child field will ask for: their
+// keys join the current batches now, while the caller still runs, instead
+// of when the child's resolver gets to run. Keys are node ids (string),
+// AdjacencyKey, ArticlesKey, WordCountsKey, store.DegreeKey and
+// store.ArticleCountKey; a later load of the same key is answered by the
+// same batch.
+func (l *Loaders) Prefetch(ctx context.Context, keys ...any) {
+	for _, k := range keys {
+		switch k := k.(type) {
+		case string:
+			l.nodes.Load(ctx, k)
+		case AdjacencyKey:
+			l.adjacency.Load(ctx, k)
+		case ArticlesKey:
+			l.articlePages.Load(ctx, k)
+		case WordCountsKey:
+			l.wordCounts.Load(ctx, k)
+		case store.DegreeKey:
+			l.degrees.Load(ctx, k)
+		case store.ArticleCountKey:
+			l.articleCounts.Load(ctx, k)
+		default:
+			panic(fmt.Sprintf("loaders: cannot prefetch a %T", k))
+		}
+	}
 }
 
 // Nodes returns nodes in the order of ids, nil where one does not exist:
@@ -89,7 +117,7 @@ func (l *Loaders) Nodes(ctx context.Context, ids []string) ([]*store.Node, error
 	for i, id := range ids {
 		thunks[i] = l.nodes.Load(ctx, id)
 	}
-	return wait(ctx, func() ([]*store.Node, error) {
+	return wait(ctx, l.nodes.on(ids...), func() ([]*store.Node, error) {
 		out := make([]*store.Node, len(ids))
 		for i, thunk := range thunks {
 			n, err := thunk()
@@ -104,40 +132,40 @@ func (l *Loaders) Nodes(ctx context.Context, ids []string) ([]*store.Node, error
 
 // Relationship returns a relationship, nil if it does not exist.
 func (l *Loaders) Relationship(ctx context.Context, k store.RelationshipKey) (*store.Relationship, error) {
-	return wait(ctx, l.relationships.Load(ctx, k))
+	return wait(ctx, l.relationships.on(k), l.relationships.Load(ctx, k))
 }
 
 // Article returns an article (store.ErrNotFound if it does not exist).
 func (l *Loaders) Article(ctx context.Context, id string) (*store.Article, error) {
-	return wait(ctx, l.articles.Load(ctx, id))
+	return wait(ctx, l.articles.on(id), l.articles.Load(ctx, id))
 }
 
 // Degree starts loading a degree counter; the returned func waits for it.
 func (l *Loaders) Degree(ctx context.Context, k store.DegreeKey) func() (int64, error) {
 	thunk := l.degrees.Load(ctx, k)
-	return func() (int64, error) { return wait(ctx, thunk) }
+	return func() (int64, error) { return wait(ctx, l.degrees.on(k), thunk) }
 }
 
 // ArticleCount starts loading an article counter; the returned func waits
 // for it.
 func (l *Loaders) ArticleCount(ctx context.Context, k store.ArticleCountKey) func() (int64, error) {
 	thunk := l.articleCounts.Load(ctx, k)
-	return func() (int64, error) { return wait(ctx, thunk) }
+	return func() (int64, error) { return wait(ctx, l.articleCounts.on(k), thunk) }
 }
 
 // WordCounts returns an author's most frequent words.
 func (l *Loaders) WordCounts(ctx context.Context, k WordCountsKey) ([]store.WordCount, error) {
-	return wait(ctx, l.wordCounts.Load(ctx, k))
+	return wait(ctx, l.wordCounts.on(k), l.wordCounts.Load(ctx, k))
 }
 
 // Adjacency returns a page of a node's relationships.
 func (l *Loaders) Adjacency(ctx context.Context, k AdjacencyKey) (store.RelationshipPage, error) {
-	return wait(ctx, l.adjacency.Load(ctx, k))
+	return wait(ctx, l.adjacency.on(k), l.adjacency.Load(ctx, k))
 }
 
 // ArticlePage returns a page of an author's articles.
 func (l *Loaders) ArticlePage(ctx context.Context, k ArticlesKey) (store.ArticlePage, error) {
-	return wait(ctx, l.articlePages.Load(ctx, k))
+	return wait(ctx, l.articlePages.on(k), l.articlePages.Load(ctx, k))
 }
 
 // flush sends every pending batch now, as dispatch round round.
@@ -152,50 +180,82 @@ func (l *Loaders) flush(round int) {
 	l.articlePages.flush(round)
 }
 
-// loader is a dataloader that knows which dispatch round sent its batch.
+// loader is a dataloader whose batches report the dispatch round that sent
+// them.
 type loader[K comparable, V any] struct {
 	*dataloader.Loader[K, V]
+	sched *scheduler
 
-	// mu guards round and at: the round of the last flush and when.
-	mu    sync.Mutex
-	round int
-	at    time.Time
+	// mu guards waiters (the resolvers blocked on each key) and round (the
+	// flush that last sent this loader's batch).
+	mu      sync.Mutex
+	waiters map[K][]*waiter
+	round   int
 }
 
-// roundTTL tells a batch sent by a flush (it starts within microseconds)
-// from one sent by the loader's own timer (a millisecond or more after).
-const roundTTL = 500 * time.Microsecond
-
+// flush sends the pending batch as part of dispatch round round.
 func (l *loader[K, V]) flush(round int) {
 	l.mu.Lock()
-	l.round, l.at = round, time.Now()
+	l.round = round
 	l.mu.Unlock()
 	l.Flush()
 }
 
-// inRound tags ctx with the round that sent the batch starting now, if a
-// flush did.
+// inRound tags ctx with the round that sent the batch starting now: the
+// last flush of this loader (a batch goroutine may start after the next
+// flush has begun), or for a batch its own timer sent, the latest round.
 func (l *loader[K, V]) inRound(ctx context.Context) context.Context {
 	l.mu.Lock()
-	round, at := l.round, l.at
+	round := l.round
 	l.round = 0
 	l.mu.Unlock()
-	if round == 0 || time.Since(at) > roundTTL {
+	if round == 0 {
+		round = l.sched.round()
+	}
+	if round == 0 {
 		return ctx
 	}
 	return store.WithRound(ctx, round)
 }
 
+// on returns the function that files a waiter under keys.
+func (l *loader[K, V]) on(keys ...K) func(*waiter) {
+	return func(w *waiter) {
+		l.mu.Lock()
+		if l.waiters == nil {
+			l.waiters = make(map[K][]*waiter)
+		}
+		for _, k := range keys {
+			l.waiters[k] = append(l.waiters[k], w)
+		}
+		l.mu.Unlock()
+	}
+}
+
+// answered wakes the waiters of keys whose batch has just answered.
+func (l *loader[K, V]) answered(keys []K) {
+	var ws []*waiter
+	l.mu.Lock()
+	for _, k := range keys {
+		ws = append(ws, l.waiters[k]...)
+		delete(l.waiters, k)
+	}
+	l.mu.Unlock()
+	l.sched.wake(ws)
+}
+
 // New builds the loaders of one operation over s.
 func New(s *store.Store, cfg Config) *Loaders {
 	l := &Loaders{}
-	l.nodes = newLoader(cfg, func(ctx context.Context, ids []string) ([]*store.Node, error) {
+	l.sched = &scheduler{flush: l.flush}
+	sched := l.sched
+	l.nodes = newLoader(cfg, sched, func(ctx context.Context, ids []string) ([]*store.Node, error) {
 		return s.GetNodes(ctx, ids)
 	})
-	l.relationships = newLoader(cfg, func(ctx context.Context, ks []store.RelationshipKey) ([]*store.Relationship, error) {
+	l.relationships = newLoader(cfg, sched, func(ctx context.Context, ks []store.RelationshipKey) ([]*store.Relationship, error) {
 		return s.GetRelationships(ctx, ks)
 	})
-	l.articles = newBatchLoader(cfg, func(ctx context.Context, ids []string) []*dataloader.Result[*store.Article] {
+	l.articles = newBatchLoader(cfg, sched, func(ctx context.Context, ids []string) []*dataloader.Result[*store.Article] {
 		articles, errs := s.GetArticles(ctx, ids)
 		out := make([]*dataloader.Result[*store.Article], len(ids))
 		for i := range ids {
@@ -206,9 +266,9 @@ func New(s *store.Store, cfg Config) *Loaders {
 		}
 		return out
 	})
-	l.degrees = newLoader(cfg, s.Degrees)
-	l.articleCounts = newLoader(cfg, s.CountArticles)
-	l.wordCounts = newLoader(cfg, func(ctx context.Context, ks []WordCountsKey) ([][]store.WordCount, error) {
+	l.degrees = newLoader(cfg, sched, s.Degrees)
+	l.articleCounts = newLoader(cfg, sched, s.CountArticles)
+	l.wordCounts = newLoader(cfg, sched, func(ctx context.Context, ks []WordCountsKey) ([][]store.WordCount, error) {
 		// Keys of one level almost always share n; group by it anyway.
 		out := make([][]store.WordCount, len(ks))
 		byN := map[int][]int{}
@@ -230,7 +290,7 @@ func New(s *store.Store, cfg Config) *Loaders {
 		}
 		return out, nil
 	})
-	l.adjacency = newScanLoader(cfg, func(ctx context.Context, k AdjacencyKey) (store.RelationshipPage, error) {
+	l.adjacency = newScanLoader(cfg, sched, func(ctx context.Context, k AdjacencyKey) (store.RelationshipPage, error) {
 		page, err := s.Adjacent(ctx, k.Node, k.Type, k.Dir, k.Page)
 		if err == nil {
 			// A relationship read from the index need not be read again.
@@ -241,7 +301,7 @@ func New(s *store.Store, cfg Config) *Loaders {
 		}
 		return page, err
 	})
-	l.articlePages = newScanLoader(cfg, func(ctx context.Context, k ArticlesKey) (store.ArticlePage, error) {
+	l.articlePages = newScanLoader(cfg, sched, func(ctx context.Context, k ArticlesKey) (store.ArticlePage, error) {
 		var q store.ArticleQuery
 		q.Category = k.Category
 		if k.HasAfter {
@@ -261,7 +321,6 @@ func New(s *store.Store, cfg Config) *Loaders {
 		}
 		return page, err
 	})
-	l.sched = &scheduler{flush: l.flush}
 	return l
 }
 
@@ -274,17 +333,19 @@ func options[K comparable, V any](cfg Config) []dataloader.Option[K, V] {
 
 // newBatchLoader builds a loader whose batch function runs in the context
 // of the round that sent it.
-func newBatchLoader[K comparable, V any](cfg Config, batch dataloader.BatchFunc[K, V]) *loader[K, V] {
-	l := &loader[K, V]{}
+func newBatchLoader[K comparable, V any](cfg Config, sched *scheduler, batch dataloader.BatchFunc[K, V]) *loader[K, V] {
+	l := &loader[K, V]{sched: sched}
 	l.Loader = dataloader.NewBatchedLoader(func(ctx context.Context, ks []K) []*dataloader.Result[V] {
-		return batch(l.inRound(ctx), ks)
+		res := batch(l.inRound(ctx), ks)
+		l.answered(ks)
+		return res
 	}, options[K, V](cfg)...)
 	return l
 }
 
 // newLoader wraps a store call that answers a batch of keys in order.
-func newLoader[K comparable, V any](cfg Config, fetch func(context.Context, []K) ([]V, error)) *loader[K, V] {
-	return newBatchLoader(cfg, func(ctx context.Context, ks []K) []*dataloader.Result[V] {
+func newLoader[K comparable, V any](cfg Config, sched *scheduler, fetch func(context.Context, []K) ([]V, error)) *loader[K, V] {
+	return newBatchLoader(cfg, sched, func(ctx context.Context, ks []K) []*dataloader.Result[V] {
 		vs, err := fetch(ctx, ks)
 		out := make([]*dataloader.Result[V], len(ks))
 		for i := range ks {
@@ -300,8 +361,8 @@ func newLoader[K comparable, V any](cfg Config, fetch func(context.Context, []K)
 
 // newScanLoader runs one scan per key, the batch's scans concurrently (at
 // most cfg.ScanConcurrency at a time).
-func newScanLoader[K comparable, V any](cfg Config, scan func(context.Context, K) (V, error)) *loader[K, V] {
-	return newBatchLoader(cfg, func(ctx context.Context, ks []K) []*dataloader.Result[V] {
+func newScanLoader[K comparable, V any](cfg Config, sched *scheduler, scan func(context.Context, K) (V, error)) *loader[K, V] {
+	return newBatchLoader(cfg, sched, func(ctx context.Context, ks []K) []*dataloader.Result[V] {
 		out := make([]*dataloader.Result[V], len(ks))
 		var g errgroup.Group
 		g.SetLimit(max(cfg.ScanConcurrency, 1))

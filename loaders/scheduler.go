@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 )
@@ -17,25 +19,50 @@ import (
 // a millisecond fire after about 1.15 ms on these machines, and each loader
 // would fire on its own.
 //
-// Resolvers are counted by AroundFields; blocked ones by wait. Resolvers of
+// Resolvers are counted by AroundFields; blocked ones by wait, until the
+// batch they wait for answers (then they are waking: runnable, and about to
+// add the next level's keys, so not quiet). Resolvers of
 // the next level start in goroutines gqlgen spawns just before they enter
-// AroundFields, so before flushing, the scheduler yields a few times and
-// flushes only if nothing started or blocked meanwhile. If a flush is still
+// AroundFields, so before flushing, the scheduler lets them run and flushes
+// only once nothing has started or blocked for settleQuiet. If a flush is still
 // missed, each loader's own timer (Config.Wait) sends its batch.
 type scheduler struct {
-	flush func(round int) // flushes every loader of the request
+	flush    func(round int) // flushes every loader of the request
+	settling atomic.Bool     // a goroutine is waiting for a quiet moment
 
 	// mu guards the counters.
 	mu      sync.Mutex
 	running int    // resolvers in progress
-	waiting int    // of those, blocked on a loader
+	waiting int    // of those, blocked on a batch that has not answered
+	waking  int    // of those, whose batch has answered: about to run
 	gen     uint64 // bumped on every change, to see a quiet moment
 	rounds  int    // flushes so far
 }
 
-// settleYields is how often the scheduler yields before trusting that no
-// spawned resolver is about to start.
-const settleYields = 4
+// waiter is one resolver blocked on a loader; woken tells whether its
+// batch has answered.
+type waiter struct{ woken bool }
+
+// wake moves the waiters of an answered batch from waiting to waking: they
+// are not blocked any more, only not yet running, and the keys they will
+// load next belong in the coming flush.
+func (s *scheduler) wake(ws []*waiter) {
+	s.mu.Lock()
+	for _, w := range ws {
+		if !w.woken {
+			w.woken = true
+			s.waiting--
+			s.waking++
+		}
+	}
+	s.gen++
+	s.mu.Unlock()
+}
+
+// settleQuiet is how long nothing may change before the scheduler trusts
+// that no spawned resolver is about to start. Starting a goroutine and
+// entering a resolver takes a few microseconds.
+const settleQuiet = 30 * time.Microsecond
 
 func (s *scheduler) change(running, waiting int) {
 	s.mu.Lock()
@@ -46,41 +73,91 @@ func (s *scheduler) change(running, waiting int) {
 }
 
 // dispatch flushes every loader once all running resolvers are blocked.
+// One goroutine at a time settles; the others only changed the counters,
+// which the settling one sees.
 func (s *scheduler) dispatch() {
+	for s.settling.CompareAndSwap(false, true) {
+		flushed := s.settle()
+		s.settling.Store(false)
+		if flushed || !s.quiet() {
+			return
+		}
+		// It turned quiet while the settler was giving up: settle again.
+	}
+}
+
+// round is the number of flushes so far: batches starting now were sent
+// by the latest one.
+func (s *scheduler) round() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rounds
+}
+
+func (s *scheduler) quiet() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running > 0 && s.running == s.waiting && s.waking == 0
+}
+
+// settle waits until the request has been quiet (every running resolver
+// blocked, no change) for settleQuiet, yielding meanwhile so that spawned
+// resolvers get to start, and then flushes; it gives up (false) as soon as
+// a resolver is running. Siblings that keep starting keep restarting the
+// quiet period, so a level's keys all make its batch, however wide.
+func (s *scheduler) settle() bool {
+	s.mu.Lock()
+	gen := s.gen
+	s.mu.Unlock()
+	since := time.Now()
 	for {
+		runtime.Gosched()
 		s.mu.Lock()
-		quiet, gen := s.running > 0 && s.running == s.waiting, s.gen
+		quiet := s.running > 0 && s.running == s.waiting && s.waking == 0
+		changed := s.gen != gen
+		gen = s.gen
+		if quiet && !changed && time.Since(since) >= settleQuiet {
+			s.rounds++
+			round := s.rounds
+			s.mu.Unlock()
+			s.flush(round)
+			return true
+		}
 		s.mu.Unlock()
 		if !quiet {
-			return
+			return false
 		}
-		for range settleYields {
-			runtime.Gosched()
-		}
-		s.mu.Lock()
-		settled := s.gen == gen
-		if settled {
-			s.rounds++
-		}
-		round := s.rounds
-		s.mu.Unlock()
-		if settled {
-			s.flush(round)
-			return
+		if changed {
+			since = time.Now()
 		}
 	}
 }
 
-// wait blocks on a loader's thunk, telling the scheduler.
-func wait[V any](ctx context.Context, thunk func() (V, error)) (V, error) {
+// wait blocks on a loader's thunk, telling the scheduler. register files
+// the waiter under the keys it waits for, so that the batch answering them
+// can wake it (see scheduler.wake).
+func wait[V any](ctx context.Context, register func(*waiter), thunk func() (V, error)) (V, error) {
 	s := schedulerOf(ctx)
 	if s == nil {
 		return thunk()
 	}
-	s.change(0, +1)
+	w := &waiter{}
+	s.mu.Lock()
+	s.waiting++
+	s.gen++
+	s.mu.Unlock()
+	register(w)
 	s.dispatch()
 	v, err := thunk()
-	s.change(0, -1)
+	s.mu.Lock()
+	if w.woken {
+		s.waking--
+	} else {
+		s.waiting-- // answered from the cache, or by a batch that did not wake it
+		w.woken = true
+	}
+	s.gen++
+	s.mu.Unlock()
 	return v, err
 }
 
@@ -101,6 +178,10 @@ func AroundField(ctx context.Context, next graphql.Resolver) (any, error) {
 	s.change(+1, 0)
 	res, err := next(ctx)
 	s.change(-1, 0)
-	s.dispatch()
+	// This goroutine goes on to start the field's children; settling here
+	// would hold them back until after the flush they belong in.
+	if s.quiet() && !s.settling.Load() {
+		go s.dispatch()
+	}
 	return res, err
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/hbgraph/hbgraph/store"
 )
 
 // MarshalJSON writes a JSON scalar (a property map or one property value).
@@ -39,15 +41,16 @@ func MarshalTime(t time.Time) graphql.Marshaler {
 	})
 }
 
-// UnmarshalTime reads an RFC 3339 timestamp.
+// UnmarshalTime reads an RFC 3339 timestamp. A value that is not one is
+// the client's input error (validation lets any string through).
 func UnmarshalTime(v any) (time.Time, error) {
 	s, ok := v.(string)
 	if !ok {
-		return time.Time{}, fmt.Errorf("Time must be an RFC 3339 string, got %T", v)
+		return time.Time{}, fmt.Errorf("%w: Time must be an RFC 3339 string, got %T", store.ErrInvalidInput, v)
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("Time must be RFC 3339: %v", err)
+		return time.Time{}, fmt.Errorf("%w: Time must be RFC 3339, got %q", store.ErrInvalidInput, s)
 	}
 	return t, nil
 }

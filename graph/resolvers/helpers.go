@@ -78,11 +78,13 @@ func propertiesArg(v any) (store.Properties, error) {
 	return nil, badInput("properties must be a JSON object, got %T", v)
 }
 
-// node loads one node through the request's batch; nil when absent.
+// node loads one node through the request's batch; nil when absent. The
+// loads its selected child fields will make start first (prefetchNode).
 func node(ctx context.Context, id string) (*store.Node, error) {
 	if err := store.ValidateNodeID(id); err != nil {
 		return nil, err
 	}
+	prefetchNode(ctx, id)
 	return loaders.For(ctx).Node(ctx, id)
 }
 
@@ -94,6 +96,50 @@ func endpoint(ctx context.Context, id string) (*store.Node, error) {
 		err = fmt.Errorf("node %q: %w", id, store.ErrNotFound)
 	}
 	return n, err
+}
+
+// adjacencyKey, articlesKey and wordCountsKey build the loader keys of a
+// node's connections; the field resolvers and prefetchNode share them so a
+// prefetched load and the field's own are the same key.
+func adjacencyKey(id, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (loaders.AdjacencyKey, error) {
+	req, err := pageRequest(first, after, last, before)
+	if err != nil {
+		return loaders.AdjacencyKey{}, err
+	}
+	return loaders.AdjacencyKey{Node: id, Type: typeArg, Dir: storeDirection(direction), Page: req}, nil
+}
+
+func articlesKey(id string, category *string, postedAfter, postedBefore *time.Time, first *int, after *string, last *int, before *string) (loaders.ArticlesKey, error) {
+	req, err := pageRequest(first, after, last, before)
+	if err != nil {
+		return loaders.ArticlesKey{}, err
+	}
+	k := loaders.ArticlesKey{Author: id, Page: req}
+	if category != nil {
+		if *category == "" { // the store reads "" as every category
+			return loaders.ArticlesKey{}, badInput("category may not be empty; leave it out for every category")
+		}
+		k.Category = *category
+	}
+	k.After, k.HasAfter = msOf(postedAfter)
+	k.Before, k.HasBefore = msOf(postedBefore)
+	return k, nil
+}
+
+func wordCountsKey(id string, first *int) loaders.WordCountsKey {
+	n := 10 // the schema's default
+	if first != nil {
+		n = *first
+	}
+	return loaders.WordCountsKey{Author: id, N: n}
+}
+
+func degreeKey(k loaders.AdjacencyKey) store.DegreeKey {
+	return store.DegreeKey{Node: k.Node, Dir: k.Dir, Type: k.Type}
+}
+
+func articleCountKey(k loaders.ArticlesKey) store.ArticleCountKey {
+	return store.ArticleCountKey{Author: k.Author, Category: k.Category}
 }
 
 func msOf(t *time.Time) (int64, bool) {
@@ -121,13 +167,17 @@ func relationshipConnection(k loaders.AdjacencyKey, page store.RelationshipPage)
 		Node:     k.Node, Direction: k.Dir, Type: k.Type,
 	}
 	for i, rel := range page.Relationships {
-		neighbor := rel.End
-		if k.Dir == store.Incoming {
-			neighbor = rel.Start
-		}
-		c.Edges[i] = model.RelationshipEdge{Cursor: page.Cursors[i], Node: rel, NeighborID: neighbor}
+		c.Edges[i] = model.RelationshipEdge{Cursor: page.Cursors[i], Node: rel, NeighborID: neighborOf(rel, k.Dir)}
 	}
 	return c
+}
+
+// neighborOf is the other end of rel, seen along dir.
+func neighborOf(rel store.Relationship, dir store.Direction) string {
+	if dir == store.Incoming {
+		return rel.Start
+	}
+	return rel.End
 }
 
 func articleConnection(k loaders.ArticlesKey, page store.ArticlePage) *model.ArticleConnection {
@@ -142,10 +192,10 @@ func articleConnection(k loaders.ArticlesKey, page store.ArticlePage) *model.Art
 	return c
 }
 
-// selects reports whether the field being resolved selects the child field
-// name (directly or through fragments).
-func selects(ctx context.Context, name string) bool {
-	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+// selects reports whether the field being resolved, of type typeName,
+// selects the child field name (directly or through fragments).
+func selects(ctx context.Context, typeName, name string) bool {
+	for _, f := range graphql.CollectFieldsCtx(ctx, []string{typeName}) {
 		if f.Name == name {
 			return true
 		}

@@ -111,20 +111,31 @@ func (r *nodeResolver) Property(ctx context.Context, obj *store.Node, name strin
 
 // Relationships is the resolver for the relationships field.
 func (r *nodeResolver) Relationships(ctx context.Context, obj *store.Node, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (*model.RelationshipConnection, error) {
-	req, err := pageRequest(first, after, last, before)
+	k, err := adjacencyKey(obj.ID, typeArg, direction, first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
-	k := loaders.AdjacencyKey{Node: obj.ID, Type: typeArg, Dir: storeDirection(direction), Page: req}
 	l := loaders.For(ctx)
 	var total func() (int64, error)
-	if selects(ctx, "totalCount") { // load the counter in the same wave as the page
-		total = l.Degree(ctx, store.DegreeKey{Node: k.Node, Dir: k.Dir, Type: k.Type})
+	if selects(ctx, "RelationshipConnection", "totalCount") { // load the counter in the same wave as the page
+		total = l.Degree(ctx, degreeKey(k))
 	}
 	page, err := l.Adjacency(ctx, k)
 	if err != nil {
 		return nil, err
 	}
+	prefetchEdges(ctx, "RelationshipConnection", func(i int, field string) string {
+		rel := page.Relationships[i]
+		switch field {
+		case "neighbor":
+			return neighborOf(rel, k.Dir)
+		case "startNode":
+			return rel.Start
+		case "endNode":
+			return rel.End
+		}
+		return ""
+	}, len(page.Relationships))
 	c := relationshipConnection(k, page)
 	c.Total = total
 	return c, nil
@@ -132,25 +143,25 @@ func (r *nodeResolver) Relationships(ctx context.Context, obj *store.Node, typeA
 
 // Articles is the resolver for the articles field.
 func (r *nodeResolver) Articles(ctx context.Context, obj *store.Node, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error) {
-	req, err := pageRequest(first, after, last, before)
+	k, err := articlesKey(obj.ID, category, postedAfter, postedBefore, first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
-	k := loaders.ArticlesKey{Author: obj.ID, Page: req}
-	if category != nil {
-		k.Category = *category
-	}
-	k.After, k.HasAfter = msOf(postedAfter)
-	k.Before, k.HasBefore = msOf(postedBefore)
 	l := loaders.For(ctx)
 	var total func() (int64, error)
-	if selects(ctx, "totalCount") { // load the counter in the same wave as the page
-		total = l.ArticleCount(ctx, store.ArticleCountKey{Author: k.Author, Category: k.Category})
+	if selects(ctx, "ArticleConnection", "totalCount") { // load the counter in the same wave as the page
+		total = l.ArticleCount(ctx, articleCountKey(k))
 	}
 	page, err := l.ArticlePage(ctx, k)
 	if err != nil {
 		return nil, err
 	}
+	prefetchEdges(ctx, "ArticleConnection", func(i int, field string) string {
+		if field == "author" {
+			return page.Articles[i].Author
+		}
+		return ""
+	}, len(page.Articles))
 	c := articleConnection(k, page)
 	c.Total = total
 	return c, nil
@@ -158,11 +169,7 @@ func (r *nodeResolver) Articles(ctx context.Context, obj *store.Node, category *
 
 // WordCounts is the resolver for the wordCounts field.
 func (r *nodeResolver) WordCounts(ctx context.Context, obj *store.Node, first *int) ([]store.WordCount, error) {
-	n := 10
-	if first != nil {
-		n = *first
-	}
-	return loaders.For(ctx).WordCounts(ctx, loaders.WordCountsKey{Author: obj.ID, N: n})
+	return loaders.For(ctx).WordCounts(ctx, wordCountsKey(obj.ID, first))
 }
 
 // Node is the resolver for the node field.

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/hbgraph/hbgraph/store"
+	"github.com/hbgraph/hbgraph/store/embedded"
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// go test -run '^$' -bench Gateway -benchmem .
+
+const twoHopQuery = `query TwoHop($id: ID!, $n: Int!) {
+  node(id: $id) {
+    id
+    relationships(type: "follows", direction: OUTGOING, first: $n) {
+      totalCount
+      edges { neighbor { id properties
+        articles(first: 3) { totalCount edges { node { id title postedAt } } } } }
+    }
+  }
+}`
+
+// benchGateway serves the gateway in-process over an in-memory engine with
+// "me" following n nodes that have 5 articles each.
+func benchGateway(b *testing.B, followees int) *httptest.Server {
+	b.Helper()
+	hc, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(hc.Close)
+	st, err := store.New(hc, store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := st.CreateNode(ctx, "me", store.Properties{"name": "me"}); err != nil {
+		b.Fatal(err)
+	}
+	for i := range followees {
+		id := fmt.Sprintf("f%03d", i)
+		if _, err := st.CreateNode(ctx, id, store.Properties{"name": id, "rank": i}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.CreateRelationship(ctx, store.RelationshipKey{Start: "me", Type: "follows", End: id}, nil); err != nil {
+			b.Fatal(err)
+		}
+		for a := range 5 {
+			if _, err := st.PostArticle(ctx, id, fmt.Sprintf("post %d of %s", a, id), "some words here", "tech"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	cfg, err := parseConfig(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(newGateway(cfg, st, hc, zerolog.Nop()))
+	b.Cleanup(srv.Close)
+	return srv
+}
+
+type benchResponse struct {
+	Errors     []json.RawMessage `json:"errors"`
+	Extensions struct {
+		Explain struct {
+			Calls int               `json:"calls"`
+			Waves []json.RawMessage `json:"waves"`
+		} `json:"explain"`
+	} `json:"extensions"`
+}
+
+func postQuery(b *testing.B, client *http.Client, url string, body []byte) benchResponse {
+	resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out benchResponse
+	if err := json.Unmarshal(raw, &out); err != nil || len(out.Errors) > 0 {
+		b.Fatalf("%s: %v", raw, err)
+	}
+	return out
+}
+
+func benchQuery(b *testing.B, srv *httptest.Server, query string, vars map[string]any) {
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	explained, _ := json.Marshal(map[string]any{"query": query, "variables": vars,
+		"extensions": map[string]any{"explain": true}})
+	client := srv.Client()
+	probe := postQuery(b, client, srv.URL+"/query", explained)
+	b.ReportAllocs()
+	for b.Loop() {
+		postQuery(b, client, srv.URL+"/query", body)
+	}
+	// After the loop: b.Loop resets reported metrics when it starts timing.
+	b.ReportMetric(float64(len(probe.Extensions.Explain.Waves)), "waves/op")
+	b.ReportMetric(float64(probe.Extensions.Explain.Calls), "calls/op")
+}
+
+func BenchmarkGatewayNode(b *testing.B) {
+	srv := benchGateway(b, 1)
+	benchQuery(b, srv, `query Node($id: ID!) { node(id: $id) { id properties createdAt } }`, map[string]any{"id": "f000"})
+}
+
+func BenchmarkGatewayTwoHop(b *testing.B) {
+	for _, n := range []int{10, 50} {
+		b.Run(fmt.Sprintf("followees=%d", n), func(b *testing.B) {
+			srv := benchGateway(b, n)
+			benchQuery(b, srv, twoHopQuery, map[string]any{"id": "me", "n": n})
+		})
+	}
+}
