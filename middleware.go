@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -89,6 +90,16 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 		w.Header().Set("X-Request-Id", rec.ID)
 		ctx, cancel := context.WithTimeout(explain.With(r.Context(), rec), timeout)
 		defer cancel()
+		if r.ContentLength > maxBody {
+			writeTooLarge(w, rec.ID, maxBody)
+			m.requests.WithLabelValues(strconv.Itoa(http.StatusRequestEntityTooLarge)).Inc()
+			m.errors.WithLabelValues("BAD_USER_INPUT").Inc()
+			log.Info().Str("request_id", rec.ID).Int("status", http.StatusRequestEntityTooLarge).
+				Int64("content_length", r.ContentLength).Msg("graphql")
+			return
+		}
+		// A body without a length is cut at maxBody; the transport then
+		// reports it as undecodable.
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		sw := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(sw, r.WithContext(ctx))
@@ -107,4 +118,11 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 			Dur("duration", elapsed).Int("store_calls", calls).Int("store_waves", waves).
 			Strs("error_codes", codes).Msg("graphql")
 	})
+}
+
+// writeTooLarge answers a request whose declared body exceeds the limit.
+func writeTooLarge(w http.ResponseWriter, id string, limit int64) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusRequestEntityTooLarge)
+	fmt.Fprintf(w, `{"errors":[{"message":"request body larger than %d bytes (request id %s)","extensions":{"code":"BAD_USER_INPUT"}}],"data":null}`, limit, id)
 }

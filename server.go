@@ -39,6 +39,7 @@ import (
 	"github.com/hbgraph/hbgraph/graph/depth"
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/model"
+	"github.com/hbgraph/hbgraph/graph/nointrospection"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
@@ -240,6 +241,8 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 	gql.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	if cfg.introspection {
 		gql.Use(extension.Introspection{})
+	} else {
+		gql.Use(nointrospection.Refuse{})
 	}
 	gql.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	gql.Use(extension.FixedComplexityLimit(cfg.maxComplexity))
@@ -319,6 +322,12 @@ func presentError(log zerolog.Logger) graphql.ErrorPresenterFunc {
 			return gerr
 		}
 		code := errorCode(err)
+		// gqlgen's own errors about the request (a malformed body, a
+		// persisted-query hash that does not match, introspection turned
+		// off) wrap no error of ours: the client has to change the request.
+		if direct, ok := err.(*gqlerror.Error); ok && direct.Err == nil && code == codeInternal {
+			code = codeBadUserInput
+		}
 		if code == codeInternal {
 			id := ""
 			if r := explain.From(ctx); r != nil {

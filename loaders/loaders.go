@@ -28,15 +28,17 @@ type Config struct {
 	// soon as no running resolver can add a key); Wait only bounds the delay
 	// when it cannot tell (loads made outside a resolver).
 	Wait time.Duration
-	// BatchSize caps keys per batch (one SendBatch, or one group of
-	// concurrent scans). 1 turns batching off, for comparison.
+	// BatchSize caps keys per batch (one SendBatch per table, or one group
+	// of concurrent scans). One level of a query with 100-edge pages reads a
+	// few hundred rows, which should stay one batch; 1 turns batching off,
+	// for comparison.
 	BatchSize int
 	// ScanConcurrency bounds the concurrent page scans of one batch.
 	ScanConcurrency int
 }
 
 // DefaultConfig is what the server uses unless told otherwise.
-var DefaultConfig = Config{Wait: 10 * time.Millisecond, BatchSize: 100, ScanConcurrency: 16}
+var DefaultConfig = Config{Wait: 10 * time.Millisecond, BatchSize: 1000, ScanConcurrency: 16}
 
 // AdjacencyKey selects one page of a node's relationships.
 type AdjacencyKey struct {
@@ -62,69 +64,58 @@ type WordCountsKey struct {
 	N      int
 }
 
-// Loaders are the dataloaders of one operation. Their methods may be
-// called from the operation's resolvers concurrently; each blocks until its
-// batch has been answered.
+// Loaders are the dataloaders of one operation: one for row reads, whose
+// batches go out as one SendBatch per table, and one per kind of page scan.
+// Their methods may be called from the operation's resolvers concurrently;
+// each blocks until its batch has been answered.
 type Loaders struct {
-	nodes         *loader[string, *store.Node]
-	relationships *loader[store.RelationshipKey, *store.Relationship]
-	articles      *loader[string, *store.Article]
-	degrees       *loader[store.DegreeKey, int64]
-	articleCounts *loader[store.ArticleCountKey, int64]
-	wordCounts    *loader[WordCountsKey, []store.WordCount]
-	adjacency     *loader[AdjacencyKey, store.RelationshipPage]
-	articlePages  *loader[ArticlesKey, store.ArticlePage]
+	rows         *loader[store.Get, store.Row]
+	adjacency    *loader[AdjacencyKey, store.RelationshipPage]
+	articlePages *loader[ArticlesKey, store.ArticlePage]
 
 	sched *scheduler
 }
 
-// Node returns a node, nil if it does not exist.
-func (l *Loaders) Node(ctx context.Context, id string) (*store.Node, error) {
-	return wait(ctx, l.nodes.on(id), l.nodes.Load(ctx, id))
+// read waits for one row.
+func (l *Loaders) read(ctx context.Context, g store.Get) (store.Row, error) {
+	return wait(ctx, l.rows.on(g), l.rows.Load(ctx, g))
 }
 
-// Prefetch starts loads whose results a child field will ask for: their
-// keys join the current batches now, while the caller still runs, instead
-// of when the child's resolver gets to run. Keys are node ids (string),
-// AdjacencyKey, ArticlesKey, WordCountsKey, store.DegreeKey and
-// store.ArticleCountKey; a later load of the same key is answered by the
-// same batch.
-func (l *Loaders) Prefetch(ctx context.Context, keys ...any) {
-	for _, k := range keys {
-		switch k := k.(type) {
-		case string:
-			l.nodes.Load(ctx, k)
-		case AdjacencyKey:
-			l.adjacency.Load(ctx, k)
-		case ArticlesKey:
-			l.articlePages.Load(ctx, k)
-		case WordCountsKey:
-			l.wordCounts.Load(ctx, k)
-		case store.DegreeKey:
-			l.degrees.Load(ctx, k)
-		case store.ArticleCountKey:
-			l.articleCounts.Load(ctx, k)
-		default:
-			panic(fmt.Sprintf("loaders: cannot prefetch a %T", k))
-		}
+// Node returns a node, nil if it does not exist.
+func (l *Loaders) Node(ctx context.Context, id string) (*store.Node, error) {
+	g, err := store.NodeGet(id)
+	if err != nil {
+		return nil, err
 	}
+	row, err := l.read(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	return row.Node(id)
 }
 
 // Nodes returns nodes in the order of ids, nil where one does not exist:
 // every key joins the batch before the first wait.
 func (l *Loaders) Nodes(ctx context.Context, ids []string) ([]*store.Node, error) {
-	thunks := make([]dataloader.Thunk[*store.Node], len(ids))
+	gets := make([]store.Get, len(ids))
+	thunks := make([]dataloader.Thunk[store.Row], len(ids))
 	for i, id := range ids {
-		thunks[i] = l.nodes.Load(ctx, id)
+		g, err := store.NodeGet(id)
+		if err != nil {
+			return nil, err
+		}
+		gets[i], thunks[i] = g, l.rows.Load(ctx, g)
 	}
-	return wait(ctx, l.nodes.on(ids...), func() ([]*store.Node, error) {
+	return wait(ctx, l.rows.on(gets...), func() ([]*store.Node, error) {
 		out := make([]*store.Node, len(ids))
 		for i, thunk := range thunks {
-			n, err := thunk()
+			row, err := thunk()
 			if err != nil {
 				return nil, err
 			}
-			out[i] = n
+			if out[i], err = row.Node(ids[i]); err != nil {
+				return nil, err
+			}
 		}
 		return out, nil
 	})
@@ -132,30 +123,74 @@ func (l *Loaders) Nodes(ctx context.Context, ids []string) ([]*store.Node, error
 
 // Relationship returns a relationship, nil if it does not exist.
 func (l *Loaders) Relationship(ctx context.Context, k store.RelationshipKey) (*store.Relationship, error) {
-	return wait(ctx, l.relationships.on(k), l.relationships.Load(ctx, k))
+	g, err := k.Get()
+	if err != nil {
+		return nil, err
+	}
+	row, err := l.read(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	return row.Relationship(k)
 }
 
 // Article returns an article (store.ErrNotFound if it does not exist).
 func (l *Loaders) Article(ctx context.Context, id string) (*store.Article, error) {
-	return wait(ctx, l.articles.on(id), l.articles.Load(ctx, id))
+	g, err := store.ArticleGet(id)
+	if err != nil {
+		return nil, err
+	}
+	row, err := l.read(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	return row.Article(id)
 }
 
 // Degree starts loading a degree counter; the returned func waits for it.
 func (l *Loaders) Degree(ctx context.Context, k store.DegreeKey) func() (int64, error) {
-	thunk := l.degrees.Load(ctx, k)
-	return func() (int64, error) { return wait(ctx, l.degrees.on(k), thunk) }
+	g, err := k.Get()
+	if err != nil {
+		return func() (int64, error) { return 0, err }
+	}
+	thunk := l.rows.Load(ctx, g)
+	return func() (int64, error) {
+		row, err := wait(ctx, l.rows.on(g), thunk)
+		if err != nil {
+			return 0, err
+		}
+		return row.Degree()
+	}
 }
 
 // ArticleCount starts loading an article counter; the returned func waits
 // for it.
 func (l *Loaders) ArticleCount(ctx context.Context, k store.ArticleCountKey) func() (int64, error) {
-	thunk := l.articleCounts.Load(ctx, k)
-	return func() (int64, error) { return wait(ctx, l.articleCounts.on(k), thunk) }
+	g, err := k.Get()
+	if err != nil {
+		return func() (int64, error) { return 0, err }
+	}
+	thunk := l.rows.Load(ctx, g)
+	return func() (int64, error) {
+		row, err := wait(ctx, l.rows.on(g), thunk)
+		if err != nil {
+			return 0, err
+		}
+		return row.ArticleCount(k.Category)
+	}
 }
 
 // WordCounts returns an author's most frequent words.
 func (l *Loaders) WordCounts(ctx context.Context, k WordCountsKey) ([]store.WordCount, error) {
-	return wait(ctx, l.wordCounts.on(k), l.wordCounts.Load(ctx, k))
+	g, err := store.WordCountsGet(k.Author)
+	if err != nil {
+		return nil, err
+	}
+	row, err := l.read(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	return row.TopWords(k.N)
 }
 
 // Adjacency returns a page of a node's relationships.
@@ -168,14 +203,43 @@ func (l *Loaders) ArticlePage(ctx context.Context, k ArticlesKey) (store.Article
 	return wait(ctx, l.articlePages.on(k), l.articlePages.Load(ctx, k))
 }
 
+// Prefetch starts loads whose results a child field will ask for: their
+// keys join the current batches now, while the caller still runs, instead
+// of when the child's resolver gets to run. Keys are node ids (string),
+// AdjacencyKey, ArticlesKey, WordCountsKey, store.DegreeKey and
+// store.ArticleCountKey; a later load of the same key is answered by the
+// same batch. An invalid key is left for the child to report.
+func (l *Loaders) Prefetch(ctx context.Context, keys ...any) {
+	for _, k := range keys {
+		var g store.Get
+		var err error
+		switch k := k.(type) {
+		case AdjacencyKey:
+			l.adjacency.Load(ctx, k)
+			continue
+		case ArticlesKey:
+			l.articlePages.Load(ctx, k)
+			continue
+		case string:
+			g, err = store.NodeGet(k)
+		case WordCountsKey:
+			g, err = store.WordCountsGet(k.Author)
+		case store.DegreeKey:
+			g, err = k.Get()
+		case store.ArticleCountKey:
+			g, err = k.Get()
+		default:
+			panic(fmt.Sprintf("loaders: cannot prefetch a %T", k))
+		}
+		if err == nil {
+			l.rows.Load(ctx, g)
+		}
+	}
+}
+
 // flush sends every pending batch now, as dispatch round round.
 func (l *Loaders) flush(round int) {
-	l.nodes.flush(round)
-	l.relationships.flush(round)
-	l.articles.flush(round)
-	l.degrees.flush(round)
-	l.articleCounts.flush(round)
-	l.wordCounts.flush(round)
+	l.rows.flush(round)
 	l.adjacency.flush(round)
 	l.articlePages.flush(round)
 }
@@ -203,17 +267,15 @@ func (l *loader[K, V]) flush(round int) {
 
 // inRound tags ctx with the round that sent the batch starting now: the
 // last flush of this loader (a batch goroutine may start after the next
-// flush has begun), or for a batch its own timer sent, the latest round.
+// flush has begun). A batch the loader sent by itself (full, or its timer)
+// was gathered for the coming round, so it counts in that one.
 func (l *loader[K, V]) inRound(ctx context.Context) context.Context {
 	l.mu.Lock()
 	round := l.round
 	l.round = 0
 	l.mu.Unlock()
 	if round == 0 {
-		round = l.sched.round()
-	}
-	if round == 0 {
-		return ctx
+		round = l.sched.round() + 1
 	}
 	return store.WithRound(ctx, round)
 }
@@ -248,60 +310,15 @@ func (l *loader[K, V]) answered(keys []K) {
 func New(s *store.Store, cfg Config) *Loaders {
 	l := &Loaders{}
 	l.sched = &scheduler{flush: l.flush}
-	sched := l.sched
-	l.nodes = newLoader(cfg, sched, func(ctx context.Context, ids []string) ([]*store.Node, error) {
-		return s.GetNodes(ctx, ids)
-	})
-	l.relationships = newLoader(cfg, sched, func(ctx context.Context, ks []store.RelationshipKey) ([]*store.Relationship, error) {
-		return s.GetRelationships(ctx, ks)
-	})
-	l.articles = newBatchLoader(cfg, sched, func(ctx context.Context, ids []string) []*dataloader.Result[*store.Article] {
-		articles, errs := s.GetArticles(ctx, ids)
-		out := make([]*dataloader.Result[*store.Article], len(ids))
-		for i := range ids {
-			out[i] = &dataloader.Result[*store.Article]{Error: errs[i]}
-			if errs[i] == nil {
-				out[i].Data = &articles[i]
-			}
-		}
-		return out
-	})
-	l.degrees = newLoader(cfg, sched, s.Degrees)
-	l.articleCounts = newLoader(cfg, sched, s.CountArticles)
-	l.wordCounts = newLoader(cfg, sched, func(ctx context.Context, ks []WordCountsKey) ([][]store.WordCount, error) {
-		// Keys of one level almost always share n; group by it anyway.
-		out := make([][]store.WordCount, len(ks))
-		byN := map[int][]int{}
-		for i, k := range ks {
-			byN[k.N] = append(byN[k.N], i)
-		}
-		for n, idx := range byN {
-			authors := make([]string, len(idx))
-			for j, i := range idx {
-				authors[j] = ks[i].Author
-			}
-			words, err := s.TopWordsOf(ctx, authors, n)
-			if err != nil {
-				return nil, err
-			}
-			for j, i := range idx {
-				out[i] = words[j]
-			}
-		}
-		return out, nil
-	})
-	l.adjacency = newScanLoader(cfg, sched, func(ctx context.Context, k AdjacencyKey) (store.RelationshipPage, error) {
+	l.rows = newLoader(cfg, l.sched, s.Read)
+	l.adjacency = newScanLoader(cfg, l.sched, func(ctx context.Context, k AdjacencyKey) (store.RelationshipPage, error) {
 		page, err := s.Adjacent(ctx, k.Node, k.Type, k.Dir, k.Page)
-		if err == nil {
-			// A relationship read from the index need not be read again.
-			for i := range page.Relationships {
-				r := page.Relationships[i]
-				l.relationships.Prime(ctx, r.Key(), &r)
-			}
+		for _, p := range page.Primed { // a relationship read from the index need not be read again
+			l.rows.Prime(ctx, p.Get, p.Row)
 		}
 		return page, err
 	})
-	l.articlePages = newScanLoader(cfg, sched, func(ctx context.Context, k ArticlesKey) (store.ArticlePage, error) {
+	l.articlePages = newScanLoader(cfg, l.sched, func(ctx context.Context, k ArticlesKey) (store.ArticlePage, error) {
 		var q store.ArticleQuery
 		q.Category = k.Category
 		if k.HasAfter {
@@ -313,11 +330,8 @@ func New(s *store.Store, cfg Config) *Loaders {
 			q.PostedBefore = &t
 		}
 		page, err := s.Articles(ctx, k.Author, q, k.Page)
-		if err == nil {
-			for i := range page.Articles {
-				a := page.Articles[i]
-				l.articles.Prime(ctx, a.ID, &a)
-			}
+		for _, p := range page.Primed {
+			l.rows.Prime(ctx, p.Get, p.Row)
 		}
 		return page, err
 	})

@@ -496,6 +496,9 @@ type ArticlePage struct {
 	Articles []Article
 	Cursors  []string
 	PageInfo
+	// Primed are the articles' timeline rows (an index row holds the same
+	// cells).
+	Primed []Primed
 }
 
 // Articles returns one page of author authorID's articles selected by q,
@@ -569,6 +572,9 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 		}
 		if out.Articles[i], err = articleFrom(k, a); err != nil {
 			return ArticlePage{}, err
+		}
+		if trow, err := k.Key(); err == nil {
+			out.Primed = append(out.Primed, Primed{Get{keys.TableArticles, string(trow)}, Row{rw.cells}})
 		}
 		out.Cursors[i] = cursors[i]
 	}

@@ -288,6 +288,8 @@ type RelationshipPage struct {
 	Relationships []Relationship
 	Cursors       []string
 	PageInfo
+	// Primed are the relationship rows, rebuilt from the index rows.
+	Primed []Primed
 }
 
 // Adjacent returns a page of node's relationships of one type and
@@ -315,6 +317,8 @@ func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Directio
 		k := relationshipOf(a)
 		page.Relationships[i] = Relationship{Start: k.Start, Type: k.Type, End: k.End, Properties: props,
 			Created: time.UnixMilli(a.Created), Updated: time.UnixMilli(rw.ts)}
+		e := entity{created: a.Created, updated: rw.ts, props: rw.cells[qualProperties]}
+		page.Primed = append(page.Primed, Primed{Get{keys.TableGraph, string(k.row())}, Row{e.cells()}})
 	}
 	return page, nil
 }

@@ -47,21 +47,21 @@ func (l Limit) MutateOperationContext(ctx context.Context, oc *graphql.Operation
 // Of returns the depth of a selection set: 1 for a set of scalar fields.
 // Fragment spreads count as their contents; a fragment that spreads itself
 // (invalid, and refused by validation) stops the walk.
-func Of(set ast.SelectionSet, fragments ast.FragmentDefinitionList, seen int) int {
-	if seen > 64 {
-		return seen // cyclic fragments: validation rejects these anyway
+func Of(set ast.SelectionSet, fragments ast.FragmentDefinitionList, level int) int {
+	if level > 64 {
+		return level // cyclic fragments: validation rejects these anyway
 	}
 	deepest := 0
 	for _, sel := range set {
 		d := 0
 		switch s := sel.(type) {
 		case *ast.Field:
-			d = 1 + Of(s.SelectionSet, fragments, seen+1)
+			d = 1 + Of(s.SelectionSet, fragments, level+1)
 		case *ast.InlineFragment:
-			d = Of(s.SelectionSet, fragments, seen+1)
+			d = Of(s.SelectionSet, fragments, level+1)
 		case *ast.FragmentSpread:
 			if f := fragments.ForName(s.Name); f != nil {
-				d = Of(f.SelectionSet, fragments, seen+1)
+				d = Of(f.SelectionSet, fragments, level+1)
 			}
 		}
 		deepest = max(deepest, d)

@@ -1,0 +1,220 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// Get names one row for Read. Gets come from the constructors below, are
+// comparable (so a caller can batch and deduplicate them) and expose no key
+// bytes: only the store builds row keys.
+type Get struct {
+	table string
+	row   string
+}
+
+// Row is what Read found for a Get; the zero Row is a row that does not
+// exist. Its decoders turn it into the domain value the Get was made for.
+type Row struct {
+	cells cells
+}
+
+// NodeGet reads a node.
+func NodeGet(id string) (Get, error) {
+	if err := ValidateNodeID(id); err != nil {
+		return Get{}, err
+	}
+	return Get{keys.TableGraph, string(keys.Node(id))}, nil
+}
+
+// Get reads the relationship.
+func (k RelationshipKey) Get() (Get, error) {
+	if err := k.Validate(); err != nil {
+		return Get{}, err
+	}
+	return Get{keys.TableGraph, string(k.row())}, nil
+}
+
+// Get reads the degree counter.
+func (k DegreeKey) Get() (Get, error) {
+	if err := validateID("node id", k.Node); err != nil {
+		return Get{}, err
+	}
+	if err := validateType("relationship type", k.Type); err != nil {
+		return Get{}, err
+	}
+	row, err := keys.Degree{Node: k.Node, Dir: k.Dir, Type: k.Type}.Key()
+	if err != nil {
+		return Get{}, invalid("direction: %v", err)
+	}
+	return Get{keys.TableGraph, string(row)}, nil
+}
+
+// ArticleGet reads an article by its public id.
+func ArticleGet(id string) (Get, error) {
+	_, row, err := parseArticleID(id)
+	if err != nil {
+		return Get{}, err
+	}
+	return Get{keys.TableArticles, string(row)}, nil
+}
+
+// Get reads the author's counters row (every category's count is in it).
+func (k ArticleCountKey) Get() (Get, error) {
+	if err := validateID("author id", k.Author); err != nil {
+		return Get{}, err
+	}
+	if k.Category != "" {
+		if err := validateType("category", k.Category); err != nil {
+			return Get{}, err
+		}
+	}
+	return Get{keys.TableArticles, string(keys.Counters(k.Author))}, nil
+}
+
+// WordCountsGet reads an author's word counts.
+func WordCountsGet(author string) (Get, error) {
+	if err := validateID("author id", author); err != nil {
+		return Get{}, err
+	}
+	return Get{keys.TableWordCounts, string(keys.WordCounts(author))}, nil
+}
+
+// familyOf is the one family of each table.
+var familyOf = func() map[string]string {
+	m := map[string]string{}
+	for table, fams := range keys.Tables() {
+		m[table] = fams[0]
+	}
+	return m
+}()
+
+// Read reads rows with one batch of Gets per table, the tables at once, and
+// returns them in the order of gets.
+func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
+	out := make([]Row, len(gets))
+	byTable := map[string][]int{}
+	for i, g := range gets {
+		if g.table == "" {
+			return nil, invalid("zero Get")
+		}
+		byTable[g.table] = append(byTable[g.table], i)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for table, idx := range byTable {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rows := make([][]byte, len(idx))
+			for j, i := range idx {
+				rows[j] = []byte(gets[i].row)
+			}
+			res, err := s.getBatch(ctx, table, familyOf[table], rows)
+			if err != nil {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+				return
+			}
+			for j, i := range idx {
+				out[i] = Row{cells: res[j]}
+			}
+		}()
+	}
+	wg.Wait()
+	return out, firstErr
+}
+
+// Node decodes a node row read for id: nil when there is none.
+func (r Row) Node(id string) (*Node, error) {
+	e, ok, err := decodeEntity(r.cells)
+	if err != nil || !ok {
+		return nil, err
+	}
+	n, err := nodeFrom(id, e)
+	return &n, err
+}
+
+// Relationship decodes a relationship row read for k: nil when there is
+// none.
+func (r Row) Relationship(k RelationshipKey) (*Relationship, error) {
+	e, ok, err := decodeEntity(r.cells)
+	if err != nil || !ok {
+		return nil, err
+	}
+	rel, err := relationshipFrom(k, e)
+	return &rel, err
+}
+
+// Degree decodes a degree counter: 0 when none was ever counted.
+func (r Row) Degree() (int64, error) {
+	v := r.cells[qualDegree]
+	if v == nil {
+		return 0, nil
+	}
+	n, ok := decodeMs(v)
+	if !ok {
+		return 0, fmt.Errorf("store: corrupt degree counter")
+	}
+	return n, nil
+}
+
+// Article decodes an article row read for id; ErrNotFound when there is
+// none.
+func (r Row) Article(id string) (*Article, error) {
+	k, _, err := parseArticleID(id)
+	if err != nil {
+		return nil, err
+	}
+	a, ok, err := decodeArticleCells(r.cells)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("article %q: %w", id, ErrNotFound)
+	}
+	art, err := articleFrom(k, a)
+	return &art, err
+}
+
+// ArticleCount decodes the count of an author's articles in category ("":
+// all of them) from their counters row.
+func (r Row) ArticleCount(category string) (int64, error) {
+	qual := qualArticleCount
+	if category != "" {
+		qual = qualCategoryCount + category
+	}
+	v := r.cells[qual]
+	if v == nil {
+		return 0, nil
+	}
+	n, ok := decodeMs(v)
+	if !ok {
+		return 0, fmt.Errorf("store: corrupt article counter %q", qual)
+	}
+	return n, nil
+}
+
+// TopWords decodes an author's n most frequent words from their word count
+// row.
+func (r Row) TopWords(n int) ([]WordCount, error) {
+	if n < 1 || n > MaxTopWords {
+		return nil, invalid("n is %d; want 1..%d", n, MaxTopWords)
+	}
+	return topWords(r.cells, n)
+}
+
+// Primed is a row a page scan has already read (an index row holds what its
+// entity row holds): a caller that caches Reads can store it, so that a
+// later Get of that row needs no round trip.
+type Primed struct {
+	Get Get
+	Row Row
+}
