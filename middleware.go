@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/hbgraph/hbgraph/explain"
 )
@@ -122,7 +125,48 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 
 // writeTooLarge answers a request whose declared body exceeds the limit.
 func writeTooLarge(w http.ResponseWriter, id string, limit int64) {
+	writeClientError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes (request id %s)", limit, id))
+}
+
+// guardGET refuses, with a code, the GET requests gqlgen's GET transport
+// would refuse without one: undecodable variables or extensions, and
+// operations other than queries (GET must not change state).
+func guardGET(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		q := r.URL.Query()
+		for _, param := range []string{"variables", "extensions"} {
+			if v := q.Get(param); v != "" {
+				var obj map[string]any
+				if err := json.Unmarshal([]byte(v), &obj); err != nil {
+					writeClientError(w, http.StatusBadRequest, param+" must be a JSON object")
+					return
+				}
+			}
+		}
+		if doc, err := parser.ParseQuery(&ast.Source{Input: q.Get("query")}); err == nil {
+			name := q.Get("operationName")
+			for _, op := range doc.Operations {
+				if (name == "" || op.Name == name) && op.Operation != ast.Query {
+					w.Header().Set("Allow", "POST")
+					writeClientError(w, http.StatusMethodNotAllowed, "only queries may be sent with GET; use POST for "+string(op.Operation)+"s")
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeClientError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusRequestEntityTooLarge)
-	fmt.Fprintf(w, `{"errors":[{"message":"request body larger than %d bytes (request id %s)","extensions":{"code":"BAD_USER_INPUT"}}],"data":null}`, limit, id)
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]any{
+		"errors": []map[string]any{{"message": msg, "extensions": map[string]any{"code": "BAD_USER_INPUT"}}},
+		"data":   nil,
+	})
+	_, _ = w.Write(b)
 }

@@ -262,7 +262,7 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 	m := newMetrics()
 	loaderCfg := loaders.Config{Wait: cfg.batchWait, BatchSize: cfg.batchSize, ScanConcurrency: loaders.DefaultConfig.ScanConcurrency}
 	mux := http.NewServeMux()
-	mux.Handle("/query", observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout, loaders.Middleware(st, loaderCfg, gql)))
+	mux.Handle("/query", observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout, guardGET(loaders.Middleware(st, loaderCfg, gql))))
 	mux.Handle("GET /{$}", playground.Handler("hbgraph", "/query"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")

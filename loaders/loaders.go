@@ -78,7 +78,7 @@ type Loaders struct {
 
 // read waits for one row.
 func (l *Loaders) read(ctx context.Context, g store.Get) (store.Row, error) {
-	return wait(ctx, l.rows.on(g), l.rows.Load(ctx, g))
+	return wait(ctx, l.rows.on(g), l.rows.load(ctx, g))
 }
 
 // Node returns a node, nil if it does not exist.
@@ -104,7 +104,7 @@ func (l *Loaders) Nodes(ctx context.Context, ids []string) ([]*store.Node, error
 		if err != nil {
 			return nil, err
 		}
-		gets[i], thunks[i] = g, l.rows.Load(ctx, g)
+		gets[i], thunks[i] = g, l.rows.load(ctx, g)
 	}
 	return wait(ctx, l.rows.on(gets...), func() ([]*store.Node, error) {
 		out := make([]*store.Node, len(ids))
@@ -153,7 +153,7 @@ func (l *Loaders) Degree(ctx context.Context, k store.DegreeKey) func() (int64, 
 	if err != nil {
 		return func() (int64, error) { return 0, err }
 	}
-	thunk := l.rows.Load(ctx, g)
+	thunk := l.rows.load(ctx, g)
 	return func() (int64, error) {
 		row, err := wait(ctx, l.rows.on(g), thunk)
 		if err != nil {
@@ -170,7 +170,7 @@ func (l *Loaders) ArticleCount(ctx context.Context, k store.ArticleCountKey) fun
 	if err != nil {
 		return func() (int64, error) { return 0, err }
 	}
-	thunk := l.rows.Load(ctx, g)
+	thunk := l.rows.load(ctx, g)
 	return func() (int64, error) {
 		row, err := wait(ctx, l.rows.on(g), thunk)
 		if err != nil {
@@ -195,12 +195,12 @@ func (l *Loaders) WordCounts(ctx context.Context, k WordCountsKey) ([]store.Word
 
 // Adjacency returns a page of a node's relationships.
 func (l *Loaders) Adjacency(ctx context.Context, k AdjacencyKey) (store.RelationshipPage, error) {
-	return wait(ctx, l.adjacency.on(k), l.adjacency.Load(ctx, k))
+	return wait(ctx, l.adjacency.on(k), l.adjacency.load(ctx, k))
 }
 
 // ArticlePage returns a page of an author's articles.
 func (l *Loaders) ArticlePage(ctx context.Context, k ArticlesKey) (store.ArticlePage, error) {
-	return wait(ctx, l.articlePages.on(k), l.articlePages.Load(ctx, k))
+	return wait(ctx, l.articlePages.on(k), l.articlePages.load(ctx, k))
 }
 
 // Prefetch starts loads whose results a child field will ask for: their
@@ -215,10 +215,10 @@ func (l *Loaders) Prefetch(ctx context.Context, keys ...any) {
 		var err error
 		switch k := k.(type) {
 		case AdjacencyKey:
-			l.adjacency.Load(ctx, k)
+			l.adjacency.load(ctx, k)
 			continue
 		case ArticlesKey:
-			l.articlePages.Load(ctx, k)
+			l.articlePages.load(ctx, k)
 			continue
 		case string:
 			g, err = store.NodeGet(k)
@@ -232,7 +232,7 @@ func (l *Loaders) Prefetch(ctx context.Context, keys ...any) {
 			panic(fmt.Sprintf("loaders: cannot prefetch a %T", k))
 		}
 		if err == nil {
-			l.rows.Load(ctx, g)
+			l.rows.load(ctx, g)
 		}
 	}
 }
@@ -250,29 +250,60 @@ type loader[K comparable, V any] struct {
 	*dataloader.Loader[K, V]
 	sched *scheduler
 
-	// mu guards waiters (the resolvers blocked on each key) and round (the
-	// flush that last sent this loader's batch).
+	// mu guards the maps: the resolvers blocked on each key, the keys
+	// loaded since the last flush, and the round that flushed each key
+	// whose batch has not started yet.
 	mu      sync.Mutex
 	waiters map[K][]*waiter
-	round   int
+	pending map[K]bool
+	flushed map[K]int
+}
+
+// load is Load, noting the key for the round that will send it.
+func (l *loader[K, V]) load(ctx context.Context, k K) dataloader.Thunk[V] {
+	l.mu.Lock()
+	if l.pending == nil {
+		l.pending = make(map[K]bool)
+	}
+	l.pending[k] = true
+	l.mu.Unlock()
+	return l.Load(ctx, k)
 }
 
 // flush sends the pending batch as part of dispatch round round.
 func (l *loader[K, V]) flush(round int) {
 	l.mu.Lock()
-	l.round = round
+	if len(l.pending) > 0 && l.flushed == nil {
+		l.flushed = make(map[K]int)
+	}
+	for k := range l.pending {
+		// A key loaded again (a cache hit) before its batch started keeps
+		// the round that sent it.
+		if _, ok := l.flushed[k]; !ok {
+			l.flushed[k] = round
+		}
+	}
+	clear(l.pending)
 	l.mu.Unlock()
 	l.Flush()
 }
 
-// inRound tags ctx with the round that sent the batch starting now: the
-// last flush of this loader (a batch goroutine may start after the next
-// flush has begun). A batch the loader sent by itself (full, or its timer)
-// was gathered for the coming round, so it counts in that one.
-func (l *loader[K, V]) inRound(ctx context.Context) context.Context {
+// inRound tags ctx with the round that sent the batch of keys starting
+// now. The round is the batch's own, noted at the flush: its goroutine may
+// start after the next flush has begun. A batch the loader sent by itself
+// (full, or its timer) was gathered for the coming round.
+func (l *loader[K, V]) inRound(ctx context.Context, keys []K) context.Context {
+	round := 0
 	l.mu.Lock()
-	round := l.round
-	l.round = 0
+	for _, k := range keys {
+		if r, ok := l.flushed[k]; ok {
+			if round == 0 || r < round {
+				round = r
+			}
+			delete(l.flushed, k)
+		}
+		delete(l.pending, k)
+	}
 	l.mu.Unlock()
 	if round == 0 {
 		round = l.sched.round() + 1
@@ -350,7 +381,7 @@ func options[K comparable, V any](cfg Config) []dataloader.Option[K, V] {
 func newBatchLoader[K comparable, V any](cfg Config, sched *scheduler, batch dataloader.BatchFunc[K, V]) *loader[K, V] {
 	l := &loader[K, V]{sched: sched}
 	l.Loader = dataloader.NewBatchedLoader(func(ctx context.Context, ks []K) []*dataloader.Result[V] {
-		res := batch(l.inRound(ctx), ks)
+		res := batch(l.inRound(ctx, ks), ks)
 		l.answered(ks)
 		return res
 	}, options[K, V](cfg)...)
