@@ -32,7 +32,7 @@ const twoHopQuery = `query TwoHop($id: ID!, $n: Int!) {
 
 // benchGateway serves the gateway in-process over an in-memory engine with
 // "me" following n nodes that have 5 articles each.
-func benchGateway(b *testing.B, followees int) *httptest.Server {
+func benchGateway(b *testing.B, followees int, args ...string) *httptest.Server {
 	b.Helper()
 	hc, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop()})
 	if err != nil {
@@ -61,7 +61,7 @@ func benchGateway(b *testing.B, followees int) *httptest.Server {
 			}
 		}
 	}
-	cfg, err := parseConfig(nil)
+	cfg, err := parseConfig(args)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -124,4 +124,9 @@ func BenchmarkGatewayTwoHop(b *testing.B) {
 			benchQuery(b, srv, twoHopQuery, map[string]any{"id": "me", "n": n})
 		})
 	}
+	// The same query with batching off (one key per batch), for comparison.
+	b.Run("followees=10/nobatch", func(b *testing.B) {
+		srv := benchGateway(b, 10, "--batch-size", "1")
+		benchQuery(b, srv, twoHopQuery, map[string]any{"id": "me", "n": 10})
+	})
 }
