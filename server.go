@@ -189,15 +189,11 @@ func run(args []string) error {
 		Int64("max_body_bytes", cfg.maxBodyBytes).Dur("request_timeout", cfg.requestTimeout).
 		Dur("batch_wait", cfg.batchWait).Int("batch_size", cfg.batchSize).Msg("starting")
 
-	hc, err := openHBase(cfg, log)
+	hc, st, err := openStore(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer hc.Close()
-	st, err := store.New(hc, store.Options{})
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{
 		Addr:              cfg.listen,
 		Handler:           newGateway(cfg, st, hc, log),
@@ -368,17 +364,28 @@ func complexity() generated.ComplexityRoot {
 	return c
 }
 
+// openStore opens HBase (a cluster or the embedded engine) and the store
+// over it; the caller closes the client.
+func openStore(cfg config, log zerolog.Logger) (gohbase.Client, *store.Store, error) {
+	hc, err := openHBase(cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := store.New(hc, store.Options{})
+	if err != nil {
+		hc.Close()
+		return nil, nil, err
+	}
+	return hc, st, nil
+}
+
 // repair runs store.Repair once and prints what it fixed.
 func repair(cfg config, log zerolog.Logger) error {
-	hc, err := openHBase(cfg, log)
+	hc, st, err := openStore(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer hc.Close()
-	st, err := store.New(hc, store.Options{})
-	if err != nil {
-		return err
-	}
 	report, err := st.Repair(context.Background())
 	fmt.Print(report)
 	return err

@@ -81,17 +81,23 @@ func (l *Loaders) read(ctx context.Context, g store.Get) (store.Row, error) {
 	return wait(ctx, l.rows.on(g), l.rows.load(ctx, g))
 }
 
-// Node returns a node, nil if it does not exist.
-func (l *Loaders) Node(ctx context.Context, id string) (*store.Node, error) {
-	g, err := store.NodeGet(id)
+// readAs waits for the row g names and decodes it; err is g's own error.
+func readAs[T any](ctx context.Context, l *Loaders, g store.Get, err error, decode func(store.Row) (T, error)) (T, error) {
+	var zero T
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	row, err := l.read(ctx, g)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	return row.Node(id)
+	return decode(row)
+}
+
+// Node returns a node, nil if it does not exist.
+func (l *Loaders) Node(ctx context.Context, id string) (*store.Node, error) {
+	g, err := store.NodeGet(id)
+	return readAs(ctx, l, g, err, func(r store.Row) (*store.Node, error) { return r.Node(id) })
 }
 
 // Nodes returns nodes in the order of ids, nil where one does not exist:
@@ -124,27 +130,13 @@ func (l *Loaders) Nodes(ctx context.Context, ids []string) ([]*store.Node, error
 // Relationship returns a relationship, nil if it does not exist.
 func (l *Loaders) Relationship(ctx context.Context, k store.RelationshipKey) (*store.Relationship, error) {
 	g, err := k.Get()
-	if err != nil {
-		return nil, err
-	}
-	row, err := l.read(ctx, g)
-	if err != nil {
-		return nil, err
-	}
-	return row.Relationship(k)
+	return readAs(ctx, l, g, err, func(r store.Row) (*store.Relationship, error) { return r.Relationship(k) })
 }
 
 // Article returns an article (store.ErrNotFound if it does not exist).
 func (l *Loaders) Article(ctx context.Context, id string) (*store.Article, error) {
 	g, err := store.ArticleGet(id)
-	if err != nil {
-		return nil, err
-	}
-	row, err := l.read(ctx, g)
-	if err != nil {
-		return nil, err
-	}
-	return row.Article(id)
+	return readAs(ctx, l, g, err, func(r store.Row) (*store.Article, error) { return r.Article(id) })
 }
 
 // Degree starts loading a degree counter; the returned func waits for it.
@@ -183,14 +175,7 @@ func (l *Loaders) ArticleCount(ctx context.Context, k store.ArticleCountKey) fun
 // WordCounts returns an author's most frequent words.
 func (l *Loaders) WordCounts(ctx context.Context, k WordCountsKey) ([]store.WordCount, error) {
 	g, err := store.WordCountsGet(k.Author)
-	if err != nil {
-		return nil, err
-	}
-	row, err := l.read(ctx, g)
-	if err != nil {
-		return nil, err
-	}
-	return row.TopWords(k.N)
+	return readAs(ctx, l, g, err, func(r store.Row) ([]store.WordCount, error) { return r.TopWords(k.N) })
 }
 
 // Adjacency returns a page of a node's relationships.

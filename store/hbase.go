@@ -160,30 +160,24 @@ func (s *Store) put(ctx context.Context, table, family string, row []byte, value
 
 // deleteRow hides every cell of a row with timestamp <= ts.
 func (s *Store) deleteRow(ctx context.Context, table string, row []byte, ts int64) error {
-	ctx, cancel := s.deadline(ctx)
-	defer cancel()
-	call := Call{Op: "Delete", Table: table, Rows: [][]byte{row}, Start: time.Now()}
-	d, err := hrpc.NewDelStr(ctx, table, string(row), nil, hrpc.TimestampUint64(uint64(ts)))
-	if err != nil {
-		return err
-	}
-	_, err = s.hc.Delete(d)
-	call.Err = err
-	trace(ctx, call)
-	return classify("delete "+table, err)
+	return s.delete(ctx, table, row, nil, ts)
 }
 
 // deleteColumns hides the given qualifiers of a row with timestamp <= ts.
 func (s *Store) deleteColumns(ctx context.Context, table, family string, row []byte, qualifiers []string, ts int64) error {
-	ctx, cancel := s.deadline(ctx)
-	defer cancel()
-	call := Call{Op: "Delete", Table: table, Rows: [][]byte{row}, Start: time.Now()}
 	cols := make(map[string][]byte, len(qualifiers))
 	for _, q := range qualifiers {
 		cols[q] = nil
 	}
-	d, err := hrpc.NewDelStr(ctx, table, string(row), map[string]map[string][]byte{family: cols},
-		hrpc.TimestampUint64(uint64(ts)))
+	return s.delete(ctx, table, row, map[string]map[string][]byte{family: cols}, ts)
+}
+
+// delete sends one Delete stamped ts: of the whole row when values is nil.
+func (s *Store) delete(ctx context.Context, table string, row []byte, values map[string]map[string][]byte, ts int64) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	call := Call{Op: "Delete", Table: table, Rows: [][]byte{row}, Start: time.Now()}
+	d, err := hrpc.NewDelStr(ctx, table, string(row), values, hrpc.TimestampUint64(uint64(ts)))
 	if err != nil {
 		return err
 	}
