@@ -235,9 +235,11 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 	gql.AddTransport(transport.GET{})
 	gql.AddTransport(transport.POST{})
 	gql.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	if cfg.introspection {
-		gql.Use(extension.Introspection{})
-	} else {
+	// gqlgen's switch also turns off federation's _service { sdl }, which a
+	// gateway needs; with --introspection=false the Refuse extension turns
+	// away only __schema and __type, before execution.
+	gql.Use(extension.Introspection{})
+	if !cfg.introspection {
 		gql.Use(nointrospection.Refuse{})
 	}
 	gql.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})

@@ -100,31 +100,64 @@ func (l *Loaders) Node(ctx context.Context, id string) (*store.Node, error) {
 	return readAs(ctx, l, g, err, func(r store.Row) (*store.Node, error) { return r.Node(id) })
 }
 
-// Nodes returns nodes in the order of ids, nil where one does not exist:
-// every key joins the batch before the first wait.
-func (l *Loaders) Nodes(ctx context.Context, ids []string) ([]*store.Node, error) {
-	gets := make([]store.Get, len(ids))
-	thunks := make([]dataloader.Thunk[store.Row], len(ids))
-	for i, id := range ids {
-		g, err := store.NodeGet(id)
-		if err != nil {
-			return nil, err
+// readMany reads many rows with one wait, after every key has joined the
+// batch, and decodes each; errs[i] is the error of gets[i] (a key that
+// could not be built, or its decoding).
+func readMany[T any](ctx context.Context, l *Loaders, gets []store.Get, errs []error, decode func(i int, r store.Row) (T, error)) ([]T, []error) {
+	thunks := make([]dataloader.Thunk[store.Row], len(gets))
+	var valid []store.Get
+	for i, g := range gets {
+		if errs[i] == nil {
+			thunks[i] = l.rows.load(ctx, g)
+			valid = append(valid, g)
 		}
-		gets[i], thunks[i] = g, l.rows.load(ctx, g)
 	}
-	return wait(ctx, l.rows.on(gets...), func() ([]*store.Node, error) {
-		out := make([]*store.Node, len(ids))
+	out := make([]T, len(gets))
+	_, _ = wait(ctx, l.rows.on(valid...), func() (struct{}, error) {
 		for i, thunk := range thunks {
+			if thunk == nil {
+				continue
+			}
 			row, err := thunk()
-			if err != nil {
-				return nil, err
+			if err == nil {
+				out[i], err = decode(i, row)
 			}
-			if out[i], err = row.Node(ids[i]); err != nil {
-				return nil, err
-			}
+			errs[i] = err
 		}
-		return out, nil
+		return struct{}{}, nil
 	})
+	return out, errs
+}
+
+// Nodes returns nodes in the order of ids, nil where one does not exist.
+// errs[i] is the error of ids[i].
+func (l *Loaders) Nodes(ctx context.Context, ids []string) ([]*store.Node, []error) {
+	gets := make([]store.Get, len(ids))
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		gets[i], errs[i] = store.NodeGet(id)
+	}
+	return readMany(ctx, l, gets, errs, func(i int, r store.Row) (*store.Node, error) { return r.Node(ids[i]) })
+}
+
+// Relationships is Relationship for many keys, with one wait.
+func (l *Loaders) Relationships(ctx context.Context, ks []store.RelationshipKey) ([]*store.Relationship, []error) {
+	gets := make([]store.Get, len(ks))
+	errs := make([]error, len(ks))
+	for i, k := range ks {
+		gets[i], errs[i] = k.Get()
+	}
+	return readMany(ctx, l, gets, errs, func(i int, r store.Row) (*store.Relationship, error) { return r.Relationship(ks[i]) })
+}
+
+// Articles is Article for many ids, with one wait.
+func (l *Loaders) Articles(ctx context.Context, ids []string) ([]*store.Article, []error) {
+	gets := make([]store.Get, len(ids))
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		gets[i], errs[i] = store.ArticleGet(id)
+	}
+	return readMany(ctx, l, gets, errs, func(i int, r store.Row) (*store.Article, error) { return r.Article(ids[i]) })
 }
 
 // Relationship returns a relationship, nil if it does not exist.

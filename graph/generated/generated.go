@@ -14,6 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
+	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/store"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -32,6 +33,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Article() ArticleResolver
 	ArticleConnection() ArticleConnectionResolver
+	Entity() EntityResolver
 	Mutation() MutationResolver
 	Node() NodeResolver
 	Query() QueryResolver
@@ -65,6 +67,12 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Entity struct {
+		FindManyArticleByIDs      func(childComplexity int, reps []*model.ArticleByIDsInput) int
+		FindManyNodeByIDs         func(childComplexity int, reps []*model.NodeByIDsInput) int
+		FindManyRelationshipByIDs func(childComplexity int, reps []*model.RelationshipByIDsInput) int
+	}
+
 	Mutation struct {
 		CreateNode                   func(childComplexity int, id string, properties any) int
 		CreateRelationship           func(childComplexity int, startNodeID string, typeArg string, endNodeID string, properties any) int
@@ -96,10 +104,12 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Article      func(childComplexity int, id string) int
-		Node         func(childComplexity int, id string) int
-		Nodes        func(childComplexity int, ids []string) int
-		Relationship func(childComplexity int, startNodeID string, typeArg string, endNodeID string) int
+		Article            func(childComplexity int, id string) int
+		Node               func(childComplexity int, id string) int
+		Nodes              func(childComplexity int, ids []string) int
+		Relationship       func(childComplexity int, startNodeID string, typeArg string, endNodeID string) int
+		__resolve__service func(childComplexity int) int
+		__resolve_entities func(childComplexity int, representations []map[string]any) int
 	}
 
 	Relationship struct {
@@ -128,6 +138,10 @@ type ComplexityRoot struct {
 		Count func(childComplexity int) int
 		Word  func(childComplexity int) int
 	}
+
+	_Service struct {
+		SDL func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -135,48 +149,53 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type ArticleResolver interface {
-	Author(ctx context.Context, obj *store.Article) (*store.Node, error)
+	Author(ctx context.Context, obj *model.Article) (*model.Node, error)
 }
 type ArticleConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *model.ArticleConnection) (int, error)
 }
+type EntityResolver interface {
+	FindManyArticleByIDs(ctx context.Context, reps []*model.ArticleByIDsInput) ([]*model.Article, error)
+	FindManyNodeByIDs(ctx context.Context, reps []*model.NodeByIDsInput) ([]*model.Node, error)
+	FindManyRelationshipByIDs(ctx context.Context, reps []*model.RelationshipByIDsInput) ([]*model.Relationship, error)
+}
 type MutationResolver interface {
-	CreateNode(ctx context.Context, id string, properties any) (*store.Node, error)
-	UpdateNodeProperties(ctx context.Context, id string, set any, remove []string) (*store.Node, error)
+	CreateNode(ctx context.Context, id string, properties any) (*model.Node, error)
+	UpdateNodeProperties(ctx context.Context, id string, set any, remove []string) (*model.Node, error)
 	DeleteNode(ctx context.Context, id string, detach *bool) (string, error)
-	CreateRelationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string, properties any) (*store.Relationship, error)
-	UpdateRelationshipProperties(ctx context.Context, startNodeID string, typeArg string, endNodeID string, set any, remove []string) (*store.Relationship, error)
+	CreateRelationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string, properties any) (*model.Relationship, error)
+	UpdateRelationshipProperties(ctx context.Context, startNodeID string, typeArg string, endNodeID string, set any, remove []string) (*model.Relationship, error)
 	DeleteRelationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string) (string, error)
-	PostArticle(ctx context.Context, authorID string, title string, body string, category string) (*store.Article, error)
-	UpdateArticle(ctx context.Context, id string, title *string, body *string, category *string) (*store.Article, error)
+	PostArticle(ctx context.Context, authorID string, title string, body string, category string) (*model.Article, error)
+	UpdateArticle(ctx context.Context, id string, title *string, body *string, category *string) (*model.Article, error)
 	DeleteArticle(ctx context.Context, id string) (string, error)
 }
 type NodeResolver interface {
-	Properties(ctx context.Context, obj *store.Node) (any, error)
-	Property(ctx context.Context, obj *store.Node, name string) (any, error)
+	Properties(ctx context.Context, obj *model.Node) (any, error)
+	Property(ctx context.Context, obj *model.Node, name string) (any, error)
 
-	Relationships(ctx context.Context, obj *store.Node, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (*model.RelationshipConnection, error)
-	Articles(ctx context.Context, obj *store.Node, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error)
-	WordCounts(ctx context.Context, obj *store.Node, first *int) ([]store.WordCount, error)
+	Relationships(ctx context.Context, obj *model.Node, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (*model.RelationshipConnection, error)
+	Articles(ctx context.Context, obj *model.Node, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error)
+	WordCounts(ctx context.Context, obj *model.Node, first *int) ([]store.WordCount, error)
 }
 type QueryResolver interface {
-	Node(ctx context.Context, id string) (*store.Node, error)
-	Nodes(ctx context.Context, ids []string) ([]*store.Node, error)
-	Relationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string) (*store.Relationship, error)
-	Article(ctx context.Context, id string) (*store.Article, error)
+	Node(ctx context.Context, id string) (*model.Node, error)
+	Nodes(ctx context.Context, ids []string) ([]*model.Node, error)
+	Relationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string) (*model.Relationship, error)
+	Article(ctx context.Context, id string) (*model.Article, error)
 }
 type RelationshipResolver interface {
-	ID(ctx context.Context, obj *store.Relationship) (string, error)
+	ID(ctx context.Context, obj *model.Relationship) (string, error)
 
-	StartNode(ctx context.Context, obj *store.Relationship) (*store.Node, error)
-	EndNode(ctx context.Context, obj *store.Relationship) (*store.Node, error)
-	Properties(ctx context.Context, obj *store.Relationship) (any, error)
+	StartNode(ctx context.Context, obj *model.Relationship) (*model.Node, error)
+	EndNode(ctx context.Context, obj *model.Relationship) (*model.Node, error)
+	Properties(ctx context.Context, obj *model.Relationship) (any, error)
 }
 type RelationshipConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *model.RelationshipConnection) (int, error)
 }
 type RelationshipEdgeResolver interface {
-	Neighbor(ctx context.Context, obj *model.RelationshipEdge) (*store.Node, error)
+	Neighbor(ctx context.Context, obj *model.RelationshipEdge) (*model.Node, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -271,6 +290,40 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ArticleEdge.Node(childComplexity), true
+
+	case "Entity.findManyArticleByIDs":
+		if e.ComplexityRoot.Entity.FindManyArticleByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyArticleByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyArticleByIDs(childComplexity, args["reps"].([]*model.ArticleByIDsInput)), true
+	case "Entity.findManyNodeByIDs":
+		if e.ComplexityRoot.Entity.FindManyNodeByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyNodeByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyNodeByIDs(childComplexity, args["reps"].([]*model.NodeByIDsInput)), true
+	case "Entity.findManyRelationshipByIDs":
+		if e.ComplexityRoot.Entity.FindManyRelationshipByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyRelationshipByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyRelationshipByIDs(childComplexity, args["reps"].([]*model.RelationshipByIDsInput)), true
 
 	case "Mutation.createNode":
 		if e.ComplexityRoot.Mutation.CreateNode == nil {
@@ -511,6 +564,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Relationship(childComplexity, args["startNodeId"].(string), args["type"].(string), args["endNodeId"].(string)), true
+	case "Query._service":
+		if e.ComplexityRoot.Query.__resolve__service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.__resolve__service(childComplexity), true
+	case "Query._entities":
+		if e.ComplexityRoot.Query.__resolve_entities == nil {
+			break
+		}
+
+		args, err := ec.field_Query__entities_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.__resolve_entities(childComplexity, args["representations"].([]map[string]any)), true
 
 	case "Relationship.createdAt":
 		if e.ComplexityRoot.Relationship.Created == nil {
@@ -606,6 +676,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WordCount.Word(childComplexity), true
 
+	case "_Service.sdl":
+		if e.ComplexityRoot._Service.SDL == nil {
+			break
+		}
+
+		return e.ComplexityRoot._Service.SDL(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -613,7 +690,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
-	inputUnmarshalMap := graphql.BuildUnmarshalerMap()
+	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputArticleByIDsInput,
+		ec.unmarshalInputNodeByIDsInput,
+		ec.unmarshalInputRelationshipByIDsInput,
+	)
 	first := true
 
 	switch opCtx.Operation.Operation {
@@ -688,7 +769,13 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
-	{Name: "../schema.graphqls", Input: `"""
+	{Name: "../schema.graphqls", Input: `extend schema
+  @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key", "@shareable"])
+
+"Resolve every representation of a federated entity in one call (gqlgen)."
+directive @entityResolver(multi: Boolean) on OBJECT
+
+"""
 A JSON object of properties. Values are strings, numbers, booleans, null, or
 lists of those. At most 64 KiB encoded.
 """
@@ -704,7 +791,7 @@ enum Direction {
 }
 
 "A vertex of the property graph."
-type Node {
+type Node @key(fields: "id") @entityResolver(multi: true) {
   id: ID!
   properties: JSON!
   "One property, or null when the node does not have it."
@@ -727,7 +814,7 @@ type Node {
 }
 
 "A typed edge from startNode to endNode."
-type Relationship {
+type Relationship @key(fields: "id") @entityResolver(multi: true) {
   "Opaque; stable for the relationship's (startNode, type, endNode)."
   id: ID!
   type: String!
@@ -753,7 +840,7 @@ type RelationshipEdge {
 }
 
 "A blog article on its author's timeline."
-type Article {
+type Article @key(fields: "id") @entityResolver(multi: true) {
   "Opaque; encodes the author, the posting time and a sequence number."
   id: ID!
   author: Node!
@@ -776,7 +863,7 @@ type ArticleEdge {
   node: Article!
 }
 
-type PageInfo {
+type PageInfo @shareable {
   hasNextPage: Boolean!
   hasPreviousPage: Boolean!
   startCursor: String
@@ -812,6 +899,90 @@ type Mutation {
   deleteArticle(id: ID!): ID!
 }
 `, BuiltIn: false},
+	{Name: "../../federation/directives.graphql", Input: `
+	directive @authenticated on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
+	directive @composeDirective(name: String!) repeatable on SCHEMA
+	directive @extends on OBJECT | INTERFACE
+	directive @external on OBJECT | FIELD_DEFINITION
+	directive @key(fields: FieldSet!, resolvable: Boolean = true) repeatable on OBJECT | INTERFACE
+	directive @inaccessible on
+	  | ARGUMENT_DEFINITION
+	  | ENUM
+	  | ENUM_VALUE
+	  | FIELD_DEFINITION
+	  | INPUT_FIELD_DEFINITION
+	  | INPUT_OBJECT
+	  | INTERFACE
+	  | OBJECT
+	  | SCALAR
+	  | UNION
+	directive @interfaceObject on OBJECT
+	directive @link(import: [String!], url: String!) repeatable on SCHEMA
+	directive @override(from: String!, label: String) on FIELD_DEFINITION
+	directive @policy(policies: [[federation__Policy!]!]!) on
+	  | FIELD_DEFINITION
+	  | OBJECT
+	  | INTERFACE
+	  | SCALAR
+	  | ENUM
+	directive @provides(fields: FieldSet!) on FIELD_DEFINITION
+	directive @requires(fields: FieldSet!) on FIELD_DEFINITION
+	directive @requiresScopes(scopes: [[federation__Scope!]!]!) on
+	  | FIELD_DEFINITION
+	  | OBJECT
+	  | INTERFACE
+	  | SCALAR
+	  | ENUM
+	directive @shareable repeatable on FIELD_DEFINITION | OBJECT
+	directive @computedRequires on FIELD_DEFINITION
+	directive @tag(name: String!) repeatable on
+	  | ARGUMENT_DEFINITION
+	  | ENUM
+	  | ENUM_VALUE
+	  | FIELD_DEFINITION
+	  | INPUT_FIELD_DEFINITION
+	  | INPUT_OBJECT
+	  | INTERFACE
+	  | OBJECT
+	  | SCALAR
+	  | UNION
+	scalar _Any
+	scalar FieldSet
+	scalar federation__Policy
+	scalar federation__Scope
+`, BuiltIn: true},
+	{Name: "../../federation/entity.graphql", Input: `
+# a union of all types that use the @key directive
+union _Entity = Article | Node | Relationship
+
+input ArticleByIDsInput {
+	ID: ID!
+}
+
+input NodeByIDsInput {
+	ID: ID!
+}
+
+input RelationshipByIDsInput {
+	ID: ID!
+}
+
+# fake type to build resolver interfaces for users to implement
+type Entity {
+	findManyArticleByIDs(reps: [ArticleByIDsInput]!): [Article]
+	findManyNodeByIDs(reps: [NodeByIDsInput]!): [Node]
+	findManyRelationshipByIDs(reps: [RelationshipByIDsInput]!): [Relationship]
+}
+
+type _Service {
+  sdl: String
+}
+
+extend type Query {
+  _entities(representations: [_Any!]!): [_Entity]!
+  _service: _Service!
+}
+`, BuiltIn: true},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -951,6 +1122,14 @@ func (ec *executionContext) childFields_WordCount(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type WordCount", field.Name)
 }
 
+func (ec *executionContext) childFields__Service(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sdl":
+		return ec.fieldContext__Service_sdl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type _Service", field.Name)
+}
+
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -1066,6 +1245,48 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Entity_findManyArticleByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.ArticleByIDsInput, error) {
+			return ec.unmarshalNArticleByIDsInput2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticleByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyNodeByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.NodeByIDsInput, error) {
+			return ec.unmarshalNNodeByIDsInput2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNodeByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyRelationshipByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.RelationshipByIDsInput, error) {
+			return ec.unmarshalNRelationshipByIDsInput2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationshipByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
 
 func (ec *executionContext) field_Mutation_createNode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -1503,6 +1724,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query__entities_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "representations",
+		func(ctx context.Context, v any) ([]map[string]any, error) {
+			return ec.unmarshalN_Any2ᚕmapᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["representations"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_article_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1635,7 +1870,7 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _Article_id(ctx context.Context, field graphql.CollectedField, obj *store.Article) (ret graphql.Marshaler) {
+func (ec *executionContext) _Article_id(ctx context.Context, field graphql.CollectedField, obj *model.Article) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1658,7 +1893,7 @@ func (ec *executionContext) fieldContext_Article_id(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Article", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _Article_author(ctx context.Context, field graphql.CollectedField, obj *store.Article) (ret graphql.Marshaler) {
+func (ec *executionContext) _Article_author(ctx context.Context, field graphql.CollectedField, obj *model.Article) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1670,8 +1905,8 @@ func (ec *executionContext) _Article_author(ctx context.Context, field graphql.C
 			return ec.Resolvers.Article().Author(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *store.Node) graphql.Marshaler {
-			return ec.marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1690,7 +1925,7 @@ func (ec *executionContext) fieldContext_Article_author(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Article_title(ctx context.Context, field graphql.CollectedField, obj *store.Article) (ret graphql.Marshaler) {
+func (ec *executionContext) _Article_title(ctx context.Context, field graphql.CollectedField, obj *model.Article) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1713,7 +1948,7 @@ func (ec *executionContext) fieldContext_Article_title(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Article", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Article_body(ctx context.Context, field graphql.CollectedField, obj *store.Article) (ret graphql.Marshaler) {
+func (ec *executionContext) _Article_body(ctx context.Context, field graphql.CollectedField, obj *model.Article) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1736,7 +1971,7 @@ func (ec *executionContext) fieldContext_Article_body(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Article", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Article_category(ctx context.Context, field graphql.CollectedField, obj *store.Article) (ret graphql.Marshaler) {
+func (ec *executionContext) _Article_category(ctx context.Context, field graphql.CollectedField, obj *model.Article) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1759,7 +1994,7 @@ func (ec *executionContext) fieldContext_Article_category(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Article", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Article_postedAt(ctx context.Context, field graphql.CollectedField, obj *store.Article) (ret graphql.Marshaler) {
+func (ec *executionContext) _Article_postedAt(ctx context.Context, field graphql.CollectedField, obj *model.Article) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1782,7 +2017,7 @@ func (ec *executionContext) fieldContext_Article_postedAt(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Article", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Article_updatedAt(ctx context.Context, field graphql.CollectedField, obj *store.Article) (ret graphql.Marshaler) {
+func (ec *executionContext) _Article_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Article) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1927,8 +2162,8 @@ func (ec *executionContext) _ArticleEdge_node(ctx context.Context, field graphql
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v store.Article) graphql.Marshaler {
-			return ec.marshalNArticle2githubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐArticle(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.Article) graphql.Marshaler {
+			return ec.marshalNArticle2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticle(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1943,6 +2178,138 @@ func (ec *executionContext) fieldContext_ArticleEdge_node(_ context.Context, fie
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Article(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyArticleByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyArticleByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyArticleByIDs(ctx, fc.Args["reps"].([]*model.ArticleByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Article) graphql.Marshaler {
+			return ec.marshalOArticle2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticle(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyArticleByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Article(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyArticleByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyNodeByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyNodeByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyNodeByIDs(ctx, fc.Args["reps"].([]*model.NodeByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Node) graphql.Marshaler {
+			return ec.marshalONode2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyNodeByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Node(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyNodeByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyRelationshipByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyRelationshipByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyRelationshipByIDs(ctx, fc.Args["reps"].([]*model.RelationshipByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Relationship) graphql.Marshaler {
+			return ec.marshalORelationship2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationship(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyRelationshipByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Relationship(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyRelationshipByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -1966,8 +2333,8 @@ func (ec *executionContext) _Mutation_createNode(ctx context.Context, field grap
 				}())
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *store.Node) graphql.Marshaler {
-			return ec.marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2016,8 +2383,8 @@ func (ec *executionContext) _Mutation_updateNodeProperties(ctx context.Context, 
 				}(), fc.Args["remove"].([]string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *store.Node) graphql.Marshaler {
-			return ec.marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2110,8 +2477,8 @@ func (ec *executionContext) _Mutation_createRelationship(ctx context.Context, fi
 				}())
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *store.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐRelationship(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Relationship) graphql.Marshaler {
+			return ec.marshalNRelationship2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationship(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2160,8 +2527,8 @@ func (ec *executionContext) _Mutation_updateRelationshipProperties(ctx context.C
 				}(), fc.Args["remove"].([]string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *store.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐRelationship(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Relationship) graphql.Marshaler {
+			return ec.marshalNRelationship2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationship(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2248,8 +2615,8 @@ func (ec *executionContext) _Mutation_postArticle(ctx context.Context, field gra
 			return ec.Resolvers.Mutation().PostArticle(ctx, fc.Args["authorId"].(string), fc.Args["title"].(string), fc.Args["body"].(string), fc.Args["category"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *store.Article) graphql.Marshaler {
-			return ec.marshalNArticle2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐArticle(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Article) graphql.Marshaler {
+			return ec.marshalNArticle2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticle(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2292,8 +2659,8 @@ func (ec *executionContext) _Mutation_updateArticle(ctx context.Context, field g
 			return ec.Resolvers.Mutation().UpdateArticle(ctx, fc.Args["id"].(string), fc.Args["title"].(*string), fc.Args["body"].(*string), fc.Args["category"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *store.Article) graphql.Marshaler {
-			return ec.marshalNArticle2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐArticle(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Article) graphql.Marshaler {
+			return ec.marshalNArticle2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticle(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2367,7 +2734,7 @@ func (ec *executionContext) fieldContext_Mutation_deleteArticle(ctx context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _Node_id(ctx context.Context, field graphql.CollectedField, obj *store.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _Node_id(ctx context.Context, field graphql.CollectedField, obj *model.Node) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2390,7 +2757,7 @@ func (ec *executionContext) fieldContext_Node_id(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("Node", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _Node_properties(ctx context.Context, field graphql.CollectedField, obj *store.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _Node_properties(ctx context.Context, field graphql.CollectedField, obj *model.Node) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2413,7 +2780,7 @@ func (ec *executionContext) fieldContext_Node_properties(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Node", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
 
-func (ec *executionContext) _Node_property(ctx context.Context, field graphql.CollectedField, obj *store.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _Node_property(ctx context.Context, field graphql.CollectedField, obj *model.Node) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2457,7 +2824,7 @@ func (ec *executionContext) fieldContext_Node_property(ctx context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _Node_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _Node_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Node) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2480,7 +2847,7 @@ func (ec *executionContext) fieldContext_Node_createdAt(_ context.Context, field
 	return graphql.NewScalarFieldContext("Node", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Node_updatedAt(ctx context.Context, field graphql.CollectedField, obj *store.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _Node_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Node) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2503,7 +2870,7 @@ func (ec *executionContext) fieldContext_Node_updatedAt(_ context.Context, field
 	return graphql.NewScalarFieldContext("Node", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Node_relationships(ctx context.Context, field graphql.CollectedField, obj *store.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _Node_relationships(ctx context.Context, field graphql.CollectedField, obj *model.Node) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2547,7 +2914,7 @@ func (ec *executionContext) fieldContext_Node_relationships(ctx context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _Node_articles(ctx context.Context, field graphql.CollectedField, obj *store.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _Node_articles(ctx context.Context, field graphql.CollectedField, obj *model.Node) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2591,7 +2958,7 @@ func (ec *executionContext) fieldContext_Node_articles(ctx context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _Node_wordCounts(ctx context.Context, field graphql.CollectedField, obj *store.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _Node_wordCounts(ctx context.Context, field graphql.CollectedField, obj *model.Node) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2740,8 +3107,8 @@ func (ec *executionContext) _Query_node(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *store.Node) graphql.Marshaler {
-			return ec.marshalONode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Node) graphql.Marshaler {
+			return ec.marshalONode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
 		},
 		true,
 		false,
@@ -2784,8 +3151,8 @@ func (ec *executionContext) _Query_nodes(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Query().Nodes(ctx, fc.Args["ids"].([]string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*store.Node) graphql.Marshaler {
-			return ec.marshalNNode2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2828,8 +3195,8 @@ func (ec *executionContext) _Query_relationship(ctx context.Context, field graph
 			return ec.Resolvers.Query().Relationship(ctx, fc.Args["startNodeId"].(string), fc.Args["type"].(string), fc.Args["endNodeId"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *store.Relationship) graphql.Marshaler {
-			return ec.marshalORelationship2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐRelationship(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Relationship) graphql.Marshaler {
+			return ec.marshalORelationship2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationship(ctx, selections, v)
 		},
 		true,
 		false,
@@ -2872,8 +3239,8 @@ func (ec *executionContext) _Query_article(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Query().Article(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *store.Article) graphql.Marshaler {
-			return ec.marshalOArticle2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐArticle(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Article) graphql.Marshaler {
+			return ec.marshalOArticle2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticle(ctx, selections, v)
 		},
 		true,
 		false,
@@ -2899,6 +3266,82 @@ func (ec *executionContext) fieldContext_Query_article(ctx context.Context, fiel
 	if fc.Args, err = ec.field_Query_article_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query__entities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query__entities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.__resolve_entities(ctx, fc.Args["representations"].([]map[string]any)), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []fedruntime.Entity) graphql.Marshaler {
+			return ec.marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query__entities(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type _Entity does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query__entities_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query__service(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query__service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.__resolve__service(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v fedruntime.Service) graphql.Marshaler {
+			return ec.marshalN_Service2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐService(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query__service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields__Service(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -2979,7 +3422,7 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Relationship_id(ctx context.Context, field graphql.CollectedField, obj *store.Relationship) (ret graphql.Marshaler) {
+func (ec *executionContext) _Relationship_id(ctx context.Context, field graphql.CollectedField, obj *model.Relationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3002,7 +3445,7 @@ func (ec *executionContext) fieldContext_Relationship_id(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Relationship", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _Relationship_type(ctx context.Context, field graphql.CollectedField, obj *store.Relationship) (ret graphql.Marshaler) {
+func (ec *executionContext) _Relationship_type(ctx context.Context, field graphql.CollectedField, obj *model.Relationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3025,7 +3468,7 @@ func (ec *executionContext) fieldContext_Relationship_type(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Relationship", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Relationship_startNode(ctx context.Context, field graphql.CollectedField, obj *store.Relationship) (ret graphql.Marshaler) {
+func (ec *executionContext) _Relationship_startNode(ctx context.Context, field graphql.CollectedField, obj *model.Relationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3037,8 +3480,8 @@ func (ec *executionContext) _Relationship_startNode(ctx context.Context, field g
 			return ec.Resolvers.Relationship().StartNode(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *store.Node) graphql.Marshaler {
-			return ec.marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3057,7 +3500,7 @@ func (ec *executionContext) fieldContext_Relationship_startNode(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _Relationship_endNode(ctx context.Context, field graphql.CollectedField, obj *store.Relationship) (ret graphql.Marshaler) {
+func (ec *executionContext) _Relationship_endNode(ctx context.Context, field graphql.CollectedField, obj *model.Relationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3069,8 +3512,8 @@ func (ec *executionContext) _Relationship_endNode(ctx context.Context, field gra
 			return ec.Resolvers.Relationship().EndNode(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *store.Node) graphql.Marshaler {
-			return ec.marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3089,7 +3532,7 @@ func (ec *executionContext) fieldContext_Relationship_endNode(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _Relationship_properties(ctx context.Context, field graphql.CollectedField, obj *store.Relationship) (ret graphql.Marshaler) {
+func (ec *executionContext) _Relationship_properties(ctx context.Context, field graphql.CollectedField, obj *model.Relationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3112,7 +3555,7 @@ func (ec *executionContext) fieldContext_Relationship_properties(_ context.Conte
 	return graphql.NewScalarFieldContext("Relationship", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
 
-func (ec *executionContext) _Relationship_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.Relationship) (ret graphql.Marshaler) {
+func (ec *executionContext) _Relationship_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Relationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3135,7 +3578,7 @@ func (ec *executionContext) fieldContext_Relationship_createdAt(_ context.Contex
 	return graphql.NewScalarFieldContext("Relationship", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Relationship_updatedAt(ctx context.Context, field graphql.CollectedField, obj *store.Relationship) (ret graphql.Marshaler) {
+func (ec *executionContext) _Relationship_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Relationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3280,8 +3723,8 @@ func (ec *executionContext) _RelationshipEdge_node(ctx context.Context, field gr
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v store.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2githubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐRelationship(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.Relationship) graphql.Marshaler {
+			return ec.marshalNRelationship2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationship(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3312,8 +3755,8 @@ func (ec *executionContext) _RelationshipEdge_neighbor(ctx context.Context, fiel
 			return ec.Resolvers.RelationshipEdge().Neighbor(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *store.Node) graphql.Marshaler {
-			return ec.marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3376,6 +3819,29 @@ func (ec *executionContext) _WordCount_count(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_WordCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WordCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) __Service_sdl(ctx context.Context, field graphql.CollectedField, obj *fedruntime.Service) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext__Service_sdl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SDL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext__Service_sdl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("_Service", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -4437,17 +4903,141 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputArticleByIDsInput(ctx context.Context, obj any) (model.ArticleByIDsInput, error) {
+	var it model.ArticleByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputNodeByIDsInput(ctx context.Context, obj any) (model.NodeByIDsInput, error) {
+	var it model.NodeByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRelationshipByIDsInput(ctx context.Context, obj any) (model.RelationshipByIDsInput, error) {
+	var it model.RelationshipByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
+
+func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, obj fedruntime.Entity) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.Relationship:
+		return ec._Relationship(ctx, sel, &obj)
+	case *model.Relationship:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Relationship(ctx, sel, obj)
+	case model.Node:
+		return ec._Node(ctx, sel, &obj)
+	case *model.Node:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Node(ctx, sel, obj)
+	case model.Article:
+		return ec._Article(ctx, sel, &obj)
+	case *model.Article:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Article(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of _Entity must implement graphql.Marshaler", obj))
+		}
+	}
+}
 
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
 
-var articleImplementors = []string{"Article"}
+var articleImplementors = []string{"Article", "_Entity"}
 
-func (ec *executionContext) _Article(ctx context.Context, sel ast.SelectionSet, obj *store.Article) graphql.Marshaler {
+func (ec *executionContext) _Article(ctx context.Context, sel ast.SelectionSet, obj *model.Article) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, articleImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -4670,6 +5260,113 @@ func (ec *executionContext) _ArticleEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var entityImplementors = []string{"Entity"}
+
+func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, entityImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Entity",
+	})
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
+			Object: field.Name,
+			Field:  field,
+		})
+
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Entity")
+		case "findManyArticleByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyArticleByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyNodeByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyNodeByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyRelationshipByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyRelationshipByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -4774,9 +5471,9 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
-var nodeImplementors = []string{"Node"}
+var nodeImplementors = []string{"Node", "_Entity"}
 
-func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj *store.Node) graphql.Marshaler {
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj *model.Node) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, nodeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -5173,6 +5870,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "_entities":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query__entities(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "_service":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query__service(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -5208,9 +5949,9 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
-var relationshipImplementors = []string{"Relationship"}
+var relationshipImplementors = []string{"Relationship", "_Entity"}
 
-func (ec *executionContext) _Relationship(ctx context.Context, sel ast.SelectionSet, obj *store.Relationship) graphql.Marshaler {
+func (ec *executionContext) _Relationship(ctx context.Context, sel ast.SelectionSet, obj *model.Relationship) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, relationshipImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -5590,6 +6331,44 @@ func (ec *executionContext) _WordCount(ctx context.Context, sel ast.SelectionSet
 		case "count":
 			out.Values[i] = ec._WordCount_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var _ServiceImplementors = []string{"_Service"}
+
+func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet, obj *fedruntime.Service) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, _ServiceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("_Service")
+		case "sdl":
+			out.Values[i] = ec.__Service_sdl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -6005,11 +6784,11 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
-func (ec *executionContext) marshalNArticle2githubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐArticle(ctx context.Context, sel ast.SelectionSet, v store.Article) graphql.Marshaler {
+func (ec *executionContext) marshalNArticle2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticle(ctx context.Context, sel ast.SelectionSet, v model.Article) graphql.Marshaler {
 	return ec._Article(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNArticle2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐArticle(ctx context.Context, sel ast.SelectionSet, v *store.Article) graphql.Marshaler {
+func (ec *executionContext) marshalNArticle2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticle(ctx context.Context, sel ast.SelectionSet, v *model.Article) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -6017,6 +6796,20 @@ func (ec *executionContext) marshalNArticle2ᚖgithubᚗcomᚋhbgraphᚋhbgraph�
 		return graphql.Null
 	}
 	return ec._Article(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNArticleByIDsInput2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticleByIDsInput(ctx context.Context, v any) ([]*model.ArticleByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ArticleByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOArticleByIDsInput2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticleByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNArticleConnection2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticleConnection(ctx context.Context, sel ast.SelectionSet, v *model.ArticleConnection) graphql.Marshaler {
@@ -6073,6 +6866,22 @@ func (ec *executionContext) unmarshalNDirection2githubᚗcomᚋhbgraphᚋhbgraph
 
 func (ec *executionContext) marshalNDirection2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐDirection(ctx context.Context, sel ast.SelectionSet, v model.Direction) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNFieldSet2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFieldSet2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -6174,17 +6983,17 @@ func (ec *executionContext) marshalNJSON2interface(ctx context.Context, sel ast.
 	return res
 }
 
-func (ec *executionContext) marshalNNode2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐNode(ctx context.Context, sel ast.SelectionSet, v []*store.Node) graphql.Marshaler {
+func (ec *executionContext) marshalNNode2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []*model.Node) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalONode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐNode(ctx, sel, v[i])
+		return ec.marshalONode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx, sel, v[i])
 	})
 
 	return ret
 }
 
-func (ec *executionContext) marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐNode(ctx context.Context, sel ast.SelectionSet, v *store.Node) graphql.Marshaler {
+func (ec *executionContext) marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v *model.Node) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -6194,15 +7003,29 @@ func (ec *executionContext) marshalNNode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋs
 	return ec._Node(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNNodeByIDsInput2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNodeByIDsInput(ctx context.Context, v any) ([]*model.NodeByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.NodeByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalONodeByIDsInput2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNodeByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v model.PageInfo) graphql.Marshaler {
 	return ec._PageInfo(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRelationship2githubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐRelationship(ctx context.Context, sel ast.SelectionSet, v store.Relationship) graphql.Marshaler {
+func (ec *executionContext) marshalNRelationship2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationship(ctx context.Context, sel ast.SelectionSet, v model.Relationship) graphql.Marshaler {
 	return ec._Relationship(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRelationship2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐRelationship(ctx context.Context, sel ast.SelectionSet, v *store.Relationship) graphql.Marshaler {
+func (ec *executionContext) marshalNRelationship2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationship(ctx context.Context, sel ast.SelectionSet, v *model.Relationship) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -6210,6 +7033,20 @@ func (ec *executionContext) marshalNRelationship2ᚖgithubᚗcomᚋhbgraphᚋhbg
 		return graphql.Null
 	}
 	return ec._Relationship(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRelationshipByIDsInput2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationshipByIDsInput(ctx context.Context, v any) ([]*model.RelationshipByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.RelationshipByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalORelationshipByIDsInput2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationshipByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNRelationshipConnection2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationshipConnection(ctx context.Context, sel ast.SelectionSet, v *model.RelationshipConnection) graphql.Marshaler {
@@ -6292,6 +7129,71 @@ func (ec *executionContext) marshalNWordCount2ᚕgithubᚗcomᚋhbgraphᚋhbgrap
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalN_Any2map(ctx context.Context, v any) (map[string]any, error) {
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalN_Any2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalMap(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalN_Any2ᚕmapᚄ(ctx context.Context, v any) ([]map[string]any, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]map[string]any, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalN_Any2map(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalN_Any2ᚕmapᚄ(ctx context.Context, sel ast.SelectionSet, v []map[string]any) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalN_Any2map(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx context.Context, sel ast.SelectionSet, v []fedruntime.Entity) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalO_Entity2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalN_Service2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐService(ctx context.Context, sel ast.SelectionSet, v fedruntime.Service) graphql.Marshaler {
+	return ec.__Service(ctx, sel, &v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -6434,11 +7336,180 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
-func (ec *executionContext) marshalOArticle2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐArticle(ctx context.Context, sel ast.SelectionSet, v *store.Article) graphql.Marshaler {
+func (ec *executionContext) unmarshalNfederation__Policy2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNfederation__Policy2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNfederation__Policy2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Policy2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Policy2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Policy2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Policy2ᚕᚕstringᚄ(ctx context.Context, v any) ([][]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([][]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Policy2ᚕstringᚄ(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Policy2ᚕᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v [][]string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Policy2ᚕstringᚄ(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNfederation__Scope2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Scope2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Scope2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Scope2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2ᚕᚕstringᚄ(ctx context.Context, v any) ([][]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([][]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Scope2ᚕstringᚄ(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Scope2ᚕᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v [][]string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Scope2ᚕstringᚄ(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOArticle2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticle(ctx context.Context, sel ast.SelectionSet, v []*model.Article) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOArticle2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticle(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOArticle2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticle(ctx context.Context, sel ast.SelectionSet, v *model.Article) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Article(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOArticleByIDsInput2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticleByIDsInput(ctx context.Context, v any) (*model.ArticleByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputArticleByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -6507,18 +7578,72 @@ func (ec *executionContext) marshalOJSON2interface(ctx context.Context, sel ast.
 	return res
 }
 
-func (ec *executionContext) marshalONode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐNode(ctx context.Context, sel ast.SelectionSet, v *store.Node) graphql.Marshaler {
+func (ec *executionContext) marshalONode2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []*model.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalONode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalONode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v *model.Node) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Node(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalORelationship2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋstoreᚐRelationship(ctx context.Context, sel ast.SelectionSet, v *store.Relationship) graphql.Marshaler {
+func (ec *executionContext) unmarshalONodeByIDsInput2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNodeByIDsInput(ctx context.Context, v any) (*model.NodeByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputNodeByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalORelationship2ᚕᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationship(ctx context.Context, sel ast.SelectionSet, v []*model.Relationship) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalORelationship2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationship(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalORelationship2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationship(ctx context.Context, sel ast.SelectionSet, v *model.Relationship) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Relationship(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalORelationshipByIDsInput2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationshipByIDsInput(ctx context.Context, v any) (*model.RelationshipByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputRelationshipByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -6590,6 +7715,13 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := model.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) marshalO_Entity2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx context.Context, sel ast.SelectionSet, v fedruntime.Entity) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec.__Entity(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -5,6 +5,19 @@ package model
 
 import "github.com/hbgraph/hbgraph/store"
 
+// Node, Relationship and Article are the store's types as GraphQL objects.
+// They are also federation entities, which gqlgen marks with IsEntity; the
+// store's own types know nothing of GraphQL.
+type (
+	Node         struct{ store.Node }
+	Relationship struct{ store.Relationship }
+	Article      struct{ store.Article }
+)
+
+func (Node) IsEntity()         {}
+func (Relationship) IsEntity() {}
+func (Article) IsEntity()      {}
+
 // RelationshipConnection is one page of a node's relationships of one type
 // and direction; the key fields let totalCount read the right counter.
 type RelationshipConnection struct {
@@ -21,7 +34,7 @@ type RelationshipConnection struct {
 // RelationshipEdge is a relationship seen from one of its nodes.
 type RelationshipEdge struct {
 	Cursor     string
-	Node       store.Relationship
+	Node       Relationship
 	NeighborID string // the other end
 }
 
@@ -40,5 +53,5 @@ type ArticleConnection struct {
 // ArticleEdge is one article of a connection.
 type ArticleEdge struct {
 	Cursor string
-	Node   store.Article
+	Node   Article
 }

@@ -9,7 +9,15 @@ import (
 	"strconv"
 )
 
+type ArticleByIDsInput struct {
+	ID string `json:"ID"`
+}
+
 type Mutation struct {
+}
+
+type NodeByIDsInput struct {
+	ID string `json:"ID"`
 }
 
 type PageInfo struct {
@@ -20,6 +28,10 @@ type PageInfo struct {
 }
 
 type Query struct {
+}
+
+type RelationshipByIDsInput struct {
+	ID string `json:"ID"`
 }
 
 // Which way a relationship points, seen from the node it is asked on.

@@ -80,17 +80,41 @@ func propertiesArg(v any) (store.Properties, error) {
 
 // node loads one node through the request's batch; nil when absent. The
 // loads its selected child fields will make start first (prefetchNode).
-func node(ctx context.Context, id string) (*store.Node, error) {
+func node(ctx context.Context, id string) (*model.Node, error) {
 	if err := store.ValidateNodeID(id); err != nil {
 		return nil, err
 	}
 	prefetchNode(ctx, id)
-	return loaders.For(ctx).Node(ctx, id)
+	n, err := loaders.For(ctx).Node(ctx, id)
+	return asNode(n), err
+}
+
+// asNode, asRelationship and asArticle wrap store values as GraphQL
+// objects; nil stays nil.
+func asNode(n *store.Node) *model.Node {
+	if n == nil {
+		return nil
+	}
+	return &model.Node{Node: *n}
+}
+
+func asRelationship(r *store.Relationship) *model.Relationship {
+	if r == nil {
+		return nil
+	}
+	return &model.Relationship{Relationship: *r}
+}
+
+func asArticle(a *store.Article) *model.Article {
+	if a == nil {
+		return nil
+	}
+	return &model.Article{Article: *a}
 }
 
 // endpoint loads a node that must exist (a relationship's end, an
 // article's author).
-func endpoint(ctx context.Context, id string) (*store.Node, error) {
+func endpoint(ctx context.Context, id string) (*model.Node, error) {
 	n, err := node(ctx, id)
 	if err == nil && n == nil {
 		err = fmt.Errorf("node %q: %w", id, store.ErrNotFound)
@@ -167,7 +191,7 @@ func relationshipConnection(k loaders.AdjacencyKey, page store.RelationshipPage)
 		Node:     k.Node, Direction: k.Dir, Type: k.Type,
 	}
 	for i, rel := range page.Relationships {
-		c.Edges[i] = model.RelationshipEdge{Cursor: page.Cursors[i], Node: rel, NeighborID: neighborOf(rel, k.Dir)}
+		c.Edges[i] = model.RelationshipEdge{Cursor: page.Cursors[i], Node: model.Relationship{Relationship: rel}, NeighborID: neighborOf(rel, k.Dir)}
 	}
 	return c
 }
@@ -187,7 +211,7 @@ func articleConnection(k loaders.ArticlesKey, page store.ArticlePage) *model.Art
 		Author:   k.Author, Category: k.Category,
 	}
 	for i, a := range page.Articles {
-		c.Edges[i] = model.ArticleEdge{Cursor: page.Cursors[i], Node: a}
+		c.Edges[i] = model.ArticleEdge{Cursor: page.Cursors[i], Node: model.Article{Article: a}}
 	}
 	return c
 }
@@ -201,4 +225,16 @@ func selects(ctx context.Context, typeName, name string) bool {
 		}
 	}
 	return false
+}
+
+// entityErrors turns per-representation errors into the error of a batched
+// entity resolver: nil when none failed, else one entry per representation
+// so only the failing ones get an error.
+func entityErrors(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return graphql.BatchErrorList(errs)
+		}
+	}
+	return nil
 }

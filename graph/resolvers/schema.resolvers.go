@@ -17,7 +17,7 @@ import (
 )
 
 // Author is the resolver for the author field.
-func (r *articleResolver) Author(ctx context.Context, obj *store.Article) (*store.Node, error) {
+func (r *articleResolver) Author(ctx context.Context, obj *model.Article) (*model.Node, error) {
 	return endpoint(ctx, obj.Author)
 }
 
@@ -32,23 +32,23 @@ func (r *articleConnectionResolver) TotalCount(ctx context.Context, obj *model.A
 }
 
 // CreateNode is the resolver for the createNode field.
-func (r *mutationResolver) CreateNode(ctx context.Context, id string, properties any) (*store.Node, error) {
+func (r *mutationResolver) CreateNode(ctx context.Context, id string, properties any) (*model.Node, error) {
 	props, err := propertiesArg(properties)
 	if err != nil {
 		return nil, err
 	}
 	n, err := r.Store.CreateNode(ctx, id, props)
-	return &n, err
+	return asNode(&n), err
 }
 
 // UpdateNodeProperties is the resolver for the updateNodeProperties field.
-func (r *mutationResolver) UpdateNodeProperties(ctx context.Context, id string, set any, remove []string) (*store.Node, error) {
+func (r *mutationResolver) UpdateNodeProperties(ctx context.Context, id string, set any, remove []string) (*model.Node, error) {
 	props, err := propertiesArg(set)
 	if err != nil {
 		return nil, err
 	}
 	n, err := r.Store.UpdateNodeProperties(ctx, id, props, remove)
-	return &n, err
+	return asNode(&n), err
 }
 
 // DeleteNode is the resolver for the deleteNode field.
@@ -57,23 +57,23 @@ func (r *mutationResolver) DeleteNode(ctx context.Context, id string, detach *bo
 }
 
 // CreateRelationship is the resolver for the createRelationship field.
-func (r *mutationResolver) CreateRelationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string, properties any) (*store.Relationship, error) {
+func (r *mutationResolver) CreateRelationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string, properties any) (*model.Relationship, error) {
 	props, err := propertiesArg(properties)
 	if err != nil {
 		return nil, err
 	}
 	rel, err := r.Store.CreateRelationship(ctx, store.RelationshipKey{Start: startNodeID, Type: typeArg, End: endNodeID}, props)
-	return &rel, err
+	return asRelationship(&rel), err
 }
 
 // UpdateRelationshipProperties is the resolver for the updateRelationshipProperties field.
-func (r *mutationResolver) UpdateRelationshipProperties(ctx context.Context, startNodeID string, typeArg string, endNodeID string, set any, remove []string) (*store.Relationship, error) {
+func (r *mutationResolver) UpdateRelationshipProperties(ctx context.Context, startNodeID string, typeArg string, endNodeID string, set any, remove []string) (*model.Relationship, error) {
 	props, err := propertiesArg(set)
 	if err != nil {
 		return nil, err
 	}
 	rel, err := r.Store.UpdateRelationshipProperties(ctx, store.RelationshipKey{Start: startNodeID, Type: typeArg, End: endNodeID}, props, remove)
-	return &rel, err
+	return asRelationship(&rel), err
 }
 
 // DeleteRelationship is the resolver for the deleteRelationship field.
@@ -83,15 +83,15 @@ func (r *mutationResolver) DeleteRelationship(ctx context.Context, startNodeID s
 }
 
 // PostArticle is the resolver for the postArticle field.
-func (r *mutationResolver) PostArticle(ctx context.Context, authorID string, title string, body string, category string) (*store.Article, error) {
+func (r *mutationResolver) PostArticle(ctx context.Context, authorID string, title string, body string, category string) (*model.Article, error) {
 	a, err := r.Store.PostArticle(ctx, authorID, title, body, category)
-	return &a, err
+	return asArticle(&a), err
 }
 
 // UpdateArticle is the resolver for the updateArticle field.
-func (r *mutationResolver) UpdateArticle(ctx context.Context, id string, title *string, body *string, category *string) (*store.Article, error) {
+func (r *mutationResolver) UpdateArticle(ctx context.Context, id string, title *string, body *string, category *string) (*model.Article, error) {
 	a, err := r.Store.UpdateArticle(ctx, id, title, body, category)
-	return &a, err
+	return asArticle(&a), err
 }
 
 // DeleteArticle is the resolver for the deleteArticle field.
@@ -100,17 +100,17 @@ func (r *mutationResolver) DeleteArticle(ctx context.Context, id string) (string
 }
 
 // Properties is the resolver for the properties field.
-func (r *nodeResolver) Properties(ctx context.Context, obj *store.Node) (any, error) {
+func (r *nodeResolver) Properties(ctx context.Context, obj *model.Node) (any, error) {
 	return nonNil(obj.Properties), nil
 }
 
 // Property is the resolver for the property field.
-func (r *nodeResolver) Property(ctx context.Context, obj *store.Node, name string) (any, error) {
+func (r *nodeResolver) Property(ctx context.Context, obj *model.Node, name string) (any, error) {
 	return obj.Properties[name], nil
 }
 
 // Relationships is the resolver for the relationships field.
-func (r *nodeResolver) Relationships(ctx context.Context, obj *store.Node, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (*model.RelationshipConnection, error) {
+func (r *nodeResolver) Relationships(ctx context.Context, obj *model.Node, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (*model.RelationshipConnection, error) {
 	k, err := adjacencyKey(obj.ID, typeArg, direction, first, after, last, before)
 	if err != nil {
 		return nil, err
@@ -142,7 +142,7 @@ func (r *nodeResolver) Relationships(ctx context.Context, obj *store.Node, typeA
 }
 
 // Articles is the resolver for the articles field.
-func (r *nodeResolver) Articles(ctx context.Context, obj *store.Node, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error) {
+func (r *nodeResolver) Articles(ctx context.Context, obj *model.Node, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error) {
 	k, err := articlesKey(obj.ID, category, postedAfter, postedBefore, first, after, last, before)
 	if err != nil {
 		return nil, err
@@ -168,17 +168,17 @@ func (r *nodeResolver) Articles(ctx context.Context, obj *store.Node, category *
 }
 
 // WordCounts is the resolver for the wordCounts field.
-func (r *nodeResolver) WordCounts(ctx context.Context, obj *store.Node, first *int) ([]store.WordCount, error) {
+func (r *nodeResolver) WordCounts(ctx context.Context, obj *model.Node, first *int) ([]store.WordCount, error) {
 	return loaders.For(ctx).WordCounts(ctx, wordCountsKey(obj.ID, first))
 }
 
 // Node is the resolver for the node field.
-func (r *queryResolver) Node(ctx context.Context, id string) (*store.Node, error) {
+func (r *queryResolver) Node(ctx context.Context, id string) (*model.Node, error) {
 	return node(ctx, id)
 }
 
 // Nodes is the resolver for the nodes field.
-func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]*store.Node, error) {
+func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]*model.Node, error) {
 	if len(ids) > store.MaxPageSize {
 		return nil, badInput("at most %d ids at once, got %d", store.MaxPageSize, len(ids))
 	}
@@ -187,44 +187,53 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]*store.Node,
 			return nil, err
 		}
 	}
-	return loaders.For(ctx).Nodes(ctx, ids)
+	nodes, errs := loaders.For(ctx).Nodes(ctx, ids)
+	out := make([]*model.Node, len(nodes))
+	for i, n := range nodes {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		out[i] = asNode(n)
+	}
+	return out, nil
 }
 
 // Relationship is the resolver for the relationship field.
-func (r *queryResolver) Relationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string) (*store.Relationship, error) {
+func (r *queryResolver) Relationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string) (*model.Relationship, error) {
 	k := store.RelationshipKey{Start: startNodeID, Type: typeArg, End: endNodeID}
 	if err := k.Validate(); err != nil {
 		return nil, err
 	}
-	return loaders.For(ctx).Relationship(ctx, k)
+	rel, err := loaders.For(ctx).Relationship(ctx, k)
+	return asRelationship(rel), err
 }
 
 // Article is the resolver for the article field.
-func (r *queryResolver) Article(ctx context.Context, id string) (*store.Article, error) {
+func (r *queryResolver) Article(ctx context.Context, id string) (*model.Article, error) {
 	a, err := loaders.For(ctx).Article(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
-	return a, err
+	return asArticle(a), err
 }
 
 // ID is the resolver for the id field.
-func (r *relationshipResolver) ID(ctx context.Context, obj *store.Relationship) (string, error) {
+func (r *relationshipResolver) ID(ctx context.Context, obj *model.Relationship) (string, error) {
 	return obj.Key().ID(), nil
 }
 
 // StartNode is the resolver for the startNode field.
-func (r *relationshipResolver) StartNode(ctx context.Context, obj *store.Relationship) (*store.Node, error) {
+func (r *relationshipResolver) StartNode(ctx context.Context, obj *model.Relationship) (*model.Node, error) {
 	return endpoint(ctx, obj.Start)
 }
 
 // EndNode is the resolver for the endNode field.
-func (r *relationshipResolver) EndNode(ctx context.Context, obj *store.Relationship) (*store.Node, error) {
+func (r *relationshipResolver) EndNode(ctx context.Context, obj *model.Relationship) (*model.Node, error) {
 	return endpoint(ctx, obj.End)
 }
 
 // Properties is the resolver for the properties field.
-func (r *relationshipResolver) Properties(ctx context.Context, obj *store.Relationship) (any, error) {
+func (r *relationshipResolver) Properties(ctx context.Context, obj *model.Relationship) (any, error) {
 	return nonNil(obj.Properties), nil
 }
 
@@ -239,7 +248,7 @@ func (r *relationshipConnectionResolver) TotalCount(ctx context.Context, obj *mo
 }
 
 // Neighbor is the resolver for the neighbor field.
-func (r *relationshipEdgeResolver) Neighbor(ctx context.Context, obj *model.RelationshipEdge) (*store.Node, error) {
+func (r *relationshipEdgeResolver) Neighbor(ctx context.Context, obj *model.RelationshipEdge) (*model.Node, error) {
 	return endpoint(ctx, obj.NeighborID)
 }
 
