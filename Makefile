@@ -2,9 +2,13 @@
 GO        ?= go
 TEST_ARGS ?=
 
-.PHONY: test vet fmt-check generate-check unit bench
+.PHONY: test vet fmt-check generate-check unit bench build federation-test client-test
 
-test: fmt-check generate-check vet unit
+# The JS suites run the binary the Go build produced.
+BIN := $(CURDIR)/bin/hbgraph
+NPM_CI := npm ci --no-audit --no-fund
+
+test: fmt-check generate-check vet unit federation-test client-test
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
@@ -23,6 +27,18 @@ vet:
 # -race always; the timeout keeps a hung test from eating CI's budget.
 unit:
 	$(GO) test -race -count=1 -timeout 15m $(TEST_ARGS) ./...
+
+build:
+	$(GO) build -o $(BIN) .
+
+# Apollo Federation: @apollo/gateway and @apollo/composition against hbgraph
+# and a second subgraph (tests/federation).
+federation-test: build
+	cd tests/federation && $(NPM_CI) && HBGRAPH_BIN=$(BIN) APOLLO_TELEMETRY_DISABLED=true npm test
+
+# A frontend: Apollo Client paging with fetchMore (tests/client).
+client-test: build
+	cd tests/client && $(NPM_CI) && HBGRAPH_BIN=$(BIN) npm test
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./store/... .

@@ -326,6 +326,12 @@ func presentError(log zerolog.Logger) graphql.ErrorPresenterFunc {
 		if direct, ok := err.(*gqlerror.Error); ok && direct.Err == nil && code == codeInternal {
 			code = codeBadUserInput
 		}
+		// The entity resolvers report per representation (_entities.N); an
+		// error of _entities itself is gqlgen refusing a representation (an
+		// unknown __typename, a missing key field): the caller's input.
+		if code == codeInternal && len(gerr.Path) == 1 && gerr.Path[0] == ast.PathName("_entities") {
+			code = codeBadUserInput
+		}
 		if code == codeInternal {
 			id := ""
 			if r := explain.From(ctx); r != nil {
