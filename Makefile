@@ -2,24 +2,31 @@
 GO        ?= go
 TEST_ARGS ?=
 
-.PHONY: test vet fmt-check generate-check unit bench build federation-test client-test
-
 # The JS suites run the binary the Go build produced.
-BIN := $(CURDIR)/bin/hbgraph
+BIN    := $(CURDIR)/bin/hbgraph
 NPM_CI := npm ci --no-audit --no-fund
 
-test: fmt-check generate-check vet unit federation-test client-test
+.PHONY: test fmt-check generate-check vendor-check vet unit build \
+	federation-test client-test browser-test chromium bench
+
+test: fmt-check generate-check vendor-check vet unit federation-test client-test browser-test
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 # Generated gqlgen code is committed; regenerating must change nothing.
+# (Compared before and after, so uncommitted hand edits do not trip it.)
+GEN_STATE = { git diff -- graph gqlgen.yml go.mod go.sum; git ls-files -o --exclude-standard -- graph; } | sha256sum
 generate-check:
-	$(GO) generate ./...
-	@if [ -n "$$(git status --porcelain -- graph gqlgen.yml go.mod go.sum)" ]; then \
+	@before=$$($(GEN_STATE)); $(GO) generate ./... && after=$$($(GEN_STATE)); \
+	if [ "$$before" != "$$after" ]; then \
 		echo "go generate changed files; run it and commit the result:"; \
 		git status --porcelain -- graph gqlgen.yml go.mod go.sum; exit 1; fi
+
+# The vendored GraphiQL assets match graphiql/assets/SHA256SUMS.
+vendor-check:
+	./scripts/vendor-graphiql.sh --check
 
 vet:
 	$(GO) vet ./...
@@ -39,6 +46,22 @@ federation-test: build
 # A frontend: Apollo Client paging with fetchMore (tests/client).
 client-test: build
 	cd tests/client && $(NPM_CI) && HBGRAPH_BIN=$(BIN) npm test
+
+# GraphiQL in Debian's chromium, driven by playwright-core (tests/browser);
+# it rewrites docs/graphiql.png, the README's screenshot.
+browser-test: build chromium
+	cd tests/browser && $(NPM_CI) --ignore-scripts && HBGRAPH_BIN=$(BIN) npm test
+
+# Installs Debian's chromium when it is missing and we are root; otherwise
+# fails, saying so: the browser test never passes without a browser.
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
+		else \
+			echo "chromium is missing (/usr/bin/chromium) and this user cannot install it: run 'apt-get install chromium' as root"; exit 1; \
+		fi; \
+	fi
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./store/... .

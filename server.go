@@ -27,7 +27,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase"
@@ -41,6 +40,7 @@ import (
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/graph/nointrospection"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
+	"github.com/hbgraph/hbgraph/graphiql"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
 	"github.com/hbgraph/hbgraph/store/keys"
@@ -261,7 +261,7 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 	loaderCfg := loaders.Config{Wait: cfg.batchWait, BatchSize: cfg.batchSize, ScanConcurrency: loaders.DefaultConfig.ScanConcurrency}
 	mux := http.NewServeMux()
 	mux.Handle("/query", observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout, guardGET(loaders.Middleware(st, loaderCfg, gql))))
-	mux.Handle("GET /{$}", playground.Handler("hbgraph", "/query"))
+	graphiql.Register(mux, "/query") // GraphiQL at /, every asset served from here (offline)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})

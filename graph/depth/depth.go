@@ -56,6 +56,9 @@ func Of(set ast.SelectionSet, fragments ast.FragmentDefinitionList, level int) i
 		d := 0
 		switch s := sel.(type) {
 		case *ast.Field:
+			if s.Name == "__schema" || s.Name == "__type" {
+				continue // introspection reads the schema, never the store; GraphiQL's is 15 deep
+			}
 			d = 1 + Of(s.SelectionSet, fragments, level+1)
 		case *ast.InlineFragment:
 			d = Of(s.SelectionSet, fragments, level+1)
