@@ -67,16 +67,22 @@ func nodeFrom(id string, e entity) (Node, error) {
 	return Node{ID: id, Properties: props, Created: time.UnixMilli(e.created), Updated: time.UnixMilli(e.updated)}, nil
 }
 
-// create writes a new c/p/u row if `c` is absent (seed 002's checkAndPut).
-// A delete leaves a marker at a time that may not have passed yet; a Put at
-// or before it would be hidden although CheckAndMutate reports success, so
-// the row is read back and the write retried one millisecond later until it
-// shows.
+// create writes a new c/p/u row if `c` is absent (seed 002's checkAndPut),
+// created and updated now.
 func (s *Store) create(ctx context.Context, row []byte, props []byte) (entity, error) {
 	now := s.nowMs()
+	return s.createEntity(ctx, row, entity{created: now, updated: now, props: props}, true)
+}
+
+// createEntity writes e as a new row if `c` is absent, its cells stamped
+// e.updated. A delete leaves a marker at a time that may not have passed
+// yet; a Put at or before it would be hidden although CheckAndMutate
+// reports success, so the row is read back. If it is hidden, a live create
+// (retry) tries again one millisecond later; an import, which must keep its
+// times, fails.
+func (s *Store) createEntity(ctx context.Context, row []byte, e entity, retry bool) (entity, error) {
 	for attempt := 0; attempt < s.maxAttempts; attempt++ {
-		e := entity{created: now, updated: now, props: props}
-		ok, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, qualCreated, nil, e.cells(), now)
+		ok, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, qualCreated, nil, e.cells(), e.updated)
 		if err != nil {
 			return entity{}, err
 		}
@@ -88,12 +94,16 @@ func (s *Store) create(ctx context.Context, row []byte, props []byte) (entity, e
 			return entity{}, err
 		}
 		if got[qualCreated] != nil {
-			if !bytes.Equal(got[qualCreated], encodeMs(now)) || !bytes.Equal(got[qualProperties], props) {
+			if !bytes.Equal(got[qualCreated], encodeMs(e.created)) || !bytes.Equal(got[qualProperties], e.props) {
 				return entity{}, ErrAlreadyExists // a concurrent create won
 			}
 			return e, nil
 		}
-		now = max(s.nowMs(), now+1)
+		if !retry {
+			return entity{}, fmt.Errorf("%w: the row was deleted after the time it is imported at", ErrConflict)
+		}
+		next := max(s.nowMs(), e.updated+1)
+		e.created, e.updated = next, next
 	}
 	return entity{}, fmt.Errorf("%w: create kept being hidden by a delete marker", ErrConflict)
 }

@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// Imports load data that already has its times and ids: the same write
+// path as the live operations (every index row and counter is written),
+// with the given created/updated/posted times and article sequence
+// numbers. A row that exists already is skipped, not overwritten, so an
+// interrupted import can simply be run again.
+
+func importTimes(created, updated time.Time) (int64, int64, error) {
+	c, u := created.UnixMilli(), updated.UnixMilli()
+	if c < 0 || u < c {
+		return 0, 0, invalid("times must be >= 0 and updated >= created (got %d, %d)", c, u)
+	}
+	return c, u, nil
+}
+
+// ImportNode creates node id with the given properties and times unless it
+// exists; created reports whether it did.
+func (s *Store) ImportNode(ctx context.Context, id string, props Properties, createdAt, updatedAt time.Time) (created bool, err error) {
+	if err := validateID("node id", id); err != nil {
+		return false, err
+	}
+	encoded, err := encodeProperties(props)
+	if err != nil {
+		return false, err
+	}
+	c, u, err := importTimes(createdAt, updatedAt)
+	if err != nil {
+		return false, err
+	}
+	_, err = s.createEntity(ctx, keys.Node(id), entity{created: c, updated: u, props: encoded}, false)
+	if errors.Is(err, ErrAlreadyExists) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// ImportRelationship creates relationship k with the given properties and
+// times unless it exists, with its index rows and degree counts; both
+// nodes must exist (ErrNotFound).
+func (s *Store) ImportRelationship(ctx context.Context, k RelationshipKey, props Properties, createdAt, updatedAt time.Time) (created bool, err error) {
+	if err := k.Validate(); err != nil {
+		return false, err
+	}
+	encoded, err := encodeProperties(props)
+	if err != nil {
+		return false, err
+	}
+	c, u, err := importTimes(createdAt, updatedAt)
+	if err != nil {
+		return false, err
+	}
+	nodes, err := s.GetNodes(ctx, []string{k.Start, k.End})
+	if err != nil {
+		return false, err
+	}
+	for i, id := range []string{k.Start, k.End} {
+		if nodes[i] == nil {
+			return false, fmt.Errorf("node %q: %w", id, ErrNotFound)
+		}
+	}
+	e, err := s.createEntity(ctx, k.row(), entity{created: c, updated: u, props: encoded}, false)
+	if errors.Is(err, ErrAlreadyExists) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := s.writeIndex(ctx, k, e); err != nil {
+		return false, err
+	}
+	return true, s.countDegrees(ctx, k, +1)
+}
+
+// ImportArticle posts an article with its own sequence number and posting
+// time unless that timeline row exists, with its category row, counters
+// and word counts, and returns its public id. The author must exist. Call
+// AdvanceArticleSeq afterwards so that live posts take higher numbers.
+func (s *Store) ImportArticle(ctx context.Context, authorID string, seq uint64, title, body, category string, postedAt time.Time) (id string, created bool, err error) {
+	if err := validateID("author id", authorID); err != nil {
+		return "", false, err
+	}
+	if err := validateTitle(title); err != nil {
+		return "", false, err
+	}
+	if err := validateBody(body); err != nil {
+		return "", false, err
+	}
+	if err := validateType("category", category); err != nil {
+		return "", false, err
+	}
+	posted := postedAt.UnixMilli()
+	if seq == 0 || posted < 0 {
+		return "", false, invalid("article id must be >= 1 and posted_at >= 0")
+	}
+	if _, err := s.GetNode(ctx, authorID); err != nil {
+		return "", false, err
+	}
+	k := keys.Article{Author: authorID, Posted: posted, Seq: seq}
+	row, err := k.Key()
+	if err != nil {
+		return "", false, invalid("article: %v", err)
+	}
+	if id, err = k.ID(); err != nil {
+		return "", false, err
+	}
+	a := articleCells{title: title, body: body, category: category, updated: posted}
+	ok, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, qualArticleU, nil, a.cells(), a.updated)
+	if err != nil || !ok {
+		return id, false, err
+	}
+	if err := s.putCategoryRow(ctx, k, a); err != nil {
+		return id, false, err
+	}
+	if err := s.countArticles(ctx, authorID, map[string]int64{qualArticleCount: 1, qualCategoryCount + category: 1}); err != nil {
+		return id, false, err
+	}
+	return id, true, s.addWordCounts(ctx, authorID, articleWords(a))
+}
+
+// AdvanceArticleSeq makes the author's next sequence number greater than
+// atLeast (an Increment by the shortfall: concurrent advances can only
+// push it further, which is harmless).
+func (s *Store) AdvanceArticleSeq(ctx context.Context, authorID string, atLeast uint64) error {
+	if err := validateID("author id", authorID); err != nil {
+		return err
+	}
+	row := keys.Counters(authorID)
+	c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
+	if err != nil {
+		return err
+	}
+	var cur int64
+	if v := c[qualSeq]; v != nil {
+		var ok bool
+		if cur, ok = decodeMs(v); !ok {
+			return errors.New("store: corrupt sequence counter")
+		}
+	}
+	if cur >= int64(atLeast) {
+		return nil
+	}
+	_, err = s.increment(ctx, keys.TableArticles, keys.FamilyArticles, row, qualSeq, int64(atLeast)-cur)
+	return err
+}
