@@ -5,6 +5,7 @@
 //	hbgraph [flags]                 serve (GraphiQL at /, GraphQL at /query)
 //	hbgraph [flags] create-tables   create the tables on a cluster (--hbase-zk)
 //	hbgraph [flags] repair          put index rows and counters back in step
+//	hbgraph [flags] import          load JSON Lines files (--nodes, --relationships, --articles)
 //
 // This file is the only place that wires things together.
 package main
@@ -41,6 +42,7 @@ import (
 	"github.com/hbgraph/hbgraph/graph/nointrospection"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
 	"github.com/hbgraph/hbgraph/graphiql"
+	"github.com/hbgraph/hbgraph/importer"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
 	"github.com/hbgraph/hbgraph/store/keys"
@@ -63,6 +65,9 @@ type config struct {
 	requestTimeout time.Duration
 	batchWait      time.Duration
 	batchSize      int
+
+	importFiles   importer.Files
+	importWorkers int
 
 	command string
 }
@@ -111,8 +116,12 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&cfg.requestTimeout, "request-timeout", envParsed("HBGRAPH_REQUEST_TIMEOUT", 10*time.Second, time.ParseDuration, &bad), "time one GraphQL request may take (HBGRAPH_REQUEST_TIMEOUT)")
 	fs.DurationVar(&cfg.batchWait, "batch-wait", envParsed("HBGRAPH_BATCH_WAIT", loaders.DefaultConfig.Wait, time.ParseDuration, &bad), "how long a loader gathers keys before one batched store call (HBGRAPH_BATCH_WAIT)")
 	fs.IntVar(&cfg.batchSize, "batch-size", envParsed("HBGRAPH_BATCH_SIZE", loaders.DefaultConfig.BatchSize, strconv.Atoi, &bad), "keys per batched store call; 1 turns batching off (HBGRAPH_BATCH_SIZE)")
+	fs.StringVar(&cfg.importFiles.Nodes, "nodes", "", "import: JSON Lines file of nodes")
+	fs.StringVar(&cfg.importFiles.Relationships, "relationships", "", "import: JSON Lines file of relationships")
+	fs.StringVar(&cfg.importFiles.Articles, "articles", "", "import: JSON Lines file of articles")
+	fs.IntVar(&cfg.importWorkers, "import-workers", 0, "import: lines imported at once (0: 4 per CPU)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: hbgraph [flags] [create-tables | repair]")
+		fmt.Fprintln(fs.Output(), "usage: hbgraph [flags] [create-tables | repair | import]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -180,8 +189,10 @@ func run(args []string) error {
 		return createTables(ctx, admin, cfg.regions, os.Stdout)
 	case "repair":
 		return repair(cfg, log)
+	case "import":
+		return runImport(cfg, log)
 	default:
-		return fmt.Errorf("unknown command %q (want create-tables or repair)", cfg.command)
+		return fmt.Errorf("unknown command %q (want create-tables, repair or import)", cfg.command)
 	}
 	log.Info().Str("listen", cfg.listen).Str("data_dir", cfg.dataDir).Bool("cluster", cfg.hbaseZK != "").
 		Str("hbase_zk", cfg.hbaseZK).Bool("sync", cfg.sync).Bool("introspection", cfg.introspection).
@@ -397,4 +408,43 @@ func repair(cfg config, log zerolog.Logger) error {
 	report, err := st.Repair(context.Background())
 	fmt.Print(report)
 	return err
+}
+
+// runImport loads the --nodes, --relationships and --articles files and
+// prints a summary; it fails if any line failed.
+func runImport(cfg config, log zerolog.Logger) error {
+	if cfg.importFiles == (importer.Files{}) {
+		return errors.New("import needs --nodes, --relationships and/or --articles")
+	}
+	hc, st, err := openStore(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer hc.Close()
+	opts := importer.Options{Workers: cfg.importWorkers, Log: log}
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		opts.Progress = os.Stderr // a terminal: redraw a progress line
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	results, err := importer.Run(ctx, st, cfg.importFiles, opts)
+	var failed int64
+	for _, r := range results {
+		fmt.Printf("%-13s %9d lines %9d imported %9d skipped %7d failed in %v (%.0f rows/s)\n",
+			r.Kind, r.Lines, r.Imported, r.Skipped, r.Failed, r.Elapsed.Round(time.Millisecond), r.Rate())
+		for _, e := range r.Errors {
+			fmt.Printf("  %s line %d: %v\n", r.File, e.Line, e.Err)
+		}
+		if r.Failed > int64(len(r.Errors)) {
+			fmt.Printf("  ... and %d more failed lines\n", r.Failed-int64(len(r.Errors)))
+		}
+		failed += r.Failed
+	}
+	if err != nil {
+		return err
+	}
+	if failed > 0 {
+		return fmt.Errorf("import: %d lines failed", failed)
+	}
+	return nil
 }

@@ -1,0 +1,326 @@
+// Package importer loads JSON Lines files of nodes, relationships and
+// articles into the store through its import operations: every index row
+// and counter is written, the files' times and article ids are kept, rows
+// that exist are skipped (so an interrupted import can be rerun), and a bad
+// line is reported by its number without stopping the rest.
+//
+// Files are imported in order, nodes before the relationships and articles
+// that need them; the lines of one file are imported by a pool of workers.
+//
+//	node:         {"id": "n1", "properties": {...}, "created_at": ms, "updated_at": ms}
+//	relationship: {"start_node_id": "n1", "type": "follow", "end_node_id": "n2", "properties": {...}, "created_at": ms, "updated_at": ms}
+//	article:      {"id": 123, "author_id": "n1", "title": "...", "body": "...", "category": "...", "posted_at": ms}
+//
+// updated_at defaults to created_at.
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/hbgraph/hbgraph/store"
+)
+
+// Files names the files to import; an empty name is skipped.
+type Files struct {
+	Nodes, Relationships, Articles string
+}
+
+// Options tune an import.
+type Options struct {
+	// Workers import lines concurrently; 0 means 4 per CPU (the embedded
+	// engine's calls are short, and waiting on them overlaps).
+	Workers int
+	// Progress, when set, gets a progress line (rows, rows/s, ETA) redrawn
+	// in place: pass a terminal. Otherwise Log gets a line every LogEvery.
+	Progress io.Writer
+	Log      zerolog.Logger
+	LogEvery time.Duration // 0 means 5 s
+	// MaxReported bounds the line errors kept per file; 0 means 100.
+	MaxReported int
+}
+
+// LineError is one line that could not be imported.
+type LineError struct {
+	Line int64
+	Err  error
+}
+
+// Result counts one file's lines.
+type Result struct {
+	Kind                             string
+	File                             string
+	Lines, Imported, Skipped, Failed int64
+	Errors                           []LineError // the first MaxReported
+	Elapsed                          time.Duration
+}
+
+// Rate is imported and skipped lines per second.
+func (r Result) Rate() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Imported+r.Skipped) / r.Elapsed.Seconds()
+}
+
+// Run imports the files in order and returns a result per file imported.
+// It stops early only when ctx ends or a file cannot be read.
+func Run(ctx context.Context, st *store.Store, files Files, opts Options) ([]Result, error) {
+	if opts.Workers <= 0 {
+		opts.Workers = 4 * runtime.GOMAXPROCS(0)
+	}
+	if opts.LogEvery <= 0 {
+		opts.LogEvery = 5 * time.Second
+	}
+	if opts.MaxReported <= 0 {
+		opts.MaxReported = 100
+	}
+	seqs := &maxSeqs{m: map[string]uint64{}}
+	kinds := []struct {
+		kind, file string
+		line       func(context.Context, []byte) (bool, error)
+	}{
+		{"nodes", files.Nodes, func(ctx context.Context, b []byte) (bool, error) { return importNode(ctx, st, b) }},
+		{"relationships", files.Relationships, func(ctx context.Context, b []byte) (bool, error) { return importRelationship(ctx, st, b) }},
+		{"articles", files.Articles, func(ctx context.Context, b []byte) (bool, error) { return importArticle(ctx, st, b, seqs) }},
+	}
+	var results []Result
+	for _, k := range kinds {
+		if k.file == "" {
+			continue
+		}
+		r, err := importFile(ctx, k.kind, k.file, k.line, opts)
+		results = append(results, r)
+		if err != nil {
+			return results, err
+		}
+	}
+	// Live posts must take sequence numbers past the imported ones.
+	for author, seq := range seqs.m {
+		if err := st.AdvanceArticleSeq(ctx, author, seq); err != nil {
+			return results, fmt.Errorf("advance article ids of %q: %w", author, err)
+		}
+	}
+	return results, nil
+}
+
+type job struct {
+	line int64
+	data []byte
+}
+
+// importFile streams one file to the workers.
+func importFile(ctx context.Context, kind, path string, importLine func(context.Context, []byte) (bool, error), opts Options) (Result, error) {
+	r := Result{Kind: kind, File: path}
+	f, err := os.Open(path)
+	if err != nil {
+		return r, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return r, err
+	}
+	start := time.Now()
+	var read, lines, imported, skipped, failed atomic.Int64
+	var mu sync.Mutex // guards r.Errors
+	jobs := make(chan job, 4*opts.Workers)
+	var wg sync.WaitGroup
+	for range opts.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				ok, err := importLine(ctx, j.data)
+				switch {
+				case err != nil:
+					failed.Add(1)
+					mu.Lock()
+					if len(r.Errors) < opts.MaxReported {
+						r.Errors = append(r.Errors, LineError{Line: j.line, Err: err})
+					}
+					mu.Unlock()
+				case ok:
+					imported.Add(1)
+				default:
+					skipped.Add(1)
+				}
+			}
+		}()
+	}
+	stopProgress := progress(kind, info.Size(), &read, &imported, &skipped, &failed, start, opts)
+
+	br := bufio.NewReaderSize(f, 1<<20)
+	var readErr error
+	for n := int64(1); ctx.Err() == nil; n++ {
+		b, err := br.ReadBytes('\n')
+		read.Add(int64(len(b)))
+		if line := bytes.TrimSpace(b); len(line) > 0 {
+			lines.Add(1)
+			jobs <- job{line: n, data: line}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			readErr = err
+			break
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	stopProgress()
+	r.Lines, r.Imported, r.Skipped, r.Failed = lines.Load(), imported.Load(), skipped.Load(), failed.Load()
+	r.Elapsed = time.Since(start)
+	if readErr == nil {
+		readErr = ctx.Err()
+	}
+	return r, readErr
+}
+
+// progress reports an import's progress until the returned func is called.
+func progress(kind string, size int64, read, imported, skipped, failed *atomic.Int64, start time.Time, opts Options) func() {
+	done := make(chan struct{})
+	every := opts.LogEvery
+	if opts.Progress != nil {
+		every = 250 * time.Millisecond
+	}
+	report := func(final bool) {
+		rows := imported.Load() + skipped.Load()
+		elapsed := time.Since(start)
+		rate := float64(rows) / max(elapsed.Seconds(), 1e-9)
+		eta := time.Duration(0)
+		if b := read.Load(); b > 0 && b < size {
+			eta = time.Duration(float64(elapsed) * float64(size-b) / float64(b)).Round(time.Second)
+		}
+		if opts.Progress != nil {
+			end := ""
+			if final {
+				end = "\n"
+			}
+			fmt.Fprintf(opts.Progress, "\r%-13s %10d rows %8.0f rows/s %5.1f%% ETA %-8s failed %d  %s",
+				kind, rows, rate, 100*float64(read.Load())/float64(max(size, 1)), eta, failed.Load(), end)
+			return
+		}
+		opts.Log.Info().Str("kind", kind).Int64("rows", rows).Int64("failed", failed.Load()).
+			Float64("rows_per_s", rate).Dur("eta", eta).Msg("importing")
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				report(true)
+				return
+			case <-tick.C:
+				report(false)
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// decode reads one line strictly: one JSON object, numbers kept exact.
+func decode(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("not a JSON object: %w", err)
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value on the line")
+	}
+	return nil
+}
+
+func times(created, updated *int64) (time.Time, time.Time, error) {
+	if created == nil {
+		return time.Time{}, time.Time{}, errors.New("created_at is missing")
+	}
+	if updated == nil {
+		updated = created
+	}
+	return time.UnixMilli(*created), time.UnixMilli(*updated), nil
+}
+
+func importNode(ctx context.Context, st *store.Store, b []byte) (bool, error) {
+	var l struct {
+		ID         string         `json:"id"`
+		Properties map[string]any `json:"properties"`
+		CreatedAt  *int64         `json:"created_at"`
+		UpdatedAt  *int64         `json:"updated_at"`
+	}
+	if err := decode(b, &l); err != nil {
+		return false, err
+	}
+	c, u, err := times(l.CreatedAt, l.UpdatedAt)
+	if err != nil {
+		return false, err
+	}
+	return st.ImportNode(ctx, l.ID, l.Properties, c, u)
+}
+
+func importRelationship(ctx context.Context, st *store.Store, b []byte) (bool, error) {
+	var l struct {
+		Start      string         `json:"start_node_id"`
+		Type       string         `json:"type"`
+		End        string         `json:"end_node_id"`
+		Properties map[string]any `json:"properties"`
+		CreatedAt  *int64         `json:"created_at"`
+		UpdatedAt  *int64         `json:"updated_at"`
+	}
+	if err := decode(b, &l); err != nil {
+		return false, err
+	}
+	c, u, err := times(l.CreatedAt, l.UpdatedAt)
+	if err != nil {
+		return false, err
+	}
+	return st.ImportRelationship(ctx, store.RelationshipKey{Start: l.Start, Type: l.Type, End: l.End}, l.Properties, c, u)
+}
+
+// maxSeqs tracks each author's largest imported article id.
+type maxSeqs struct {
+	mu sync.Mutex
+	m  map[string]uint64
+}
+
+func importArticle(ctx context.Context, st *store.Store, b []byte, seqs *maxSeqs) (bool, error) {
+	var l struct {
+		ID       uint64 `json:"id"`
+		Author   string `json:"author_id"`
+		Title    string `json:"title"`
+		Body     string `json:"body"`
+		Category string `json:"category"`
+		Posted   *int64 `json:"posted_at"`
+	}
+	if err := decode(b, &l); err != nil {
+		return false, err
+	}
+	if l.Posted == nil {
+		return false, errors.New("posted_at is missing")
+	}
+	_, ok, err := st.ImportArticle(ctx, l.Author, l.ID, l.Title, l.Body, l.Category, time.UnixMilli(*l.Posted))
+	if err == nil {
+		seqs.mu.Lock()
+		seqs.m[l.Author] = max(seqs.m[l.Author], l.ID)
+		seqs.mu.Unlock()
+	}
+	return ok, err
+}

@@ -1,0 +1,120 @@
+package importer
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/hbgraph/hbgraph/store"
+	"github.com/hbgraph/hbgraph/store/embedded"
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+func newStore(t testing.TB) *store.Store {
+	t.Helper()
+	db, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	st, err := store.New(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func write(t testing.TB, dir, name string, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestImportReportsBadLinesAndSkipsOnRerun(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	dir := t.TempDir()
+	files := Files{
+		Nodes: write(t, dir, "nodes.jsonl",
+			`{"id":"n1","properties":{"name":"A","big":9007199254740993},"created_at":1000,"updated_at":2000}`,
+			`{"id":"n2","created_at":1000}`,
+			`not json`,
+			``,
+			`{"id":"","created_at":5}`,
+			`{"id":"n3"}`),
+		Relationships: write(t, dir, "rels.jsonl",
+			`{"start_node_id":"n1","type":"follow","end_node_id":"n2","properties":{"w":1},"created_at":3000,"updated_at":3500}`,
+			`{"start_node_id":"n1","type":"follow","end_node_id":"ghost","created_at":3000}`),
+		Articles: write(t, dir, "articles.jsonl",
+			`{"id":7,"author_id":"n1","title":"Hi","body":"hello hello world","category":"tech","posted_at":4000}`,
+			`{"id":8,"author_id":"n1","title":"","body":"x","category":"tech","posted_at":4001}`),
+	}
+	results, err := Run(ctx, st, files, Options{Workers: 3, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range results {
+		lines := []string{}
+		for _, e := range r.Errors {
+			lines = append(lines, fmt.Sprint(e.Line))
+		}
+		got[r.Kind] = fmt.Sprintf("%d/%d/%d/%d %s", r.Lines, r.Imported, r.Skipped, r.Failed, strings.Join(sorted(lines), ","))
+	}
+	want := map[string]string{
+		"nodes":         "5/2/0/3 3,5,6", // line 4 is blank and not counted
+		"relationships": "2/1/0/1 2",
+		"articles":      "2/1/0/1 2",
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: lines/imported/skipped/failed = %s, want %s", k, got[k], w)
+		}
+	}
+	n, err := st.GetNode(ctx, "n1")
+	if err != nil || n.Created.UnixMilli() != 1000 || fmt.Sprint(n.Properties["big"]) != "9007199254740993" {
+		t.Fatalf("n1: %+v, %v", n, err)
+	}
+	page, err := st.Adjacent(ctx, "n2", "follow", store.Incoming, store.PageRequest{Size: 5})
+	if err != nil || len(page.Relationships) != 1 || page.Relationships[0].Updated.UnixMilli() != 3500 {
+		t.Fatalf("incoming follows of n2: %+v, %v", page, err)
+	}
+	words, err := st.TopWords(ctx, "n1", 1)
+	if err != nil || len(words) != 1 || words[0].Word != "hello" || words[0].Count != 2 {
+		t.Fatalf("word counts: %v, %v", words, err)
+	}
+	posted, err := st.PostArticle(ctx, "n1", "Live", "x", "tech")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, _ := keys.ParseArticleID(posted.ID); k.Seq <= 7 {
+		t.Fatalf("a live post after importing id 7 got seq %d", k.Seq)
+	}
+
+	again, err := Run(ctx, st, Files{Nodes: files.Nodes, Relationships: files.Relationships}, Options{Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again[0].Skipped != 2 || again[0].Imported != 0 || again[1].Skipped != 1 || again[1].Imported != 0 {
+		t.Fatalf("rerun: %+v", again)
+	}
+}
+
+func sorted(s []string) []string {
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if len(s[j]) < len(s[i]) || (len(s[j]) == len(s[i]) && s[j] < s[i]) {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s
+}
