@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 // First: it sets APOLLO_TELEMETRY_DISABLED before the Apollo packages load.
-import { startHbgraph } from './lib/hbgraph.mjs';
+import { startHbgraph } from '../jslib/hbgraph.mjs';
 
 const { ApolloClient, HttpLink, InMemoryCache, NetworkStatus, gql } = await import('@apollo/client');
 const { relayStylePagination } = await import('@apollo/client/utilities');

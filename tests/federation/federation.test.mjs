@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 // First: it sets APOLLO_TELEMETRY_DISABLED before the Apollo packages load.
-import { freePort, postGraphQL, startHbgraph } from './lib/hbgraph.mjs';
+import { freePort, postGraphQL, startHbgraph } from '../jslib/hbgraph.mjs';
 import { startSocial } from './lib/social.mjs';
 
 const { ApolloServer } = await import('@apollo/server');

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 
 // First: it sets APOLLO_TELEMETRY_DISABLED before the Apollo packages load.
-import { startHbgraph } from './lib/hbgraph.mjs';
+import { startHbgraph } from '../jslib/hbgraph.mjs';
 
 const { ApolloGateway, IntrospectAndCompose } = await import('@apollo/gateway');
 

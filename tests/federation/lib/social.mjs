@@ -4,7 +4,7 @@
 
 // hbgraph.mjs sets APOLLO_TELEMETRY_DISABLED when it loads, so it comes
 // first and the Apollo packages are imported after it.
-import { freePort } from './hbgraph.mjs';
+import { freePort } from '../../jslib/hbgraph.mjs';
 
 const { ApolloServer } = await import('@apollo/server');
 const { startStandaloneServer } = await import('@apollo/server/standalone');
