@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/hrpc"
 	"github.com/tsuna/gohbase/pb"
@@ -75,5 +78,23 @@ func TestRepairCommandOnEmbeddedStore(t *testing.T) {
 	}
 	if err := run([]string{"--data-dir", dir, "frobnicate"}); err == nil {
 		t.Fatal("an unknown command ran")
+	}
+}
+
+func TestPprofOnlyWithFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{{nil, http.StatusNotFound}, {[]string{"--pprof"}, http.StatusOK}} {
+		cfg, err := parseConfig(tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := newGateway(cfg, nil, nil, zerolog.Nop())
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/", nil))
+		if rec.Code != tc.want {
+			t.Errorf("%v: /debug/pprof/ answered %d, want %d", tc.args, rec.Code, tc.want)
+		}
 	}
 }

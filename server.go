@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -69,6 +70,8 @@ type config struct {
 	importFiles   importer.Files
 	importWorkers int
 
+	pprof bool
+
 	command string
 }
 
@@ -116,6 +119,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&cfg.requestTimeout, "request-timeout", envParsed("HBGRAPH_REQUEST_TIMEOUT", 10*time.Second, time.ParseDuration, &bad), "time one GraphQL request may take (HBGRAPH_REQUEST_TIMEOUT)")
 	fs.DurationVar(&cfg.batchWait, "batch-wait", envParsed("HBGRAPH_BATCH_WAIT", loaders.DefaultConfig.Wait, time.ParseDuration, &bad), "how long a loader gathers keys before one batched store call (HBGRAPH_BATCH_WAIT)")
 	fs.IntVar(&cfg.batchSize, "batch-size", envParsed("HBGRAPH_BATCH_SIZE", loaders.DefaultConfig.BatchSize, strconv.Atoi, &bad), "keys per batched store call; 1 turns batching off (HBGRAPH_BATCH_SIZE)")
+	fs.BoolVar(&cfg.pprof, "pprof", envParsed("HBGRAPH_PPROF", false, strconv.ParseBool, &bad), "serve Go's profiler at /debug/pprof/ (HBGRAPH_PPROF); off by default: it exposes internals")
 	fs.StringVar(&cfg.importFiles.Nodes, "nodes", "", "import: JSON Lines file of nodes")
 	fs.StringVar(&cfg.importFiles.Relationships, "relationships", "", "import: JSON Lines file of relationships")
 	fs.StringVar(&cfg.importFiles.Articles, "articles", "", "import: JSON Lines file of articles")
@@ -290,6 +294,13 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 		fmt.Fprintln(w, "ok")
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}))
+	if cfg.pprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	return mux
 }
 
