@@ -610,36 +610,9 @@ type ArticleCountKey struct{ Author, Category string }
 // CountArticles returns the counters named by ks, in their order, with one
 // batch of Gets of the authors' counter rows.
 func (s *Store) CountArticles(ctx context.Context, ks []ArticleCountKey) ([]int64, error) {
-	rows := make([][]byte, len(ks))
-	quals := make([]string, len(ks))
-	for i, k := range ks {
-		if err := validateID("author id", k.Author); err != nil {
-			return nil, err
-		}
-		quals[i] = qualArticleCount
-		if k.Category != "" {
-			if err := validateType("category", k.Category); err != nil {
-				return nil, err
-			}
-			quals[i] = qualCategoryCount + k.Category
-		}
-		rows[i] = keys.Counters(k.Author)
-	}
-	res, err := s.getBatch(ctx, keys.TableArticles, keys.FamilyArticles, rows)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]int64, len(ks))
-	for i, c := range res {
-		if v := c[quals[i]]; v != nil {
-			n, ok := decodeMs(v)
-			if !ok {
-				return nil, fmt.Errorf("store: corrupt article counter %q of %q", quals[i], ks[i].Author)
-			}
-			out[i] = n
-		}
-	}
-	return out, nil
+	return readEach(ctx, s, ks, ArticleCountKey.Get, func(k ArticleCountKey, r Row) (int64, error) {
+		return r.ArticleCount(k.Category)
+	})
 }
 
 // timelineRange is the scan of every timeline row of author.

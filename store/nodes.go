@@ -147,32 +147,7 @@ func (s *Store) GetNode(ctx context.Context, id string) (Node, error) {
 // GetNodes returns the nodes in the order of ids, with nil for those that
 // do not exist, reading them with one batch of Gets.
 func (s *Store) GetNodes(ctx context.Context, ids []string) ([]*Node, error) {
-	rows := make([][]byte, len(ids))
-	for i, id := range ids {
-		if err := validateID("node id", id); err != nil {
-			return nil, err
-		}
-		rows[i] = keys.Node(id)
-	}
-	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Node, len(ids))
-	for i, c := range res {
-		e, ok, err := decodeEntity(c)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			n, err := nodeFrom(ids[i], e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = &n
-		}
-	}
-	return out, nil
+	return readEach(ctx, s, ids, NodeGet, func(id string, r Row) (*Node, error) { return r.Node(id) })
 }
 
 // UpdateNodeProperties sets and removes properties in one compare-and-set on

@@ -132,6 +132,30 @@ func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
 	return out, firstErr
 }
 
+// readEach reads one row per key with Read (one batch of Gets per table)
+// and decodes each, in the order of ks. A key that does not make a Get
+// fails the whole call, before anything is read.
+func readEach[K, T any](ctx context.Context, s *Store, ks []K, get func(K) (Get, error), decode func(K, Row) (T, error)) ([]T, error) {
+	gets := make([]Get, len(ks))
+	for i, k := range ks {
+		var err error
+		if gets[i], err = get(k); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := s.Read(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(ks))
+	for i, k := range ks {
+		if out[i], err = decode(k, rows[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // Node decodes a node row read for id: nil when there is none.
 func (r Row) Node(id string) (*Node, error) {
 	e, ok, err := decodeEntity(r.cells)

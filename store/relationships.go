@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -205,32 +204,9 @@ func (s *Store) GetRelationship(ctx context.Context, k RelationshipKey) (Relatio
 // GetRelationships returns relationships in the order of ks, nil for those
 // that do not exist, with one batch of Gets.
 func (s *Store) GetRelationships(ctx context.Context, ks []RelationshipKey) ([]*Relationship, error) {
-	rows := make([][]byte, len(ks))
-	for i, k := range ks {
-		if err := k.Validate(); err != nil {
-			return nil, err
-		}
-		rows[i] = k.row()
-	}
-	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Relationship, len(ks))
-	for i, c := range res {
-		e, ok, err := decodeEntity(c)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			r, err := relationshipFrom(ks[i], e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = &r
-		}
-	}
-	return out, nil
+	return readEach(ctx, s, ks, RelationshipKey.Get, func(k RelationshipKey, r Row) (*Relationship, error) {
+		return r.Relationship(k)
+	})
 }
 
 // UpdateRelationshipProperties is the compare-and-set loop of seed 002 on
@@ -347,33 +323,5 @@ type DegreeKey struct {
 // Degrees returns the counters in the order of ks (0 where none was ever
 // counted), with one batch of Gets.
 func (s *Store) Degrees(ctx context.Context, ks []DegreeKey) ([]int64, error) {
-	rows := make([][]byte, len(ks))
-	for i, k := range ks {
-		if err := validateID("node id", k.Node); err != nil {
-			return nil, err
-		}
-		if err := validateType("relationship type", k.Type); err != nil {
-			return nil, err
-		}
-		row, err := keys.Degree{Node: k.Node, Dir: k.Dir, Type: k.Type}.Key()
-		if err != nil {
-			return nil, invalid("direction: %v", err)
-		}
-		rows[i] = row
-	}
-	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]int64, len(ks))
-	for i, c := range res {
-		if v := c[qualDegree]; v != nil {
-			n, ok := decodeMs(v)
-			if !ok {
-				return nil, errors.New("store: corrupt degree counter")
-			}
-			out[i] = n
-		}
-	}
-	return out, nil
+	return readEach(ctx, s, ks, DegreeKey.Get, func(_ DegreeKey, r Row) (int64, error) { return r.Degree() })
 }

@@ -126,24 +126,7 @@ func (s *Store) TopWordsOf(ctx context.Context, authorIDs []string, n int) ([][]
 	if n < 1 || n > MaxTopWords {
 		return nil, invalid("n is %d; want 1..%d", n, MaxTopWords)
 	}
-	rows := make([][]byte, len(authorIDs))
-	for i, id := range authorIDs {
-		if err := validateID("author id", id); err != nil {
-			return nil, err
-		}
-		rows[i] = keys.WordCounts(id)
-	}
-	res, err := s.getBatch(ctx, keys.TableWordCounts, keys.FamilyWordCounts, rows)
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]WordCount, len(authorIDs))
-	for i, c := range res {
-		if out[i], err = topWords(c, n); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return readEach(ctx, s, authorIDs, WordCountsGet, func(_ string, r Row) ([]WordCount, error) { return r.TopWords(n) })
 }
 
 // topWords picks the n largest positive counts of a word count row, ties
