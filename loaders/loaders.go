@@ -76,22 +76,29 @@ type Loaders struct {
 	sched *scheduler
 }
 
-// read waits for one row.
-func (l *Loaders) read(ctx context.Context, g store.Get) (store.Row, error) {
-	return wait(ctx, l.rows.on(g), l.rows.load(ctx, g))
+// startRead starts loading the row g names (err is g's own error); the
+// returned func waits for it and decodes it.
+func startRead[T any](ctx context.Context, l *Loaders, g store.Get, err error, decode func(store.Row) (T, error)) func() (T, error) {
+	if err != nil {
+		return func() (T, error) {
+			var zero T
+			return zero, err
+		}
+	}
+	thunk := l.rows.load(ctx, g)
+	return func() (T, error) {
+		row, err := wait(ctx, l.rows.on(g), thunk)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return decode(row)
+	}
 }
 
-// readAs waits for the row g names and decodes it; err is g's own error.
+// readAs loads the row g names and decodes it.
 func readAs[T any](ctx context.Context, l *Loaders, g store.Get, err error, decode func(store.Row) (T, error)) (T, error) {
-	var zero T
-	if err != nil {
-		return zero, err
-	}
-	row, err := l.read(ctx, g)
-	if err != nil {
-		return zero, err
-	}
-	return decode(row)
+	return startRead(ctx, l, g, err, decode)()
 }
 
 // Node returns a node, nil if it does not exist.
@@ -175,34 +182,14 @@ func (l *Loaders) Article(ctx context.Context, id string) (*store.Article, error
 // Degree starts loading a degree counter; the returned func waits for it.
 func (l *Loaders) Degree(ctx context.Context, k store.DegreeKey) func() (int64, error) {
 	g, err := k.Get()
-	if err != nil {
-		return func() (int64, error) { return 0, err }
-	}
-	thunk := l.rows.load(ctx, g)
-	return func() (int64, error) {
-		row, err := wait(ctx, l.rows.on(g), thunk)
-		if err != nil {
-			return 0, err
-		}
-		return row.Degree()
-	}
+	return startRead(ctx, l, g, err, store.Row.Degree)
 }
 
 // ArticleCount starts loading an article counter; the returned func waits
 // for it.
 func (l *Loaders) ArticleCount(ctx context.Context, k store.ArticleCountKey) func() (int64, error) {
 	g, err := k.Get()
-	if err != nil {
-		return func() (int64, error) { return 0, err }
-	}
-	thunk := l.rows.load(ctx, g)
-	return func() (int64, error) {
-		row, err := wait(ctx, l.rows.on(g), thunk)
-		if err != nil {
-			return 0, err
-		}
-		return row.ArticleCount(k.Category)
-	}
+	return startRead(ctx, l, g, err, func(r store.Row) (int64, error) { return r.ArticleCount(k.Category) })
 }
 
 // WordCounts returns an author's most frequent words.
