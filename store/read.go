@@ -103,6 +103,25 @@ func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
 		}
 		byTable[g.table] = append(byTable[g.table], i)
 	}
+	read := func(table string, idx []int) error {
+		rows := make([][]byte, len(idx))
+		for j, i := range idx {
+			rows[j] = []byte(gets[i].row)
+		}
+		res, err := s.getBatch(ctx, table, familyOf[table], rows)
+		if err != nil {
+			return err
+		}
+		for j, i := range idx {
+			out[i] = Row{cells: res[j]}
+		}
+		return nil
+	}
+	if len(byTable) == 1 { // the usual case: no goroutine needed
+		for table, idx := range byTable {
+			return out, read(table, idx)
+		}
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
@@ -110,21 +129,12 @@ func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rows := make([][]byte, len(idx))
-			for j, i := range idx {
-				rows[j] = []byte(gets[i].row)
-			}
-			res, err := s.getBatch(ctx, table, familyOf[table], rows)
-			if err != nil {
+			if err := read(table, idx); err != nil {
 				mu.Lock()
 				if firstErr == nil {
 					firstErr = err
 				}
 				mu.Unlock()
-				return
-			}
-			for j, i := range idx {
-				out[i] = Row{cells: res[j]}
 			}
 		}()
 	}
