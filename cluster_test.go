@@ -98,3 +98,21 @@ func TestPprofOnlyWithFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestFlagsBeforeOrAfterTheCommand(t *testing.T) {
+	for _, args := range [][]string{
+		{"--data-dir", "d", "import", "--nodes", "n.jsonl"},
+		{"import", "--data-dir", "d", "--nodes", "n.jsonl"},
+	} {
+		cfg, err := parseConfig(args)
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if cfg.command != "import" || cfg.dataDir != "d" || cfg.importFiles.Nodes != "n.jsonl" {
+			t.Errorf("%q: command %q, data dir %q, nodes %q", args, cfg.command, cfg.dataDir, cfg.importFiles.Nodes)
+		}
+	}
+	if _, err := parseConfig([]string{"import", "repair"}); err == nil {
+		t.Error("two commands were accepted")
+	}
+}

@@ -125,7 +125,7 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&cfg.importFiles.Articles, "articles", "", "import: JSON Lines file of articles")
 	fs.IntVar(&cfg.importWorkers, "import-workers", 0, "import: lines imported at once (0: 4 per CPU)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: hbgraph [flags] [create-tables | repair | import]")
+		fmt.Fprintln(fs.Output(), "usage: hbgraph [flags] [create-tables | repair | import] [flags]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -134,11 +134,15 @@ func parseConfig(args []string) (config, error) {
 	if len(bad) > 0 {
 		return cfg, fmt.Errorf("bad environment: %v", bad)
 	}
-	switch rest := fs.Args(); {
-	case len(rest) > 1:
-		return cfg, fmt.Errorf("one command at most, got %q", rest)
-	case len(rest) == 1:
+	// Flags may also follow the command, as in "hbgraph import --nodes F".
+	if rest := fs.Args(); len(rest) > 0 {
 		cfg.command = rest[0]
+		if err := fs.Parse(rest[1:]); err != nil {
+			return cfg, err
+		}
+		if rest := fs.Args(); len(rest) > 0 {
+			return cfg, fmt.Errorf("one command at most, got %q after %q", rest, cfg.command)
+		}
 	}
 	switch {
 	case cfg.maxComplexity < 1, cfg.maxDepth < 1, cfg.maxBodyBytes < 1, cfg.requestTimeout <= 0,
