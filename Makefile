@@ -7,7 +7,7 @@ BIN    := $(CURDIR)/bin/hbgraph
 NPM_CI := npm ci --no-audit --no-fund
 
 .PHONY: test fmt-check generate-check vendor-check vet unit build \
-	federation-test client-test browser-test chromium bench
+	federation-test client-test browser-test chromium bench bench-go
 
 test: fmt-check generate-check vendor-check vet unit federation-test client-test browser-test
 
@@ -63,5 +63,12 @@ chromium:
 		fi; \
 	fi
 
+# The end-to-end benchmark: generate, import, serve, load; writes
+# bench/RESULTS.md. BENCH_ARGS passes flags to bench/run (e.g. -profile).
+BENCH_ARGS ?=
 bench:
+	$(GO) run ./bench/run $(BENCH_ARGS)
+
+# Go micro-benchmarks of the engine, the store and the gateway.
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./store/... .

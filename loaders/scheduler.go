@@ -175,6 +175,11 @@ func AroundField(ctx context.Context, next graphql.Resolver) (any, error) {
 	if s == nil {
 		return next(ctx)
 	}
+	// A struct field's value is at hand; only resolvers and methods can
+	// load. Counting the rest would only contend for the lock.
+	if fc := graphql.GetFieldContext(ctx); fc != nil && !fc.IsResolver && !fc.IsMethod {
+		return next(ctx)
+	}
 	s.change(+1, 0)
 	res, err := next(ctx)
 	s.change(-1, 0)

@@ -26,11 +26,14 @@ const (
 	heavyAuthors           = 100
 	heavyArticles          = 200
 	heavyMainArticles      = 160 // of heavyArticles, in the main category
-	minTitleWords          = 3
-	maxTitleWords          = 8
-	minBodyWords           = 20
-	maxBodyWords           = 80
-	maxNodes               = 100_000_000 // follower counts are int32
+	// One more author, not a heavy one, writes deepArticles, all in one
+	// category: the benchmark's page 50 of 20 needs 1,000 of them.
+	deepArticles  = 1100
+	minTitleWords = 3
+	maxTitleWords = 8
+	minBodyWords  = 20
+	maxBodyWords  = 80
+	maxNodes      = 100_000_000 // follower counts are int32
 
 	// followZipfS is the exponent of the follow targets' Zipf distribution
 	// (P(rank k) ~ (1+k)^-s): at 1.1 the top node is one draw in ~7 at
@@ -59,6 +62,7 @@ const (
 	streamFollow
 	streamLike
 	streamArticles
+	streamDeep
 )
 
 // config is what to generate.
@@ -89,8 +93,10 @@ type summary struct {
 	MostFollowed  nodeFollowers  `json:"most_followed"`
 	// TenFollowers is the first node (in id order) with exactly ten
 	// followers, or, if none has, the one closest to ten.
-	TenFollowers nodeFollowers  `json:"ten_followers"`
-	HeavyAuthors []heavyAuthor  `json:"heavy_authors"` // in id order
+	TenFollowers nodeFollowers `json:"ten_followers"`
+	HeavyAuthors []heavyAuthor `json:"heavy_authors"` // in id order
+	// DeepAuthor has deepArticles articles in its main category.
+	DeepAuthor   heavyAuthor    `json:"deep_author"`
 	MaxOutDegree map[string]int `json:"max_out_degree"`
 	Categories   []string       `json:"categories"`
 	StartMs      int64          `json:"start_ms"` // all timestamps are in [start_ms, end_ms)
@@ -122,6 +128,8 @@ type generator struct {
 	// their main categories (indexes into categories).
 	heavy []int
 	main  []int
+	// deep is the deep author's node index, deepMain its category.
+	deep, deepMain int
 }
 
 // generate writes the dataset to out and returns its summary. It returns
@@ -151,6 +159,7 @@ func generate(cfg config, out outputs) (summary, error) {
 		return summary{}, fmt.Errorf("articles: %w", err)
 	}
 	sum.MostFollowed, sum.TenFollowers = g.followerPicks()
+	sum.DeepAuthor = heavyAuthor{ID: nodeID(g.deep), MainCategory: categories[g.deepMain], Articles: deepArticles}
 	for i, n := range g.heavy {
 		sum.HeavyAuthors = append(sum.HeavyAuthors, heavyAuthor{
 			ID: nodeID(n), MainCategory: categories[g.main[i]], Articles: heavyArticles,
@@ -184,6 +193,10 @@ func (g *generator) pick() {
 	for range g.heavy {
 		g.main = append(g.main, r.IntN(len(categories)))
 	}
+	// Drawn last, so the draws above are what they were before it existed.
+	for g.deep = r.IntN(n); slices.Contains(g.heavy, g.deep); g.deep = r.IntN(n) {
+	}
+	g.deepMain = r.IntN(len(categories))
 }
 
 // timespan draws created_at and updated_at >= created_at in the year.
@@ -341,6 +354,14 @@ func (g *generator) writeArticles(w io.Writer, sum *summary) error {
 		} else {
 			for range minArticles + r.IntN(maxArticles-minArticles+1) {
 				arts = append(arts, article{posted: yearStart + r.Int64N(yearMs), category: r.IntN(len(categories))})
+			}
+		}
+		if i == g.deep {
+			// Its own stream, so every other author's articles stay as
+			// they were.
+			dr := newRand(g.cfg.seed, streamDeep)
+			for range deepArticles - len(arts) {
+				arts = append(arts, article{posted: yearStart + dr.Int64N(yearMs), category: g.deepMain})
 			}
 		}
 		slices.SortStableFunc(arts, func(a, b article) int { return cmp.Compare(a.posted, b.posted) })

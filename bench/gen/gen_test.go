@@ -306,12 +306,23 @@ func TestArticlesShape(t *testing.T) {
 	if len(heavy) != heavyAuthors {
 		t.Fatalf("%d distinct heavy authors, want %d", len(heavy), heavyAuthors)
 	}
+	deep := d.sum.DeepAuthor
+	if _, isHeavy := heavy[deep.ID]; isHeavy || deep.Articles != deepArticles || !slices.Contains(categories, deep.MainCategory) {
+		t.Fatalf("deep author %+v: want a non-heavy author with %d articles", deep, deepArticles)
+	}
 	for _, n := range d.nodes {
 		arts := byAuthor[n.ID]
 		main, isHeavy := heavy[n.ID]
+		isDeep := n.ID == deep.ID
+		if isDeep {
+			main = deep.MainCategory
+		}
 		switch {
 		case isHeavy && len(arts) != heavyArticles:
 			t.Errorf("heavy author %s has %d articles, want %d", n.ID, len(arts), heavyArticles)
+		case isDeep && len(arts) != deepArticles:
+			t.Errorf("deep author %s has %d articles, want %d", n.ID, len(arts), deepArticles)
+		case isDeep:
 		case !isHeavy && (len(arts) < minArticles || len(arts) > maxArticles):
 			t.Errorf("author %s has %d articles, want %d-%d", n.ID, len(arts), minArticles, maxArticles)
 		}
@@ -341,6 +352,9 @@ func TestArticlesShape(t *testing.T) {
 		}
 		if isHeavy && inMain*4 < len(arts)*3 {
 			t.Errorf("heavy author %s: %d of %d articles in %s, want >= 75%%", n.ID, inMain, len(arts), main)
+		}
+		if isDeep && inMain < deepArticles-maxArticles {
+			t.Errorf("deep author %s: %d of %d articles in %s, want >= %d", n.ID, inMain, len(arts), main, deepArticles-maxArticles)
 		}
 	}
 }

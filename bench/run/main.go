@@ -1,0 +1,114 @@
+// Command run is `make bench`: it measures hbgraph end to end on the
+// benchmark dataset and writes the figures to bench/RESULTS.md.
+//
+//	go run ./bench/run [-nodes 10000] [-dir bench/data] [-out bench/RESULTS.md]
+//	    [-concurrency 16] [-duration 10s] [-warmup 2s] [-profile]
+//
+// In order, it:
+//  1. builds hbgraph, bench/gen and bench/load into DIR/bin;
+//  2. generates the dataset into DIR/dataset-N, unless the same generator
+//     already did (a stamp holds the generator binary's hash);
+//  3. imports it into a fresh DIR/db-N with `hbgraph import`, timing each
+//     kind;
+//  4. starts hbgraph on a free 127.0.0.1 port, prepares each query's
+//     variables (walking Q4's pages by cursor), asks explain for the store
+//     calls and waves of each query, and runs bench/load on each;
+//  5. does step 4 again with --batch-size 1 (batching off);
+//  6. replaces the generated part of -out (between its markers) with the
+//     tables, the machine, the commit and every command line it ran.
+//
+// With -profile, a CPU profile of the server is saved for each batched run
+// (DIR/profiles/NAME.pprof; read it with `go tool pprof DIR/bin/hbgraph F`).
+//
+// The load tool and the server share the machine's cores; the figures
+// are what one box serving and loading itself can do.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// config is what one `make bench` does.
+type config struct {
+	nodes       int
+	dir         string // working directory: binaries, dataset, data dirs
+	out         string // RESULTS.md
+	concurrency int
+	duration    time.Duration
+	warmup      time.Duration
+	profile     bool
+}
+
+func parseConfig(args []string) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.IntVar(&cfg.nodes, "nodes", 10_000, "dataset size in nodes (bench/gen -nodes)")
+	fs.StringVar(&cfg.dir, "dir", filepath.Join("bench", "data"), "working directory for binaries, the dataset and the database")
+	fs.StringVar(&cfg.out, "out", filepath.Join("bench", "RESULTS.md"), "results file; only the part between its markers is rewritten")
+	fs.IntVar(&cfg.concurrency, "concurrency", 16, "requests in flight")
+	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "measured time per query")
+	fs.DurationVar(&cfg.warmup, "warmup", 2*time.Second, "warm-up per query, not measured")
+	fs.BoolVar(&cfg.profile, "profile", false, "save a CPU profile of the server for each batched run")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 {
+		return cfg, errors.New("-concurrency and -duration must be positive")
+	}
+	return cfg, nil
+}
+
+func run(ctx context.Context, args []string) error {
+	cfg, err := parseConfig(args)
+	if err != nil {
+		return err
+	}
+	b := &bench{cfg: cfg, started: time.Now()}
+	if err := b.build(ctx); err != nil {
+		return err
+	}
+	if err := b.generate(ctx); err != nil {
+		return err
+	}
+	if err := b.importDataset(ctx); err != nil {
+		return err
+	}
+	for _, mode := range []mode{batched, unbatched} {
+		if err := b.measure(ctx, mode); err != nil {
+			return fmt.Errorf("%s: %w", mode.name, err)
+		}
+	}
+	report, err := b.report()
+	if err != nil {
+		return err
+	}
+	if err := writeResults(cfg.out, report); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s in %s\n", cfg.out, time.Since(b.started).Round(time.Second))
+	return nil
+}
