@@ -205,6 +205,11 @@ func (q *query) readRow(it *pebble.Iterator, rowPrefix, row []byte) (cells []*pb
 		famEsc    []byte
 		famCells  uint32
 		firstSeen bool
+		// Stack space for most rows; cutCells copies out what is kept.
+		arenaBuf [1024]byte
+		keptBuf  [16]keptCell
+		arena    = arenaBuf[:0]
+		kept     = keptBuf[:0]
 	)
 	// NextPrefix, not Next: a hot row's superseded versions stay in Pebble's
 	// memtable until a flush, and Next would step over each of them, while
@@ -268,19 +273,48 @@ func (q *query) readRow(it *pebble.Iterator, rowPrefix, row []byte) (cells []*pb
 				continue
 			}
 		}
-		// Iterator memory is reused after Next: copy what the cell keeps.
-		buf := make([]byte, len(qualifier)+len(value))
-		copy(buf, qualifier)
-		copy(buf[len(qualifier):], value)
-		ts := col.putTs
-		cells = append(cells, &pb.Cell{
-			Row:       row,
-			Family:    fam.bytes,
-			Qualifier: buf[:len(qualifier):len(qualifier)],
-			Value:     buf[len(qualifier):],
-			Timestamp: &ts,
-			CellType:  putCellType,
-		})
+		// Iterator memory is reused after Next: copy what the cell keeps,
+		// into one buffer per row (cut into cells below).
+		arena = append(arena, qualifier...)
+		arena = append(arena, value...)
+		kept = append(kept, keptCell{fam: fam, qualLen: len(qualifier), valueLen: len(value), ts: col.putTs})
 	}
-	return cells, live
+	return cutCells(row, arena, kept), live
+}
+
+// keptCell is a cell readRow keeps, its qualifier and value in the arena.
+type keptCell struct {
+	fam               *family
+	qualLen, valueLen int
+	ts                uint64
+}
+
+// cellWithTs keeps a cell's timestamp beside it: one allocation for both.
+type cellWithTs struct {
+	cell pb.Cell
+	ts   uint64
+}
+
+// cutCells builds a row's cells from the arena with three allocations in
+// all, not three per cell: a page of articles reads hundreds of cells.
+func cutCells(row, arena []byte, kept []keptCell) []*pb.Cell {
+	if len(kept) == 0 {
+		return nil
+	}
+	buf := make([]byte, len(arena))
+	copy(buf, arena)
+	slab := make([]cellWithTs, len(kept))
+	cells := make([]*pb.Cell, len(kept))
+	off := 0
+	for i, k := range kept {
+		q := buf[off : off+k.qualLen : off+k.qualLen]
+		off += k.qualLen
+		v := buf[off : off+k.valueLen : off+k.valueLen]
+		off += k.valueLen
+		c := &slab[i]
+		c.ts = k.ts
+		c.cell = pb.Cell{Row: row, Family: k.fam.bytes, Qualifier: q, Value: v, Timestamp: &c.ts, CellType: putCellType}
+		cells[i] = &c.cell
+	}
+	return cells
 }
