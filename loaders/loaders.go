@@ -262,17 +262,42 @@ type loader[K comparable, V any] struct {
 	waiters map[K][]*waiter
 	pending map[K]bool
 	flushed map[K]int
+	// loaded are the keys loaded so far; done those whose value is at
+	// hand (answered, or primed before any load), which need no waiting.
+	loaded, done map[K]bool
 }
 
 // load is Load, noting the key for the round that will send it.
 func (l *loader[K, V]) load(ctx context.Context, k K) dataloader.Thunk[V] {
 	l.mu.Lock()
-	if l.pending == nil {
-		l.pending = make(map[K]bool)
+	if l.loaded == nil {
+		l.loaded, l.pending = make(map[K]bool), make(map[K]bool)
 	}
-	l.pending[k] = true
+	l.loaded[k] = true
+	if !l.done[k] {
+		l.pending[k] = true
+	}
 	l.mu.Unlock()
 	return l.Load(ctx, k)
+}
+
+// prime caches v for k. A key loaded before is left to its batch (Prime
+// does not replace it) and so is not marked done.
+func (l *loader[K, V]) prime(ctx context.Context, k K, v V) {
+	l.Prime(ctx, k, v)
+	l.mu.Lock()
+	if !l.loaded[k] {
+		l.markDone(k)
+	}
+	l.mu.Unlock()
+}
+
+// markDone notes that k's value is at hand; l.mu must be held.
+func (l *loader[K, V]) markDone(k K) {
+	if l.done == nil {
+		l.done = make(map[K]bool)
+	}
+	l.done[k] = true
 }
 
 // flush sends the pending batch as part of dispatch round round.
@@ -316,8 +341,22 @@ func (l *loader[K, V]) inRound(ctx context.Context, keys []K) context.Context {
 	return store.WithRound(ctx, round)
 }
 
-// on returns the function that files a waiter under keys.
+// on returns the function that files a waiter under keys, or nil when
+// every key's value is at hand: waiting for them blocks on no batch, and
+// telling the scheduler would only make it settle for nothing.
 func (l *loader[K, V]) on(keys ...K) func(*waiter) {
+	l.mu.Lock()
+	ready := true
+	for _, k := range keys {
+		if !l.done[k] {
+			ready = false
+			break
+		}
+	}
+	l.mu.Unlock()
+	if ready {
+		return nil
+	}
 	return func(w *waiter) {
 		l.mu.Lock()
 		if l.waiters == nil {
@@ -337,6 +376,7 @@ func (l *loader[K, V]) answered(keys []K) {
 	for _, k := range keys {
 		ws = append(ws, l.waiters[k]...)
 		delete(l.waiters, k)
+		l.markDone(k)
 	}
 	l.mu.Unlock()
 	l.sched.wake(ws)
@@ -350,7 +390,7 @@ func New(s *store.Store, cfg Config) *Loaders {
 	l.adjacency = newScanLoader(cfg, l.sched, func(ctx context.Context, k AdjacencyKey) (store.RelationshipPage, error) {
 		page, err := s.Adjacent(ctx, k.Node, k.Type, k.Dir, k.Page)
 		for _, p := range page.Primed { // a relationship read from the index need not be read again
-			l.rows.Prime(ctx, p.Get, p.Row)
+			l.rows.prime(ctx, p.Get, p.Row)
 		}
 		return page, err
 	})
@@ -367,7 +407,7 @@ func New(s *store.Store, cfg Config) *Loaders {
 		}
 		page, err := s.Articles(ctx, k.Author, q, k.Page)
 		for _, p := range page.Primed {
-			l.rows.Prime(ctx, p.Get, p.Row)
+			l.rows.prime(ctx, p.Get, p.Row)
 		}
 		return page, err
 	})

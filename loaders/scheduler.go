@@ -135,10 +135,10 @@ func (s *scheduler) settle() bool {
 
 // wait blocks on a loader's thunk, telling the scheduler. register files
 // the waiter under the keys it waits for, so that the batch answering them
-// can wake it (see scheduler.wake).
+// can wake it (see scheduler.wake); nil means the values are at hand.
 func wait[V any](ctx context.Context, register func(*waiter), thunk func() (V, error)) (V, error) {
 	s := schedulerOf(ctx)
-	if s == nil {
+	if s == nil || register == nil {
 		return thunk()
 	}
 	w := &waiter{}
