@@ -80,7 +80,8 @@ func TestImportReportsBadLinesAndSkipsOnRerun(t *testing.T) {
 		}
 	}
 	n, err := st.GetNode(ctx, "n1")
-	if err != nil || n.Created.UnixMilli() != 1000 || fmt.Sprint(n.Properties["big"]) != "9007199254740993" {
+	big, _ := n.Properties.Get("big")
+	if err != nil || n.Created.UnixMilli() != 1000 || fmt.Sprint(big) != "9007199254740993" {
 		t.Fatalf("n1: %+v, %v", n, err)
 	}
 	page, err := st.Adjacent(ctx, "n2", "follow", store.Incoming, store.PageRequest{Size: 5})

@@ -89,15 +89,16 @@ func TestNodeLifecycle(t *testing.T) {
 		t.Fatalf("second create: %v, want ErrAlreadyExists", err)
 	}
 	got, err := s.GetNode(bg, "alice")
-	if err != nil || got.Properties["name"] != "Alice" || fmt.Sprint(got.Properties["age"]) != "30" {
+	if err != nil || propsOf(t, got.Properties)["name"] != "Alice" || fmt.Sprint(propsOf(t, got.Properties)["age"]) != "30" {
 		t.Fatalf("get: %+v, %v", got, err)
 	}
 	up, err := s.UpdateNodeProperties(bg, "alice", Properties{"city": "Tokyo"}, []string{"age"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := up.Properties["age"]; ok || up.Properties["city"] != "Tokyo" || up.Properties["name"] != "Alice" {
-		t.Fatalf("after update: %v", up.Properties)
+	upProps := propsOf(t, up.Properties)
+	if _, ok := upProps["age"]; ok || upProps["city"] != "Tokyo" || upProps["name"] != "Alice" {
+		t.Fatalf("after update: %v", upProps)
 	}
 	if !up.Updated.After(n.Updated) {
 		t.Errorf("updated %v not after %v", up.Updated, n.Updated)
@@ -225,8 +226,8 @@ func TestConcurrentPropertyUpdatesLoseNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(n.Properties) != writers {
-		t.Fatalf("%d properties survived, want %d", len(n.Properties), writers)
+	if got := len(propsOf(t, n.Properties)); got != writers {
+		t.Fatalf("%d properties survived, want %d", got, writers)
 	}
 }
 
@@ -609,5 +610,33 @@ func TestForeignCursorIsInvalid(t *testing.T) {
 	}
 	if _, err := s.Adjacent(bg, "b", "t", Outgoing, PageRequest{Size: 1, Cursor: pageB.Cursors[0]}); err != nil {
 		t.Errorf("own cursor: %v", err)
+	}
+}
+
+// propsOf decodes a property set, failing the test if it cannot.
+func propsOf(t testing.TB, p PropertySet) Properties {
+	t.Helper()
+	m, err := p.Map()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestPropertySetRefusesCorruptBytes(t *testing.T) {
+	for _, b := range []string{`[1]`, `{"a":`, `"x"`, `{"a":1}x`} {
+		if _, err := storedProperties([]byte(b)); err == nil {
+			t.Errorf("stored properties %q were accepted", b)
+		}
+	}
+	p, err := storedProperties([]byte(`{"a":1,"b":"x"}`))
+	if err != nil || string(p.JSON()) != `{"a":1,"b":"x"}` {
+		t.Fatalf("valid set: %s, %v", p.JSON(), err)
+	}
+	if v, err := p.Get("a"); err != nil || fmt.Sprint(v) != "1" {
+		t.Errorf("Get(a) = %v, %v", v, err)
+	}
+	if string((PropertySet{}).JSON()) != "{}" {
+		t.Errorf("an empty set is %s, want {}", (PropertySet{}).JSON())
 	}
 }

@@ -22,7 +22,7 @@ func TestImportKeepsTimesAndSkipsExisting(t *testing.T) {
 		t.Fatalf("re-import of a: created=%v err=%v, want skipped", ok, err)
 	}
 	n, err := s.GetNode(bg, "a")
-	if err != nil || n.Created.UnixMilli() != 1000 || n.Updated.UnixMilli() != 2000 || fmt.Sprint(n.Properties["i"]) != "0" {
+	if err != nil || n.Created.UnixMilli() != 1000 || n.Updated.UnixMilli() != 2000 || fmt.Sprint(propsOf(t, n.Properties)["i"]) != "0" {
 		t.Fatalf("node a: %+v, %v", n, err)
 	}
 	k := RelationshipKey{"a", "follow", "b"}

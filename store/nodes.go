@@ -22,7 +22,7 @@ const (
 // Node is a vertex of the property graph.
 type Node struct {
 	ID         string
-	Properties Properties
+	Properties PropertySet
 	Created    time.Time
 	Updated    time.Time
 }
@@ -60,7 +60,7 @@ func (e entity) cells() cells {
 }
 
 func nodeFrom(id string, e entity) (Node, error) {
-	props, err := decodeProperties(e.props)
+	props, err := storedProperties(e.props)
 	if err != nil {
 		return Node{}, err
 	}

@@ -21,7 +21,7 @@ const (
 // Relationship is a typed edge from Start to End.
 type Relationship struct {
 	Start, Type, End string
-	Properties       Properties
+	Properties       PropertySet
 	Created          time.Time
 	Updated          time.Time
 }
@@ -92,7 +92,7 @@ func ParseRelationshipID(id string) (RelationshipKey, error) {
 func (r Relationship) Key() RelationshipKey { return RelationshipKey{r.Start, r.Type, r.End} }
 
 func relationshipFrom(k RelationshipKey, e entity) (Relationship, error) {
-	props, err := decodeProperties(e.props)
+	props, err := storedProperties(e.props)
 	if err != nil {
 		return Relationship{}, err
 	}
@@ -286,7 +286,7 @@ func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Directio
 		if err != nil {
 			return RelationshipPage{}, err
 		}
-		props, err := decodeProperties(rw.cells[qualProperties])
+		props, err := storedProperties(rw.cells[qualProperties])
 		if err != nil {
 			return RelationshipPage{}, err
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"unicode/utf8"
@@ -83,6 +84,47 @@ func validateValue(name string, v any, listAllowed bool) error {
 		return nil
 	}
 	return invalid("property %q: a value must be a string, number, boolean, null or a list of those, not %T", name, v)
+}
+
+// PropertySet is a node's or relationship's properties as stored: a JSON
+// object with sorted keys, checked to be valid JSON when read. It stays
+// undecoded until asked for values, because most reads (GraphQL's
+// properties field) only copy it into a response.
+type PropertySet struct{ raw []byte }
+
+// storedProperties wraps stored bytes, refusing what is not a JSON object.
+func storedProperties(b []byte) (PropertySet, error) {
+	if len(b) == 0 {
+		return PropertySet{}, nil
+	}
+	if b[0] != '{' || !json.Valid(b) {
+		return PropertySet{}, errors.New("store: corrupt properties: not a JSON object")
+	}
+	return PropertySet{raw: b}, nil
+}
+
+// PropertiesOf is the set holding p, as the store would write it.
+func PropertiesOf(p Properties) (PropertySet, error) {
+	b, err := encodeProperties(p)
+	return PropertySet{raw: b}, err
+}
+
+// JSON returns the properties as a JSON object. The caller must not
+// modify it.
+func (p PropertySet) JSON() []byte {
+	if len(p.raw) == 0 {
+		return []byte("{}")
+	}
+	return p.raw
+}
+
+// Map decodes the properties; numbers are json.Number.
+func (p PropertySet) Map() (Properties, error) { return decodeProperties(p.raw) }
+
+// Get returns one property, nil when absent.
+func (p PropertySet) Get(name string) (any, error) {
+	m, err := p.Map()
+	return m[name], err
 }
 
 func decodeProperties(b []byte) (Properties, error) {

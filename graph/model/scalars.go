@@ -15,6 +15,10 @@ import (
 // MarshalJSON writes a JSON scalar (a property map or one property value).
 func MarshalJSON(v any) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
+		if raw, ok := v.(json.RawMessage); ok { // stored properties, checked when read
+			_, _ = w.Write(raw)
+			return
+		}
 		b, err := json.Marshal(v)
 		if err != nil {
 			// Only values the store accepted reach here; they encode.

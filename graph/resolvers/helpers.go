@@ -177,13 +177,6 @@ func msOf(t *time.Time) (int64, bool) {
 	return ms, true
 }
 
-func nonNil(p store.Properties) store.Properties {
-	if p == nil {
-		return store.Properties{}
-	}
-	return p
-}
-
 func relationshipConnection(k loaders.AdjacencyKey, page store.RelationshipPage) *model.RelationshipConnection {
 	c := &model.RelationshipConnection{
 		Edges:    make([]model.RelationshipEdge, len(page.Relationships)),

@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -101,12 +102,12 @@ func (r *mutationResolver) DeleteArticle(ctx context.Context, id string) (string
 
 // Properties is the resolver for the properties field.
 func (r *nodeResolver) Properties(ctx context.Context, obj *model.Node) (any, error) {
-	return nonNil(obj.Properties), nil
+	return json.RawMessage(obj.Properties.JSON()), nil
 }
 
 // Property is the resolver for the property field.
 func (r *nodeResolver) Property(ctx context.Context, obj *model.Node, name string) (any, error) {
-	return obj.Properties[name], nil
+	return obj.Properties.Get(name)
 }
 
 // Relationships is the resolver for the relationships field.
@@ -234,7 +235,7 @@ func (r *relationshipResolver) EndNode(ctx context.Context, obj *model.Relations
 
 // Properties is the resolver for the properties field.
 func (r *relationshipResolver) Properties(ctx context.Context, obj *model.Relationship) (any, error) {
-	return nonNil(obj.Properties), nil
+	return json.RawMessage(obj.Properties.JSON()), nil
 }
 
 // TotalCount is the resolver for the totalCount field.
