@@ -1,0 +1,115 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseImport(t *testing.T) {
+	out := []byte(`{"level":"info","kind":"articles","rows":69502,"message":"importing"}
+nodes             10000 lines     10000 imported         0 skipped       0 failed in 283ms (35325 rows/s)
+relationships    249778 lines    249778 imported         0 skipped       0 failed in 26.729s (9345 rows/s)
+articles          69502 lines     69400 imported         0 skipped     102 failed in 17.024s (4083 rows/s)
+`)
+	figs, err := parseImport(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []importFigure{
+		{"nodes", 10000, 10000, 0, 0.283, 35325},
+		{"relationships", 249778, 249778, 0, 26.729, 9345},
+		{"articles", 69502, 69400, 102, 17.024, 4083},
+	}
+	for i, f := range figs {
+		if f != want[i] {
+			t.Errorf("line %d: %+v, want %+v", i, f, want[i])
+		}
+	}
+	if _, err := parseImport([]byte("nodes 1 lines 1 imported 0 skipped 0 failed in 1s (1 rows/s)\n")); err == nil {
+		t.Error("a summary with one kind was accepted")
+	}
+}
+
+func TestWriteResultsKeepsWhatIsAroundTheMarkers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "RESULTS.md")
+	if err := writeResults(path, "first run\n"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	text := strings.Replace(string(b), "# Benchmark results\n", "# Benchmark results\n\nHand-written history.\n", 1) + "\nA footnote.\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeResults(path, "second run\n"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(path)
+	got := string(b)
+	for _, want := range []string{"Hand-written history.", "second run", "A footnote.", beginMarker, endMarker} {
+		if !strings.Contains(got, want) {
+			t.Errorf("results lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "first run") || strings.Count(got, beginMarker) != 1 {
+		t.Errorf("the old run was not replaced:\n%s", got)
+	}
+}
+
+func TestShellJoinQuotesWhatTheShellWouldSplit(t *testing.T) {
+	got := shellJoin([]string{"bin/load", "-name", "batching on: Q1", "-vars", `{"id":"n1"}`, "it's", ""})
+	want := `bin/load -name 'batching on: Q1' -vars '{"id":"n1"}' 'it'\''s' ''`
+	if got != want {
+		t.Errorf("shellJoin = %s\nwant       %s", got, want)
+	}
+}
+
+func TestParseConfigRefusesNonsense(t *testing.T) {
+	for _, args := range [][]string{{"-concurrency", "0"}, {"-duration", "0s"}, {"extra"}} {
+		if _, err := parseConfig(args); err == nil {
+			t.Errorf("%q was accepted", args)
+		}
+	}
+}
+
+// TestBenchEndToEnd runs `make bench` at a small size and short durations:
+// build, generate, import, both server modes, every scenario, RESULTS.md.
+func TestBenchEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs hbgraph")
+	}
+	dir := t.TempDir()
+	t.Chdir("../..") // bench/run's paths are the repository's
+	out := filepath.Join(dir, "RESULTS.md")
+	args := []string{"-nodes", "150", "-dir", dir, "-out", out, "-concurrency", "4", "-duration", "300ms", "-warmup", "100ms"}
+	if err := run(t.Context(), args); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	for _, want := range []string{
+		"| relationships |", "| Q1 | on |", "| Q4 | off |", "| Q4 page 50 (deep author) | on |",
+		"Q2 INCOMING, most followed", "| Q3 batching on / off |", "import --nodes", "--batch-size 1",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("RESULTS.md lacks %q:\n%s", want, got)
+		}
+	}
+	// A second run reuses the dataset: the generator is not run again.
+	b2 := &bench{cfg: config{nodes: 150, dir: dir}}
+	if err := b2.build(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b2.generate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range b2.commands {
+		if strings.Contains(c, "bin/gen -out") {
+			t.Errorf("the dataset was generated again: %s", c)
+		}
+	}
+}
