@@ -2,7 +2,7 @@
 // benchmark dataset and writes the figures to bench/RESULTS.md.
 //
 //	go run ./bench/run [-nodes 10000] [-dir bench/data] [-out bench/RESULTS.md]
-//	    [-concurrency 16] [-duration 10s] [-warmup 2s] [-profile]
+//	    [-concurrency 16] [-duration 10s] [-warmup 2s] [-profile] [-hbgraph BIN]
 //
 // In order, it:
 //  1. builds hbgraph, bench/gen and bench/load into DIR/bin;
@@ -58,6 +58,9 @@ type config struct {
 	duration    time.Duration
 	warmup      time.Duration
 	profile     bool
+	// hbgraph is a prebuilt binary to measure instead of building this
+	// checkout's (for before/after comparisons with an older commit).
+	hbgraph string
 }
 
 func parseConfig(args []string) (config, error) {
@@ -70,6 +73,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "measured time per query")
 	fs.DurationVar(&cfg.warmup, "warmup", 2*time.Second, "warm-up per query, not measured")
 	fs.BoolVar(&cfg.profile, "profile", false, "save a CPU profile of the server for each batched run")
+	fs.StringVar(&cfg.hbgraph, "hbgraph", "", "measure this hbgraph binary instead of building the checkout's (e.g. an older commit's, for a before/after)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

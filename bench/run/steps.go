@@ -52,7 +52,12 @@ type author struct {
 	Articles     int    `json:"articles"`
 }
 
-func (b *bench) bin(name string) string { return filepath.Join(b.cfg.dir, "bin", name) }
+func (b *bench) bin(name string) string {
+	if name == "hbgraph" && b.cfg.hbgraph != "" {
+		return b.cfg.hbgraph
+	}
+	return filepath.Join(b.cfg.dir, "bin", name)
+}
 func (b *bench) datasetDir() string {
 	return filepath.Join(b.cfg.dir, fmt.Sprintf("dataset-%d", b.cfg.nodes))
 }
@@ -77,6 +82,9 @@ func (b *bench) build(ctx context.Context) error {
 	for _, p := range []struct{ bin, pkg string }{
 		{"hbgraph", "."}, {"gen", "./bench/gen"}, {"load", "./bench/load"},
 	} {
+		if p.bin == "hbgraph" && b.cfg.hbgraph != "" {
+			continue
+		}
 		if _, err := b.command(ctx, "go", "build", "-o", b.bin(p.bin), p.pkg); err != nil {
 			return err
 		}
@@ -170,10 +178,11 @@ func (b *bench) importDataset(ctx context.Context) error {
 	if err := os.RemoveAll(b.dbDir()); err != nil {
 		return err
 	}
-	out, err := b.command(ctx, b.bin("hbgraph"), "--data-dir", b.dbDir(), "--log-level", "warn", "import",
+	// Flags before the command, as every version of hbgraph takes them.
+	out, err := b.command(ctx, b.bin("hbgraph"), "--data-dir", b.dbDir(), "--log-level", "warn",
 		"--nodes", b.dataset("nodes.jsonl"),
 		"--relationships", b.dataset("relationships.jsonl"),
-		"--articles", b.dataset("articles.jsonl"))
+		"--articles", b.dataset("articles.jsonl"), "import")
 	if err != nil {
 		return err
 	}
