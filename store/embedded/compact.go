@@ -109,7 +109,15 @@ func (c *Client) purgeMarker(entry []byte) (bool, error) {
 			}
 		}
 	}
-	return purged, b.Commit(c.writeOpts)
+	if err := b.Commit(c.writeOpts); err != nil {
+		return false, err
+	}
+	if purged && dk.kind == kindFamilyMarker && t != nil {
+		// Under the row's lock: no mutation of the row can add it back
+		// meanwhile.
+		delete(c.familyMarkers[rowStripe(t, unescape(nil, dk.rowEsc))], string(key))
+	}
+	return purged, nil
 }
 
 // compactPeriodically runs MajorCompact every half horizon (at most hourly).

@@ -59,5 +59,10 @@
 // also fsynced, so it survives power loss. With no Dir, everything is kept
 // in memory.
 //
+// Open lists the stored family delete markers in memory (their keys, one
+// per marker younger than the horizon, read from the marker index), so that
+// a mutation of a row that has none, nearly every row, does not read Pebble
+// to find that out.
+//
 // The Pebble key layout is described in cells.go.
 package embedded

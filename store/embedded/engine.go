@@ -159,7 +159,16 @@ type Client struct {
 	// costs when Options.Sync is false) and NoSync in memory.
 	writeOpts *pebble.WriteOptions
 
+	// locks[i] serialises the mutations of the rows of stripe i (see
+	// rowStripe) and guards familyMarkers[i].
 	locks [rowLocks]sync.Mutex
+	// familyMarkers[i] holds the record keys of the family delete markers
+	// stored in rows of stripe i, or more: a key is added before its marker
+	// is committed and removed once a purge of it is. A mutation reads a
+	// row's marker only when its key is here, so the rows that never had
+	// one (nearly all) cost no read for it. Loaded from the marker index by
+	// Open.
+	familyMarkers [rowLocks]map[string]struct{}
 
 	// mu guards closed. Every call holds it for reading while it uses db,
 	// so Close waits for calls in flight before closing Pebble.
@@ -236,6 +245,10 @@ func Open(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("embedded: open %q: %w", dir, err)
 	}
 	c.db = db
+	if err := c.loadFamilyMarkers(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("embedded: open %q: %w", dir, err)
+	}
 	c.compactor.Add(1)
 	go c.compactPeriodically()
 	return c, nil
@@ -282,14 +295,57 @@ func (c *Client) now() uint64 {
 	return uint64(c.clock().UnixMilli())
 }
 
-func (c *Client) lockRow(t *table, row []byte) *sync.Mutex {
+// rowStripe is the stripe of locks and familyMarkers a row belongs to.
+func rowStripe(t *table, row []byte) int {
 	h := fnv.New32a()
 	h.Write([]byte(t.name))
 	h.Write([]byte{0})
 	h.Write(row)
-	m := &c.locks[h.Sum32()%rowLocks]
+	return int(h.Sum32() % rowLocks)
+}
+
+func (c *Client) lockRow(t *table, row []byte) *sync.Mutex {
+	m := &c.locks[rowStripe(t, row)]
 	m.Lock()
 	return m
+}
+
+// loadFamilyMarkers fills familyMarkers from the marker index, which lists
+// every delete marker stored; Open calls it before any mutation.
+func (c *Client) loadFamilyMarkers() error {
+	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: []byte{spaceMarker}, UpperBound: []byte{spaceMarker + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		entry := it.Key()
+		if len(entry) < 1+tsLength {
+			return fmt.Errorf("%w: marker index entry %q", errCorrupt, entry)
+		}
+		key := entry[1+tsLength:]
+		dk, ok := parseDataKey(key)
+		if !ok {
+			return fmt.Errorf("%w: marker index entry %q", errCorrupt, entry)
+		}
+		t := c.tables[string(unescape(nil, dk.tableEsc))]
+		if dk.kind != kindFamilyMarker || t == nil {
+			continue
+		}
+		c.addFamilyMarker(rowStripe(t, unescape(nil, dk.rowEsc)), string(key))
+	}
+	return it.Error()
+}
+
+// addFamilyMarker records a family marker's key; the caller holds the row's
+// lock (or is Open).
+func (c *Client) addFamilyMarker(stripe int, key string) {
+	m := c.familyMarkers[stripe]
+	if m == nil {
+		m = make(map[string]struct{})
+		c.familyMarkers[stripe] = m
+	}
+	m[key] = struct{}{}
 }
 
 // pebbleLogger sends Pebble's own messages to zerolog.

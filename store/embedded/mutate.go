@@ -151,6 +151,7 @@ type rowWriter struct {
 	t         *table
 	row       []byte
 	rowPrefix []byte
+	stripe    int // rowStripe: the lock the caller holds
 	now       uint64
 	batch     *pebble.Batch
 	// staged columns and family markers, by record key, so that a mutation
@@ -161,7 +162,7 @@ type rowWriter struct {
 
 func (c *Client) newRowWriter(t *table, row []byte) *rowWriter {
 	return &rowWriter{
-		c: c, t: t, row: row, rowPrefix: t.rowPrefix(row), now: c.now(),
+		c: c, t: t, row: row, rowPrefix: t.rowPrefix(row), stripe: rowStripe(t, row), now: c.now(),
 		batch:   c.db.NewBatch(),
 		columns: make(map[string]*column),
 		markers: make(map[string]uint64),
@@ -183,6 +184,7 @@ func (w *rowWriter) commit() error {
 		}
 	}
 	for k, ts := range w.markers {
+		w.c.addFamilyMarker(w.stripe, k) // before the marker can be seen
 		if err := w.batch.Set([]byte(k), encodeTs(ts), nil); err != nil {
 			return err
 		}
@@ -248,6 +250,9 @@ func (w *rowWriter) familyMarker(f *family) (uint64, error) {
 	key := w.markerKey(f)
 	if ts, ok := w.markers[key]; ok {
 		return ts, nil
+	}
+	if _, ok := w.c.familyMarkers[w.stripe][key]; !ok {
+		return 0, nil // never had one, or it was purged
 	}
 	v, ok, err := w.get(key)
 	if err != nil || !ok {
