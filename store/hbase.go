@@ -91,6 +91,47 @@ func (s *Store) get(ctx context.Context, table, family string, row []byte) (cell
 // getBatch reads many rows of one table with a single SendBatch; the result
 // is in the order of rows (nil for a missing row).
 func (s *Store) getBatch(ctx context.Context, table, family string, rows [][]byte) ([]cells, error) {
+	out, errs, err := s.getColumnsBatch(ctx, table, family, nil, rows)
+	if err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// getColumnsBatch reads the given qualifiers (nil: all) of many rows of one
+// table with a single SendBatch: each row's cells (nil when missing) and
+// error, in the order of rows.
+func (s *Store) getColumnsBatch(ctx context.Context, table, family string, qualifiers []string, rows [][]byte) ([]cells, []error, error) {
+	fams := hrpc.Families(map[string][]string{family: qualifiers})
+	res, err := s.sendBatch(ctx, "get", table, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
+		return hrpc.NewGetStr(ctx, table, string(rows[i]), fams)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]cells, len(rows))
+	errs := make([]error, len(rows))
+	for i, r := range res {
+		errs[i] = r.Error
+		if gr, ok := r.Msg.(*pb.GetResponse); ok && r.Error == nil {
+			out[i] = resultCells(hrpc.ToLocalResult(gr.GetResult()))
+		}
+	}
+	return out, errs, nil
+}
+
+// sendBatch builds one call per row with build (all to table, each given
+// the batch's deadline) and sends them as one SendBatch. It returns each
+// call's result, its error classified; err is a call that could not be
+// built. HBase applies a batch's calls independently: some may fail (or,
+// after a crash, never run) while others succeed.
+func (s *Store) sendBatch(ctx context.Context, op, table string, rows [][]byte,
+	build func(ctx context.Context, i int) (hrpc.Call, error)) ([]hrpc.RPCResult, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
@@ -98,37 +139,28 @@ func (s *Store) getBatch(ctx context.Context, table, family string, rows [][]byt
 	defer cancel()
 	call := Call{Op: "Batch", Table: table, Rows: rows, Start: time.Now()}
 	batch := make([]hrpc.Call, len(rows))
-	fams := hrpc.Families(map[string][]string{family: nil})
-	for i, row := range rows {
-		g, err := hrpc.NewGetStr(ctx, table, string(row), fams)
+	for i := range rows {
+		c, err := build(ctx, i)
 		if err != nil {
 			return nil, err
 		}
-		batch[i] = g
+		batch[i] = c
 	}
 	res, _ := s.hc.SendBatch(ctx, batch)
-	out := make([]cells, len(rows))
-	var firstErr error
-	for i, r := range res {
-		if r.Error != nil {
-			if firstErr == nil {
-				firstErr = r.Error
+	for i := range res {
+		if res[i].Error != nil {
+			if call.Err == nil {
+				call.Err = res[i].Error
 			}
+			res[i].Error = classify("batch "+op+" "+table, res[i].Error)
 			continue
 		}
-		if gr, ok := r.Msg.(*pb.GetResponse); ok {
-			out[i] = resultCells(hrpc.ToLocalResult(gr.GetResult()))
-			if len(out[i]) > 0 {
-				call.RowsRead++
-			}
+		if gr, ok := res[i].Msg.(*pb.GetResponse); ok && len(gr.GetResult().GetCell()) > 0 {
+			call.RowsRead++
 		}
 	}
-	call.Err = firstErr
 	trace(ctx, call)
-	if firstErr != nil {
-		return nil, classify("batch get "+table, firstErr)
-	}
-	return out, nil
+	return res, nil
 }
 
 func resultCells(r *hrpc.Result) cells {

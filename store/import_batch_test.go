@@ -1,0 +1,392 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/tsuna/gohbase"
+	"github.com/tsuna/gohbase/hrpc"
+
+	"github.com/hbgraph/hbgraph/store/embedded"
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// importSetup writes what the batch imports below meet: nodes a-d, a
+// relationship a-t->b that exists already, and a relationship a-t->d that
+// was created and deleted at the frozen clock's time, so that its delete
+// marker hides an import stamped before it.
+func importSetup(t *testing.T, s *Store) {
+	t.Helper()
+	for _, id := range []string{"a", "b", "c", "d"} {
+		if ok, err := s.ImportNode(bg, id, Properties{"id": id}, time.UnixMilli(100), time.UnixMilli(200)); err != nil || !ok {
+			t.Fatalf("import node %s: %v %v", id, ok, err)
+		}
+	}
+	if ok, err := s.ImportRelationship(bg, RelationshipKey{"a", "t", "b"}, Properties{"old": true}, time.UnixMilli(300), time.UnixMilli(400)); err != nil || !ok {
+		t.Fatalf("import a-t->b: %v %v", ok, err)
+	}
+	if _, err := s.CreateRelationship(bg, RelationshipKey{"a", "t", "d"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteRelationship(bg, RelationshipKey{"a", "t", "d"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// importInput is a batch with every case a line can be: new, existing,
+// repeated within the batch, a self-loop, missing nodes, invalid input, and
+// hidden by a delete marker (then imported again after it).
+func importInput() []RelationshipImport {
+	at := time.UnixMilli
+	after := at(testClockStart + 10) // past the marker of a-t->d
+	rel := func(start, typ, end string, props Properties, c, u time.Time) RelationshipImport {
+		return RelationshipImport{Key: RelationshipKey{start, typ, end}, Properties: props, Created: c, Updated: u}
+	}
+	return []RelationshipImport{
+		rel("a", "t", "b", Properties{"new": 1}, at(1000), at(2000)),   // exists: skipped
+		rel("a", "t", "c", Properties{"w": 1}, at(1000), at(2000)),     // created
+		rel("a", "t", "c", Properties{"w": 2}, at(1500), at(2500)),     // repeated: skipped
+		rel("c", "t", "c", nil, at(1000), at(1000)),                    // self-loop
+		rel("a", "t", "ghost", nil, at(1000), at(1000)),                // missing end node
+		rel("ghost", "t", "a", nil, at(1000), at(1000)),                // missing start node
+		rel("", "t", "a", nil, at(1000), at(1000)),                     // bad id
+		rel("b", "t", "a", nil, at(5), at(4)),                          // updated before created
+		rel("b", "t", "a", Properties{"": 1}, at(5), at(6)),            // bad properties
+		rel("b", "t", "a", Properties{"ok": "yes"}, at(5), at(6)),      // created after two bad tries
+		rel("a", "t", "d", Properties{"hidden": true}, at(10), at(20)), // under the marker: conflict
+		rel("a", "t", "d", Properties{"late": true}, after, after),     // the same, after it: created
+		rel("a", "t", "ghost", nil, at(1000), at(1000)),                // missing again
+		rel("b", "t", "c", nil, at(3000), at(3000)),                    // c counts three incoming
+		rel("d", "t", "c", nil, at(3000), at(4000)),
+		rel("b", "u", "c", nil, at(3000), at(3000)), // another type
+		rel("b", "u", "c", nil, at(3000), at(3000)), // identical repeat
+	}
+}
+
+// outcomeString describes an outcome for comparison: created, skipped, or
+// the error's text.
+func outcomeString(created bool, err error) string {
+	switch {
+	case err != nil:
+		return "error: " + err.Error()
+	case created:
+		return "created"
+	}
+	return "skipped"
+}
+
+// graphRows dumps the graph table: every row's cells and timestamp, except
+// that degree counters keep only their value (Increment stamps each
+// addition, so n additions of 1 and one of n differ in timestamp only).
+func graphRows(t *testing.T, s *Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := s.scanAll(bg, scanRange{table: keys.TableGraph, family: keys.FamilyGraph}, func(rw row) (bool, error) {
+		var b strings.Builder
+		for _, q := range slices.Sorted(maps.Keys(rw.cells)) {
+			fmt.Fprintf(&b, "%s=%x ", q, rw.cells[q])
+		}
+		if _, err := keys.DecodeDegree(rw.key); err != nil {
+			fmt.Fprintf(&b, "@%d", rw.ts)
+		}
+		out[fmt.Sprintf("%x", rw.key)] = b.String()
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestImportRelationshipsMatchesOneAtATime(t *testing.T) {
+	input := importInput()
+	one := newTestStoreWithClock(t, newFakeClock())
+	importSetup(t, one)
+	want := make([]string, len(input))
+	for i, r := range input {
+		created, err := one.ImportRelationship(bg, r.Key, r.Properties, r.Created, r.Updated)
+		want[i] = outcomeString(created, err)
+	}
+	for i, w := range want {
+		t.Logf("line %d: %s", i, w)
+	}
+	checkGraphInvariants(t, one)
+	wantRows := graphRows(t, one)
+
+	for _, size := range []int{len(input), 5, 2, 1} {
+		t.Run(fmt.Sprintf("batches of %d", size), func(t *testing.T) {
+			s := newTestStoreWithClock(t, newFakeClock())
+			importSetup(t, s)
+			var got []string
+			for start := 0; start < len(input); start += size {
+				batch := input[start:min(start+size, len(input))]
+				outs, err := s.ImportRelationships(bg, batch)
+				if err != nil || len(outs) != len(batch) {
+					t.Fatalf("ImportRelationships: %d outcomes for %d, %v", len(outs), len(batch), err)
+				}
+				for _, o := range outs {
+					got = append(got, outcomeString(o.Created, o.Err))
+				}
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("line %d: batch says %q, one at a time %q", i, got[i], want[i])
+				}
+			}
+			checkGraphInvariants(t, s)
+			gotRows := graphRows(t, s)
+			for k, w := range wantRows {
+				if gotRows[k] != w {
+					t.Errorf("row %s: batch wrote %q, one at a time %q", k, gotRows[k], w)
+				}
+			}
+			for k, g := range gotRows {
+				if _, ok := wantRows[k]; !ok {
+					t.Errorf("row %s: batch wrote %q, one at a time nothing", k, g)
+				}
+			}
+
+			// A rerun skips every line that is not in error.
+			outs, err := s.ImportRelationships(bg, input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, o := range outs {
+				if o.Created || (o.Err != nil && !strings.HasPrefix(want[i], "error")) {
+					t.Errorf("rerun, line %d: %s (first run: %s)", i, outcomeString(o.Created, o.Err), want[i])
+				}
+			}
+			if after := graphRows(t, s); !maps.Equal(after, gotRows) {
+				t.Errorf("a rerun changed rows")
+			}
+		})
+	}
+}
+
+func TestImportRelationshipsErrorsKeepTheirKind(t *testing.T) {
+	s := newTestStoreWithClock(t, newFakeClock())
+	importSetup(t, s)
+	outs, err := s.ImportRelationships(bg, importInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range map[int]error{4: ErrNotFound, 5: ErrNotFound, 6: ErrInvalidInput, 7: ErrInvalidInput,
+		8: ErrInvalidInput, 10: ErrConflict, 12: ErrNotFound} {
+		if !errors.Is(outs[i].Err, want) {
+			t.Errorf("line %d: %v, want %v", i, outs[i].Err, want)
+		}
+	}
+}
+
+// The batch import writes relationship rows, then index rows, then
+// counters; a crash at any point between them leaves what Repair fixes,
+// and a rerun of the import then completes it.
+func TestImportRelationshipsRepairAfterCrashAtEveryPoint(t *testing.T) {
+	input := importInput()
+	clean := newTestStoreWithClock(t, newFakeClock())
+	importSetup(t, clean)
+	points := faultPoints(t, clean, func() error {
+		_, err := clean.ImportRelationships(bg, input)
+		return err
+	})
+	t.Logf("fault points: %v", points)
+	for _, p := range []string{"import-create", "import-index", "import-degrees"} {
+		if !slices.Contains(points, p) {
+			t.Fatalf("no fault point %s in %v", p, points)
+		}
+	}
+	wantRows := graphRows(t, clean)
+	for i, point := range points {
+		t.Run(fmt.Sprintf("%d-%s", i, point), func(t *testing.T) {
+			s := newTestStoreWithClock(t, newFakeClock())
+			importSetup(t, s)
+			seen := 0
+			s.fault = func(string) error {
+				if seen == i {
+					return errCrash
+				}
+				seen++
+				return nil
+			}
+			outs, err := s.ImportRelationships(bg, input)
+			if !errors.Is(err, errCrash) {
+				t.Fatalf("import did not crash at %s: %v", point, err)
+			}
+			crashed := 0
+			for _, o := range outs {
+				if errors.Is(o.Err, errCrash) {
+					crashed++
+				}
+			}
+			if crashed == 0 {
+				t.Errorf("no line reports the crash")
+			}
+			s.fault = nil
+			repairTwice(t, s)
+			rerunMatches(t, s, input, wantRows)
+		})
+	}
+}
+
+// repairTwice runs Repair, checks the invariants, and checks that a second
+// Repair finds nothing.
+func repairTwice(t *testing.T, s *Store) {
+	t.Helper()
+	report, err := s.Repair(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("repair: %v", report)
+	checkGraphInvariants(t, s)
+	again, err := s.Repair(bg)
+	if err != nil || len(again) != 0 {
+		t.Fatalf("second repair still fixed %v, %v", again, err)
+	}
+}
+
+// rerunMatches reruns the import and checks that the rows are those of an
+// import that never crashed.
+func rerunMatches(t *testing.T, s *Store, input []RelationshipImport, want map[string]string) {
+	t.Helper()
+	if _, err := s.ImportRelationships(bg, input); err != nil {
+		t.Fatal(err)
+	}
+	checkGraphInvariants(t, s)
+	got := graphRows(t, s)
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("after a crash, Repair and a rerun, row %s = %q, want %q", k, got[k], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("after a crash, Repair and a rerun: %d rows, want %d", len(got), len(want))
+	}
+}
+
+// crashingClient passes calls on until it has let budget writes through,
+// then fails every write as a killed process would never make them. It
+// splits a SendBatch into its calls, so a crash can fall inside a batch
+// (HBase applies a batch's mutations independently).
+type crashingClient struct {
+	gohbase.Client
+	budget atomic.Int64
+}
+
+func (c *crashingClient) write() error {
+	if c.budget.Add(-1) < 0 {
+		return errCrash
+	}
+	return nil
+}
+
+func (c *crashingClient) Put(p *hrpc.Mutate) (*hrpc.Result, error) {
+	if err := c.write(); err != nil {
+		return nil, err
+	}
+	return c.Client.Put(p)
+}
+
+func (c *crashingClient) Delete(d *hrpc.Mutate) (*hrpc.Result, error) {
+	if err := c.write(); err != nil {
+		return nil, err
+	}
+	return c.Client.Delete(d)
+}
+
+func (c *crashingClient) Increment(i *hrpc.Mutate) (int64, error) {
+	if err := c.write(); err != nil {
+		return 0, err
+	}
+	return c.Client.Increment(i)
+}
+
+func (c *crashingClient) CheckAndMutate(cam *hrpc.CheckAndMutate) (bool, error) {
+	if err := c.write(); err != nil {
+		return false, err
+	}
+	return c.Client.CheckAndMutate(cam)
+}
+
+func (c *crashingClient) SendBatch(ctx context.Context, batch []hrpc.Call) ([]hrpc.RPCResult, bool) {
+	res := make([]hrpc.RPCResult, len(batch))
+	allOK := true
+	for i, call := range batch {
+		if _, ok := call.(*hrpc.Mutate); ok {
+			if err := c.write(); err != nil {
+				res[i].Error, allOK = err, false
+				continue
+			}
+		}
+		r, ok := c.Client.SendBatch(ctx, []hrpc.Call{call})
+		res[i], allOK = r[0], allOK && ok
+	}
+	return res, allOK
+}
+
+// Whatever prefix of the batch import's writes reaches the store, inside a
+// SendBatch or between them, Repair restores the invariants.
+func TestImportRelationshipsRepairAfterCrashAfterEveryWrite(t *testing.T) {
+	input := importInput()
+	open := func(t *testing.T) (*embedded.Client, *Store) {
+		clk := newFakeClock()
+		db, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop(), Clock: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(db.Close)
+		s, err := New(db, Options{Clock: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		importSetup(t, s)
+		return db, s
+	}
+	const unlimited = 1 << 30
+	db, clean := open(t)
+	counter := &crashingClient{Client: db}
+	counter.budget.Store(unlimited)
+	counting, err := New(counter, Options{Clock: clean.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := counting.ImportRelationships(bg, input); err != nil {
+		t.Fatal(err)
+	}
+	writes := int(unlimited - counter.budget.Load())
+	wantRows := graphRows(t, clean)
+	t.Logf("the import makes %d writes", writes)
+	for n := range writes {
+		t.Run(fmt.Sprintf("after %d writes", n), func(t *testing.T) {
+			db, s := open(t)
+			crash := &crashingClient{Client: db}
+			crash.budget.Store(int64(n))
+			crashing, err := New(crash, Options{Clock: s.clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs, err := crashing.ImportRelationships(bg, input)
+			if err != nil {
+				t.Fatal(err) // the store cannot tell a crash from a failed write
+			}
+			crashed := 0
+			for _, o := range outs {
+				if errors.Is(o.Err, errCrash) {
+					crashed++
+				}
+			}
+			if crashed == 0 {
+				t.Errorf("no line reports the crash")
+			}
+			repairTwice(t, s)
+			rerunMatches(t, s, input, wantRows)
+		})
+	}
+}
