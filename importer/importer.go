@@ -5,7 +5,10 @@
 // line is reported by its number without stopping the rest.
 //
 // Files are imported in order, nodes before the relationships and articles
-// that need them; the lines of one file are imported by a pool of workers.
+// that need them; the lines of one file are imported by a pool of workers,
+// each taking a batch of lines at a time. Relationships are imported a batch
+// at a time (store.ImportRelationships groups the batch's reads and writes),
+// nodes and articles one line at a time.
 //
 //	node:         {"id": "n1", "properties": {...}, "created_at": ms, "updated_at": ms}
 //	relationship: {"start_node_id": "n1", "type": "follow", "end_node_id": "n2", "properties": {...}, "created_at": ms, "updated_at": ms}
@@ -40,8 +43,8 @@ type Files struct {
 
 // Options tune an import.
 type Options struct {
-	// Workers import lines concurrently; 0 means 4 per CPU (the embedded
-	// engine's calls are short, and waiting on them overlaps).
+	// Workers import batches of lines concurrently; 0 means 4 per CPU (the
+	// embedded engine's calls are short, and waiting on them overlaps).
 	Workers int
 	// Progress, when set, gets a progress line (rows, rows/s, ETA) redrawn
 	// in place: pass a terminal. Otherwise Log gets a line every LogEvery.
@@ -50,7 +53,16 @@ type Options struct {
 	LogEvery time.Duration // 0 means 5 s
 	// MaxReported bounds the line errors kept per file; 0 means 100.
 	MaxReported int
+	// BatchSize is the lines a worker takes at once; 0 means
+	// DefaultBatchSize. Relationships are imported a batch at a time
+	// (store.ImportRelationships), nodes and articles a line at a time.
+	BatchSize int
 }
+
+// DefaultBatchSize is Options.BatchSize unless set: large enough that a
+// batch's grouped reads and counter increments pay off, small enough that
+// a crash leaves little for Repair and workers share the file evenly.
+const DefaultBatchSize = 256
 
 // LineError is one line that could not be imported.
 type LineError struct {
@@ -87,21 +99,26 @@ func Run(ctx context.Context, st *store.Store, files Files, opts Options) ([]Res
 	if opts.MaxReported <= 0 {
 		opts.MaxReported = 100
 	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = DefaultBatchSize
+	}
 	seqs := &maxSeqs{m: map[string]uint64{}}
 	kinds := []struct {
 		kind, file string
-		line       func(context.Context, []byte) (bool, error)
+		batch      importBatch
 	}{
-		{"nodes", files.Nodes, func(ctx context.Context, b []byte) (bool, error) { return importNode(ctx, st, b) }},
-		{"relationships", files.Relationships, func(ctx context.Context, b []byte) (bool, error) { return importRelationship(ctx, st, b) }},
-		{"articles", files.Articles, func(ctx context.Context, b []byte) (bool, error) { return importArticle(ctx, st, b, seqs) }},
+		{"nodes", files.Nodes, eachLine(func(ctx context.Context, b []byte) (bool, error) { return importNode(ctx, st, b) })},
+		{"relationships", files.Relationships, func(ctx context.Context, lines [][]byte) []outcome {
+			return importRelationships(ctx, st, lines)
+		}},
+		{"articles", files.Articles, eachLine(func(ctx context.Context, b []byte) (bool, error) { return importArticle(ctx, st, b, seqs) })},
 	}
 	var results []Result
 	for _, k := range kinds {
 		if k.file == "" {
 			continue
 		}
-		r, err := importFile(ctx, k.kind, k.file, k.line, opts)
+		r, err := importFile(ctx, k.kind, k.file, k.batch, opts)
 		results = append(results, r)
 		if err != nil {
 			return results, err
@@ -116,13 +133,34 @@ func Run(ctx context.Context, st *store.Store, files Files, opts Options) ([]Res
 	return results, nil
 }
 
-type job struct {
-	line int64
-	data []byte
+// outcome is what became of one line: imported (ok), skipped, or failed.
+type outcome struct {
+	ok  bool
+	err error
 }
 
-// importFile streams one file to the workers.
-func importFile(ctx context.Context, kind, path string, importLine func(context.Context, []byte) (bool, error), opts Options) (Result, error) {
+// importBatch imports a batch of lines and returns an outcome per line.
+type importBatch func(ctx context.Context, lines [][]byte) []outcome
+
+// eachLine makes an importBatch of a line import.
+func eachLine(line func(context.Context, []byte) (bool, error)) importBatch {
+	return func(ctx context.Context, lines [][]byte) []outcome {
+		out := make([]outcome, len(lines))
+		for i, b := range lines {
+			out[i].ok, out[i].err = line(ctx, b)
+		}
+		return out
+	}
+}
+
+// job is a batch of lines and their line numbers.
+type job struct {
+	numbers []int64
+	lines   [][]byte
+}
+
+// importFile streams one file to the workers, a batch of lines at a time.
+func importFile(ctx context.Context, kind, path string, importLines importBatch, opts Options) (Result, error) {
 	r := Result{Kind: kind, File: path}
 	f, err := os.Open(path)
 	if err != nil {
@@ -136,26 +174,27 @@ func importFile(ctx context.Context, kind, path string, importLine func(context.
 	start := time.Now()
 	var read, lines, imported, skipped, failed atomic.Int64
 	var mu sync.Mutex // guards r.Errors
-	jobs := make(chan job, 4*opts.Workers)
+	jobs := make(chan job, 2*opts.Workers)
 	var wg sync.WaitGroup
 	for range opts.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				ok, err := importLine(ctx, j.data)
-				switch {
-				case err != nil:
-					failed.Add(1)
-					mu.Lock()
-					if len(r.Errors) < opts.MaxReported {
-						r.Errors = append(r.Errors, LineError{Line: j.line, Err: err})
+				for i, o := range importLines(ctx, j.lines) {
+					switch {
+					case o.err != nil:
+						failed.Add(1)
+						mu.Lock()
+						if len(r.Errors) < opts.MaxReported {
+							r.Errors = append(r.Errors, LineError{Line: j.numbers[i], Err: o.err})
+						}
+						mu.Unlock()
+					case o.ok:
+						imported.Add(1)
+					default:
+						skipped.Add(1)
 					}
-					mu.Unlock()
-				case ok:
-					imported.Add(1)
-				default:
-					skipped.Add(1)
 				}
 			}
 		}()
@@ -164,12 +203,18 @@ func importFile(ctx context.Context, kind, path string, importLine func(context.
 
 	br := bufio.NewReaderSize(f, 1<<20)
 	var readErr error
+	var batch job
 	for n := int64(1); ctx.Err() == nil; n++ {
 		b, err := br.ReadBytes('\n')
 		read.Add(int64(len(b)))
 		if line := bytes.TrimSpace(b); len(line) > 0 {
 			lines.Add(1)
-			jobs <- job{line: n, data: line}
+			batch.numbers = append(batch.numbers, n)
+			batch.lines = append(batch.lines, line)
+			if len(batch.lines) == opts.BatchSize {
+				jobs <- batch
+				batch = job{}
+			}
 		}
 		if errors.Is(err, io.EOF) {
 			break
@@ -178,6 +223,9 @@ func importFile(ctx context.Context, kind, path string, importLine func(context.
 			readErr = err
 			break
 		}
+	}
+	if len(batch.lines) > 0 {
+		jobs <- batch
 	}
 	close(jobs)
 	wg.Wait()
@@ -276,23 +324,40 @@ func importNode(ctx context.Context, st *store.Store, b []byte) (bool, error) {
 	return st.ImportNode(ctx, l.ID, l.Properties, c, u)
 }
 
-func importRelationship(ctx context.Context, st *store.Store, b []byte) (bool, error) {
-	var l struct {
-		Start      string         `json:"start_node_id"`
-		Type       string         `json:"type"`
-		End        string         `json:"end_node_id"`
-		Properties map[string]any `json:"properties"`
-		CreatedAt  *int64         `json:"created_at"`
-		UpdatedAt  *int64         `json:"updated_at"`
+// importRelationships decodes a batch of relationship lines and imports
+// the valid ones with one store.ImportRelationships.
+func importRelationships(ctx context.Context, st *store.Store, lines [][]byte) []outcome {
+	out := make([]outcome, len(lines))
+	rels := make([]store.RelationshipImport, 0, len(lines))
+	at := make([]int, 0, len(lines)) // line of each of rels
+	for i, b := range lines {
+		var l struct {
+			Start      string         `json:"start_node_id"`
+			Type       string         `json:"type"`
+			End        string         `json:"end_node_id"`
+			Properties map[string]any `json:"properties"`
+			CreatedAt  *int64         `json:"created_at"`
+			UpdatedAt  *int64         `json:"updated_at"`
+		}
+		if err := decode(b, &l); err != nil {
+			out[i].err = err
+			continue
+		}
+		c, u, err := times(l.CreatedAt, l.UpdatedAt)
+		if err != nil {
+			out[i].err = err
+			continue
+		}
+		rels = append(rels, store.RelationshipImport{Key: store.RelationshipKey{Start: l.Start, Type: l.Type, End: l.End},
+			Properties: l.Properties, Created: c, Updated: u})
+		at = append(at, i)
 	}
-	if err := decode(b, &l); err != nil {
-		return false, err
+	// An error stopping the batch early is also each unsettled item's.
+	res, _ := st.ImportRelationships(ctx, rels)
+	for j, o := range res {
+		out[at[j]] = outcome{ok: o.Created, err: o.Err}
 	}
-	c, u, err := times(l.CreatedAt, l.UpdatedAt)
-	if err != nil {
-		return false, err
-	}
-	return st.ImportRelationship(ctx, store.RelationshipKey{Start: l.Start, Type: l.Type, End: l.End}, l.Properties, c, u)
+	return out
 }
 
 // maxSeqs tracks each author's largest imported article id.

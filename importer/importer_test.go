@@ -39,6 +39,14 @@ func write(t testing.TB, dir, name string, lines ...string) string {
 }
 
 func TestImportReportsBadLinesAndSkipsOnRerun(t *testing.T) {
+	// Batches of 1 and 2 lines split the files across workers and put a
+	// repeated line in the same batch as its first occurrence or not.
+	for _, size := range []int{0, 1, 2} {
+		t.Run(fmt.Sprintf("batch size %d", size), func(t *testing.T) { testImport(t, size) })
+	}
+}
+
+func testImport(t *testing.T, batchSize int) {
 	ctx := context.Background()
 	st := newStore(t)
 	dir := t.TempDir()
@@ -52,12 +60,15 @@ func TestImportReportsBadLinesAndSkipsOnRerun(t *testing.T) {
 			`{"id":"n3"}`),
 		Relationships: write(t, dir, "rels.jsonl",
 			`{"start_node_id":"n1","type":"follow","end_node_id":"n2","properties":{"w":1},"created_at":3000,"updated_at":3500}`,
-			`{"start_node_id":"n1","type":"follow","end_node_id":"ghost","created_at":3000}`),
+			`{"start_node_id":"n1","type":"follow","end_node_id":"ghost","created_at":3000}`,
+			`{"start_node_id":"n1","type":`,
+			`{"start_node_id":"n1","type":"follow","end_node_id":"n2","properties":{"w":2},"created_at":3000,"updated_at":3500}`,
+			`{"start_node_id":"n2","type":"follow","end_node_id":"n1","created_at":3000,"updated_at":2000}`),
 		Articles: write(t, dir, "articles.jsonl",
 			`{"id":7,"author_id":"n1","title":"Hi","body":"hello hello world","category":"tech","posted_at":4000}`,
 			`{"id":8,"author_id":"n1","title":"","body":"x","category":"tech","posted_at":4001}`),
 	}
-	results, err := Run(ctx, st, files, Options{Workers: 3, Log: zerolog.Nop()})
+	results, err := Run(ctx, st, files, Options{Workers: 3, Log: zerolog.Nop(), BatchSize: batchSize})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +82,7 @@ func TestImportReportsBadLinesAndSkipsOnRerun(t *testing.T) {
 	}
 	want := map[string]string{
 		"nodes":         "5/2/0/3 3,5,6", // line 4 is blank and not counted
-		"relationships": "2/1/0/1 2",
+		"relationships": "5/1/1/3 2,3,5", // line 4 repeats line 1
 		"articles":      "2/1/0/1 2",
 	}
 	for k, w := range want {
@@ -100,11 +111,11 @@ func TestImportReportsBadLinesAndSkipsOnRerun(t *testing.T) {
 		t.Fatalf("a live post after importing id 7 got seq %d", k.Seq)
 	}
 
-	again, err := Run(ctx, st, Files{Nodes: files.Nodes, Relationships: files.Relationships}, Options{Log: zerolog.Nop()})
+	again, err := Run(ctx, st, Files{Nodes: files.Nodes, Relationships: files.Relationships}, Options{Log: zerolog.Nop(), BatchSize: batchSize})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again[0].Skipped != 2 || again[0].Imported != 0 || again[1].Skipped != 1 || again[1].Imported != 0 {
+	if again[0].Skipped != 2 || again[0].Imported != 0 || again[1].Skipped != 2 || again[1].Imported != 0 {
 		t.Fatalf("rerun: %+v", again)
 	}
 }
