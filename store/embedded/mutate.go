@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tsuna/gohbase/hrpc"
@@ -198,19 +199,24 @@ func (w *rowWriter) commit() error {
 	return nil
 }
 
-func (w *rowWriter) familyPrefix(f *family) []byte {
-	k := make([]byte, 0, len(w.rowPrefix)+len(f.esc)+1)
-	return append(append(k, w.rowPrefix...), f.esc...)
+// recordKey is the key of one of the row's records in family f (see
+// cells.go), built with a single allocation: mutations build many.
+func (w *rowWriter) recordKey(f *family, kind byte, qualifier []byte) string {
+	var b strings.Builder
+	b.Grow(len(w.rowPrefix) + len(f.esc) + 1 + len(qualifier))
+	b.Write(w.rowPrefix)
+	b.Write(f.esc)
+	b.WriteByte(kind)
+	b.Write(qualifier)
+	return b.String()
 }
 
 func (w *rowWriter) columnKey(f *family, qualifier []byte) string {
-	k := w.familyPrefix(f)
-	k = append(k, kindColumn)
-	return string(append(k, qualifier...))
+	return w.recordKey(f, kindColumn, qualifier)
 }
 
 func (w *rowWriter) markerKey(f *family) string {
-	return string(append(w.familyPrefix(f), kindFamilyMarker))
+	return w.recordKey(f, kindFamilyMarker, nil)
 }
 
 func (w *rowWriter) get(key string) ([]byte, bool, error) {
