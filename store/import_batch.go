@@ -258,8 +258,9 @@ func (s *Store) verifyCreated(ctx context.Context, items []*relImport) {
 // writeIndex does one relationship's; an item whose put failed fails.
 func (s *Store) writeIndexBatch(ctx context.Context, items []*relImport) {
 	type indexRow struct {
-		row []byte
-		it  *relImport
+		row    []byte
+		it     *relImport
+		values map[string]map[string][]byte // shared by the two rows of it
 	}
 	ixs := make([]indexRow, 0, 2*len(items))
 	for _, it := range items {
@@ -268,7 +269,8 @@ func (s *Store) writeIndexBatch(ctx context.Context, items []*relImport) {
 			it.fail(err)
 			continue
 		}
-		ixs = append(ixs, indexRow{o, it}, indexRow{in, it})
+		values := map[string]map[string][]byte{keys.FamilyGraph: {qualProperties: it.e.props}}
+		ixs = append(ixs, indexRow{o, it, values}, indexRow{in, it, values})
 	}
 	slices.SortFunc(ixs, func(a, b indexRow) int { return bytes.Compare(a.row, b.row) })
 	rows := make([][]byte, len(ixs))
@@ -276,10 +278,9 @@ func (s *Store) writeIndexBatch(ctx context.Context, items []*relImport) {
 	for i, ix := range ixs {
 		rows[i], owner[i] = ix.row, ix.it
 	}
+	table := []byte(keys.TableGraph)
 	res, err := s.sendBatch(ctx, "put", keys.TableGraph, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
-		return hrpc.NewPutStr(ctx, keys.TableGraph, string(rows[i]),
-			map[string]map[string][]byte{keys.FamilyGraph: {qualProperties: owner[i].e.props}},
-			hrpc.TimestampUint64(uint64(owner[i].e.updated)))
+		return hrpc.NewPut(ctx, table, rows[i], ixs[i].values, hrpc.TimestampUint64(uint64(owner[i].e.updated)))
 	})
 	for i, it := range owner {
 		if e := batchError(err, res, i); e != nil && !it.settled {
