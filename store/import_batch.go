@@ -28,7 +28,7 @@ type ImportOutcome struct {
 
 // ImportRelationships imports a batch of relationships with the outcome
 // ImportRelationship would give each, in the order of rels, but with a
-// batch's writes grouped (the importer sends a few hundred at a time):
+// batch's writes grouped (the importer sends thousands at a time):
 //
 //  1. one SendBatch of Gets of the distinct endpoint nodes;
 //  2. a CheckAndMutate "c absent" per relationship row (HBase has no
