@@ -34,9 +34,12 @@ type ImportOutcome struct {
 //  2. a CheckAndMutate "c absent" per relationship row (HBase has no
 //     batched compare-and-set), then one SendBatch of Gets reading the
 //     created rows back (see createEntity: a delete marker may hide them);
-//  3. one SendBatch of Puts of their index rows;
-//  4. one SendBatch of Increments, one per distinct degree counter, by the
+//  3. a SendBatch of Puts of their index rows;
+//  4. a SendBatch of Increments, one per distinct degree counter, by the
 //     number of relationships created that it counts.
+//
+// (A SendBatch of writes carries at most writeChunk calls; a larger batch
+// sends several in turn.)
 //
 // The order is the live CreateRelationship's, batch-wide: a relationship
 // row is written before its index rows, index rows before the counters,
@@ -279,7 +282,7 @@ func (s *Store) writeIndexBatch(ctx context.Context, items []*relImport) {
 		rows[i], owner[i] = ix.row, ix.it
 	}
 	table := []byte(keys.TableGraph)
-	res, err := s.sendBatch(ctx, "put", keys.TableGraph, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
+	res, err := s.sendWrites(ctx, "put", rows, func(ctx context.Context, i int) (hrpc.Call, error) {
 		return hrpc.NewPut(ctx, table, rows[i], ixs[i].values, hrpc.TimestampUint64(uint64(owner[i].e.updated)))
 	})
 	for i, it := range owner {
@@ -311,7 +314,7 @@ func (s *Store) countDegreesBatch(ctx context.Context, items []*relImport) {
 		rows = append(rows, []byte(d))
 	}
 	slices.SortFunc(rows, bytes.Compare)
-	res, err := s.sendBatch(ctx, "increment", keys.TableGraph, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
+	res, err := s.sendWrites(ctx, "increment", rows, func(ctx context.Context, i int) (hrpc.Call, error) {
 		return hrpc.NewIncStrSingle(ctx, keys.TableGraph, string(rows[i]), keys.FamilyGraph, qualDegree, deltas[string(rows[i])])
 	})
 	for i, d := range rows {
@@ -323,6 +326,27 @@ func (s *Store) countDegreesBatch(ctx context.Context, items []*relImport) {
 			}
 		}
 	}
+}
+
+// writeChunk bounds the writes of one SendBatch of a batch import, each
+// SendBatch under its own deadline (Options.CallTimeout): with Sync, the
+// embedded engine fsyncs each write, and a few thousand of them could
+// outlast one deadline.
+const writeChunk = 1024
+
+// sendWrites is sendBatch of graph table writes, writeChunk at a time.
+func (s *Store) sendWrites(ctx context.Context, op string, rows [][]byte,
+	build func(ctx context.Context, i int) (hrpc.Call, error)) ([]hrpc.RPCResult, error) {
+	res := make([]hrpc.RPCResult, 0, len(rows))
+	for start := 0; start < len(rows); start += writeChunk {
+		chunk, err := s.sendBatch(ctx, op, keys.TableGraph, rows[start:min(start+writeChunk, len(rows))],
+			func(ctx context.Context, i int) (hrpc.Call, error) { return build(ctx, start+i) })
+		if err != nil {
+			return nil, err
+		}
+		res = append(res, chunk...)
+	}
+	return res, nil
 }
 
 // batchError is the error of call i of a sendBatch: the batch's, else the

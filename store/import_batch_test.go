@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -388,5 +389,73 @@ func TestImportRelationshipsRepairAfterCrashAfterEveryWrite(t *testing.T) {
 			repairTwice(t, s)
 			rerunMatches(t, s, input, wantRows)
 		})
+	}
+}
+
+type callRecorder struct {
+	mu    sync.Mutex
+	calls []Call
+}
+
+func (r *callRecorder) StoreCall(c Call) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, c)
+}
+
+// A batch larger than writeChunk sends its writes in several SendBatches,
+// each at most writeChunk calls, and still imports every relationship.
+func TestImportRelationshipsChunksLargeBatches(t *testing.T) {
+	s := newTestStore(t)
+	const nodes, rels = 40, 1500
+	for i := range nodes {
+		mustNode(t, s, fmt.Sprint("n", i), nil)
+	}
+	var input []RelationshipImport
+	want := map[DegreeKey]int64{}
+	for i := range rels {
+		k := RelationshipKey{fmt.Sprint("n", i%nodes), fmt.Sprint("t", i/(nodes*nodes)), fmt.Sprint("n", (i/nodes)%nodes)}
+		input = append(input, RelationshipImport{Key: k, Created: time.UnixMilli(int64(i)), Updated: time.UnixMilli(int64(i))})
+		want[DegreeKey{k.Start, Outgoing, k.Type}]++
+		want[DegreeKey{k.End, Incoming, k.Type}]++
+	}
+	rec := &callRecorder{}
+	outs, err := s.ImportRelationships(WithTracer(bg, rec), input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range outs {
+		if !o.Created || o.Err != nil {
+			t.Fatalf("relationship %d: %+v", i, o)
+		}
+	}
+	// The 3000 index Puts go out as 1024 + 1024 + 952; the reads (40
+	// nodes, 1500 rows read back) and the Increments are not split.
+	var sizes []int
+	for _, c := range rec.calls {
+		if c.Op == "Batch" {
+			sizes = append(sizes, len(c.Rows))
+		}
+	}
+	for _, n := range []int{writeChunk, writeChunk, 2*rels - 2*writeChunk, nodes, rels} {
+		i := slices.Index(sizes, n)
+		if i < 0 {
+			t.Fatalf("no SendBatch of %d rows in %v", n, sizes)
+		}
+		sizes = slices.Delete(sizes, i, i+1)
+	}
+	if len(sizes) != 1 || sizes[0] > writeChunk {
+		t.Fatalf("SendBatches besides the reads and index Puts: %v, want one of Increments", sizes)
+	}
+	checkGraphInvariants(t, s)
+	ks := slices.Collect(maps.Keys(want))
+	got, err := s.Degrees(bg, ks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range ks {
+		if got[i] != want[k] {
+			t.Errorf("degree %v = %d, want %d", k, got[i], want[k])
+		}
 	}
 }
