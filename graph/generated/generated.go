@@ -86,14 +86,14 @@ type ComplexityRoot struct {
 	}
 
 	Node struct {
-		Articles      func(childComplexity int, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) int
-		Created       func(childComplexity int) int
-		ID            func(childComplexity int) int
-		Properties    func(childComplexity int) int
-		Property      func(childComplexity int, name string) int
-		Relationships func(childComplexity int, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) int
-		Updated       func(childComplexity int) int
-		WordCounts    func(childComplexity int, first *int) int
+		Articles       func(childComplexity int, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) int
+		Created        func(childComplexity int) int
+		ID             func(childComplexity int) int
+		PropertiesJSON func(childComplexity int) int
+		Property       func(childComplexity int, name string) int
+		Relationships  func(childComplexity int, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) int
+		Updated        func(childComplexity int) int
+		WordCounts     func(childComplexity int, first *int) int
 	}
 
 	PageInfo struct {
@@ -113,13 +113,13 @@ type ComplexityRoot struct {
 	}
 
 	Relationship struct {
-		Created    func(childComplexity int) int
-		EndNode    func(childComplexity int) int
-		ID         func(childComplexity int) int
-		Properties func(childComplexity int) int
-		StartNode  func(childComplexity int) int
-		Type       func(childComplexity int) int
-		Updated    func(childComplexity int) int
+		Created        func(childComplexity int) int
+		EndNode        func(childComplexity int) int
+		GraphID        func(childComplexity int) int
+		PropertiesJSON func(childComplexity int) int
+		StartNode      func(childComplexity int) int
+		Type           func(childComplexity int) int
+		Updated        func(childComplexity int) int
 	}
 
 	RelationshipConnection struct {
@@ -171,9 +171,6 @@ type MutationResolver interface {
 	DeleteArticle(ctx context.Context, id string) (string, error)
 }
 type NodeResolver interface {
-	Properties(ctx context.Context, obj *model.Node) (any, error)
-	Property(ctx context.Context, obj *model.Node, name string) (any, error)
-
 	Relationships(ctx context.Context, obj *model.Node, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (*model.RelationshipConnection, error)
 	Articles(ctx context.Context, obj *model.Node, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error)
 	WordCounts(ctx context.Context, obj *model.Node, first *int) ([]store.WordCount, error)
@@ -185,11 +182,8 @@ type QueryResolver interface {
 	Article(ctx context.Context, id string) (*model.Article, error)
 }
 type RelationshipResolver interface {
-	ID(ctx context.Context, obj *model.Relationship) (string, error)
-
 	StartNode(ctx context.Context, obj *model.Relationship) (*model.Node, error)
 	EndNode(ctx context.Context, obj *model.Relationship) (*model.Node, error)
-	Properties(ctx context.Context, obj *model.Relationship) (any, error)
 }
 type RelationshipConnectionResolver interface {
 	TotalCount(ctx context.Context, obj *model.RelationshipConnection) (int, error)
@@ -449,11 +443,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Node.ID(childComplexity), true
 	case "Node.properties":
-		if e.ComplexityRoot.Node.Properties == nil {
+		if e.ComplexityRoot.Node.PropertiesJSON == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Node.Properties(childComplexity), true
+		return e.ComplexityRoot.Node.PropertiesJSON(childComplexity), true
 	case "Node.property":
 		if e.ComplexityRoot.Node.Property == nil {
 			break
@@ -595,17 +589,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Relationship.EndNode(childComplexity), true
 	case "Relationship.id":
-		if e.ComplexityRoot.Relationship.ID == nil {
+		if e.ComplexityRoot.Relationship.GraphID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Relationship.ID(childComplexity), true
+		return e.ComplexityRoot.Relationship.GraphID(childComplexity), true
 	case "Relationship.properties":
-		if e.ComplexityRoot.Relationship.Properties == nil {
+		if e.ComplexityRoot.Relationship.PropertiesJSON == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Relationship.Properties(childComplexity), true
+		return e.ComplexityRoot.Relationship.PropertiesJSON(childComplexity), true
 	case "Relationship.startNode":
 		if e.ComplexityRoot.Relationship.StartNode == nil {
 			break
@@ -2766,7 +2760,7 @@ func (ec *executionContext) _Node_properties(ctx context.Context, field graphql.
 			return ec.fieldContext_Node_properties(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Node().Properties(ctx, obj)
+			return obj.PropertiesJSON(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
@@ -2777,7 +2771,7 @@ func (ec *executionContext) _Node_properties(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Node_properties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Node", field, true, true, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("Node", field, true, false, errors.New("field of type JSON does not have child fields"))
 }
 
 func (ec *executionContext) _Node_property(ctx context.Context, field graphql.CollectedField, obj *model.Node) (ret graphql.Marshaler) {
@@ -2790,7 +2784,7 @@ func (ec *executionContext) _Node_property(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Node().Property(ctx, obj, fc.Args["name"].(string))
+			return obj.Property(fc.Args["name"].(string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
@@ -2805,7 +2799,7 @@ func (ec *executionContext) fieldContext_Node_property(ctx context.Context, fiel
 		Object:     "Node",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type JSON does not have child fields")
 		},
@@ -3431,7 +3425,7 @@ func (ec *executionContext) _Relationship_id(ctx context.Context, field graphql.
 			return ec.fieldContext_Relationship_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Relationship().ID(ctx, obj)
+			return obj.GraphID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -3442,7 +3436,7 @@ func (ec *executionContext) _Relationship_id(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Relationship_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Relationship", field, true, true, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Relationship", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Relationship_type(ctx context.Context, field graphql.CollectedField, obj *model.Relationship) (ret graphql.Marshaler) {
@@ -3541,7 +3535,7 @@ func (ec *executionContext) _Relationship_properties(ctx context.Context, field 
 			return ec.fieldContext_Relationship_properties(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Relationship().Properties(ctx, obj)
+			return obj.PropertiesJSON(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
@@ -3552,7 +3546,7 @@ func (ec *executionContext) _Relationship_properties(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Relationship_properties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Relationship", field, true, true, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("Relationship", field, true, false, errors.New("field of type JSON does not have child fields"))
 }
 
 func (ec *executionContext) _Relationship_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Relationship) (ret graphql.Marshaler) {
@@ -5489,81 +5483,15 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "properties":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Node_properties(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Node_properties(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "property":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Node_property(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Node_property(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createdAt":
 			out.Values[i] = ec._Node_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -5962,43 +5890,10 @@ func (ec *executionContext) _Relationship(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Relationship")
 		case "id":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Relationship_id(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Relationship_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "type":
 			out.Values[i] = ec._Relationship_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -6081,43 +5976,10 @@ func (ec *executionContext) _Relationship(ctx context.Context, sel ast.Selection
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "properties":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Relationship_properties(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Relationship_properties(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createdAt":
 			out.Values[i] = ec._Relationship_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

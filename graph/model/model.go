@@ -3,7 +3,11 @@
 // generated) PageInfo and Direction.
 package model
 
-import "github.com/hbgraph/hbgraph/store"
+import (
+	"encoding/json"
+
+	"github.com/hbgraph/hbgraph/store"
+)
 
 // Node, Relationship and Article are the store's types as GraphQL objects.
 // They are also federation entities, which gqlgen marks with IsEntity; the
@@ -55,3 +59,21 @@ type ArticleEdge struct {
 	Cursor string
 	Node   Article
 }
+
+// Fields computed from the store's values are methods without a context,
+// not resolvers: gqlgen runs a resolver field in a goroutine of its own
+// when an object has more than one, and a neighbor with properties and
+// articles then cost one more goroutine (and its stack growth) per edge.
+
+// PropertiesJSON is the properties field: the stored JSON object, copied
+// into the response as it is.
+func (n Node) PropertiesJSON() any { return json.RawMessage(n.Properties.JSON()) }
+
+// Property is the property field: one value, nil when absent.
+func (n Node) Property(name string) (any, error) { return n.Properties.Get(name) }
+
+// PropertiesJSON is the properties field of a relationship.
+func (r Relationship) PropertiesJSON() any { return json.RawMessage(r.Properties.JSON()) }
+
+// GraphID is the id field: opaque, stable for (start, type, end).
+func (r Relationship) GraphID() string { return r.Key().ID() }

@@ -7,7 +7,6 @@ package resolvers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -98,16 +97,6 @@ func (r *mutationResolver) UpdateArticle(ctx context.Context, id string, title *
 // DeleteArticle is the resolver for the deleteArticle field.
 func (r *mutationResolver) DeleteArticle(ctx context.Context, id string) (string, error) {
 	return id, r.Store.DeleteArticle(ctx, id)
-}
-
-// Properties is the resolver for the properties field.
-func (r *nodeResolver) Properties(ctx context.Context, obj *model.Node) (any, error) {
-	return json.RawMessage(obj.Properties.JSON()), nil
-}
-
-// Property is the resolver for the property field.
-func (r *nodeResolver) Property(ctx context.Context, obj *model.Node, name string) (any, error) {
-	return obj.Properties.Get(name)
 }
 
 // Relationships is the resolver for the relationships field.
@@ -218,11 +207,6 @@ func (r *queryResolver) Article(ctx context.Context, id string) (*model.Article,
 	return asArticle(a), err
 }
 
-// ID is the resolver for the id field.
-func (r *relationshipResolver) ID(ctx context.Context, obj *model.Relationship) (string, error) {
-	return obj.Key().ID(), nil
-}
-
 // StartNode is the resolver for the startNode field.
 func (r *relationshipResolver) StartNode(ctx context.Context, obj *model.Relationship) (*model.Node, error) {
 	return endpoint(ctx, obj.Start)
@@ -231,11 +215,6 @@ func (r *relationshipResolver) StartNode(ctx context.Context, obj *model.Relatio
 // EndNode is the resolver for the endNode field.
 func (r *relationshipResolver) EndNode(ctx context.Context, obj *model.Relationship) (*model.Node, error) {
 	return endpoint(ctx, obj.End)
-}
-
-// Properties is the resolver for the properties field.
-func (r *relationshipResolver) Properties(ctx context.Context, obj *model.Relationship) (any, error) {
-	return json.RawMessage(obj.Properties.JSON()), nil
 }
 
 // TotalCount is the resolver for the totalCount field.
