@@ -385,7 +385,7 @@ func (l *loader[K, V]) answered(keys []K) {
 // New builds the loaders of one operation over s.
 func New(s *store.Store, cfg Config) *Loaders {
 	l := &Loaders{}
-	l.sched = &scheduler{flush: l.flush}
+	l.sched = newScheduler(l.flush)
 	l.rows = newLoader(cfg, l.sched, s.Read)
 	l.adjacency = newScanLoader(cfg, l.sched, func(ctx context.Context, k AdjacencyKey) (store.RelationshipPage, error) {
 		page, err := s.Adjacent(ctx, k.Node, k.Type, k.Dir, k.Page)

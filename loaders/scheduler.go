@@ -37,6 +37,17 @@ type scheduler struct {
 	waking  int    // of those, whose batch has answered: about to run
 	gen     uint64 // bumped on every change, to see a quiet moment
 	rounds  int    // flushes so far
+
+	// The first wave needs no settling: until a root field's resolver
+	// returns, no child can have been spawned, so once every root field
+	// has started and all are blocked, nothing more can join the batch.
+	// roots is the operation's root field count (-1 until known).
+	roots, rootsStarted, rootsReturned int
+}
+
+// newScheduler returns a scheduler that flushes with flush.
+func newScheduler(flush func(round int)) *scheduler {
+	return &scheduler{flush: flush, roots: -1}
 }
 
 // waiter is one resolver blocked on a loader; woken tells whether its
@@ -63,14 +74,6 @@ func (s *scheduler) wake(ws []*waiter) {
 // that no spawned resolver is about to start. Starting a goroutine and
 // entering a resolver takes a few microseconds.
 const settleQuiet = 30 * time.Microsecond
-
-func (s *scheduler) change(running, waiting int) {
-	s.mu.Lock()
-	s.running += running
-	s.waiting += waiting
-	s.gen++
-	s.mu.Unlock()
-}
 
 // dispatch flushes every loader once all running resolvers are blocked.
 // One goroutine at a time settles; the others only changed the counters,
@@ -116,7 +119,8 @@ func (s *scheduler) settle() bool {
 		quiet := s.running > 0 && s.running == s.waiting && s.waking == 0
 		changed := s.gen != gen
 		gen = s.gen
-		if quiet && !changed && time.Since(since) >= settleQuiet {
+		firstWave := s.rounds == 0 && s.rootsStarted == s.roots && s.rootsReturned == 0
+		if quiet && (firstWave || !changed && time.Since(since) >= settleQuiet) {
 			s.rounds++
 			round := s.rounds
 			s.mu.Unlock()
@@ -161,6 +165,24 @@ func wait[V any](ctx context.Context, register func(*waiter), thunk func() (V, e
 	return v, err
 }
 
+// isRoot tells whether ctx is a root field's (a field of Query or
+// Mutation, not of a type inside them).
+func isRoot(ctx context.Context) bool {
+	fc := graphql.GetFieldContext(ctx)
+	return fc != nil && fc.Parent == nil && (fc.Object == "Query" || fc.Object == "Mutation")
+}
+
+// rootFields counts the operation's root fields that go through
+// AroundField. An overcount (e.g. __typename, resolved without a resolver)
+// only means the first wave settles as the others do.
+func rootFields(ctx context.Context) int {
+	oc := graphql.GetOperationContext(ctx)
+	if oc == nil || oc.Operation == nil {
+		return 1 << 30
+	}
+	return len(graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query", "Mutation"}))
+}
+
 type schedulerKey struct{}
 
 func schedulerOf(ctx context.Context) *scheduler {
@@ -180,9 +202,25 @@ func AroundField(ctx context.Context, next graphql.Resolver) (any, error) {
 	if fc := graphql.GetFieldContext(ctx); fc != nil && !fc.IsResolver && !fc.IsMethod {
 		return next(ctx)
 	}
-	s.change(+1, 0)
+	root := isRoot(ctx)
+	s.mu.Lock()
+	s.running++
+	s.gen++
+	if root {
+		if s.roots < 0 {
+			s.roots = rootFields(ctx)
+		}
+		s.rootsStarted++
+	}
+	s.mu.Unlock()
 	res, err := next(ctx)
-	s.change(-1, 0)
+	s.mu.Lock()
+	s.running--
+	s.gen++
+	if root {
+		s.rootsReturned++
+	}
+	s.mu.Unlock()
 	// This goroutine goes on to start the field's children; settling here
 	// would hold them back until after the flush they belong in.
 	if s.quiet() && !s.settling.Load() {
