@@ -113,14 +113,18 @@ func (s *scheduler) settle() bool {
 	gen := s.gen
 	s.mu.Unlock()
 	since := time.Now()
-	for {
-		runtime.Gosched()
+	for first := true; ; first = false {
+		// The first wave is checked before yielding: under load a yield
+		// waits behind every runnable goroutine of every request.
+		if !first {
+			runtime.Gosched()
+		}
 		s.mu.Lock()
 		quiet := s.running > 0 && s.running == s.waiting && s.waking == 0
 		changed := s.gen != gen
 		gen = s.gen
 		firstWave := s.rounds == 0 && s.rootsStarted == s.roots && s.rootsReturned == 0
-		if quiet && (firstWave || !changed && time.Since(since) >= settleQuiet) {
+		if quiet && (firstWave || !first && !changed && time.Since(since) >= settleQuiet) {
 			s.rounds++
 			round := s.rounds
 			s.mu.Unlock()
