@@ -570,16 +570,7 @@ func TestRepairAfterCrashAtEveryPoint(t *testing.T) {
 					t.Fatalf("op did not crash at %s: %v", point, err)
 				}
 				s.fault = nil
-				report, err := s.Repair(bg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("repair: %v", report)
-				checkGraphInvariants(t, s)
-				again, err := s.Repair(bg)
-				if err != nil || len(again) != 0 {
-					t.Fatalf("second repair still fixed %v, %v", again, err)
-				}
+				repairTwice(t, s)
 			})
 		}
 	}
