@@ -177,6 +177,9 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]*model.Node,
 			return nil, err
 		}
 	}
+	for _, id := range ids { // their pages go in the same wave as their rows
+		prefetchNode(ctx, id)
+	}
 	nodes, errs := loaders.For(ctx).Nodes(ctx, ids)
 	out := make([]*model.Node, len(nodes))
 	for i, n := range nodes {
