@@ -263,3 +263,34 @@ func TestBatchingBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestNodesLoadPagesWithRows checks that nodes(ids) starts each node's
+// selected pages with the rows, as node(id) does: one wave, not two.
+func TestNodesLoadPagesWithRows(t *testing.T) {
+	parallelTest(t)
+	s := startServer(t)
+	var fields []string
+	for i := range 5 {
+		id := fmt.Sprintf("w%d", i)
+		fields = append(fields, fmt.Sprintf(`createNode(id: %q) { id }`, id),
+			fmt.Sprintf(`postArticle(authorId: %q, title: "t", body: "b", category: "c") { id }`, id))
+	}
+	s.bulk(t, fields)
+	const q = `{ nodes(ids: ["w0", "w1", "w2", "w3", "w4"]) { id articles(first: 3) { edges { node { id } } } } }`
+	for run := range 20 {
+		r, rep := s.explained(t, q, nil)
+		var data struct {
+			Nodes []struct {
+				ID       string
+				Articles articleConn
+			}
+		}
+		r.ok(t, &data)
+		if len(data.Nodes) != 5 || len(data.Nodes[4].Articles.Edges) != 1 {
+			t.Fatalf("run %d: %+v", run, data)
+		}
+		if len(rep.Waves) != 1 || rep.Calls != 6 {
+			t.Fatalf("run %d: %d calls in %d waves, want 6 in 1 (a Batch and 5 scans): %v", run, rep.Calls, len(rep.Waves), rep)
+		}
+	}
+}
