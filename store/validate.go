@@ -103,12 +103,6 @@ func storedProperties(b []byte) (PropertySet, error) {
 	return PropertySet{raw: b}, nil
 }
 
-// PropertiesOf is the set holding p, as the store would write it.
-func PropertiesOf(p Properties) (PropertySet, error) {
-	b, err := encodeProperties(p)
-	return PropertySet{raw: b}, err
-}
-
 // JSON returns the properties as a JSON object. The caller must not
 // modify it.
 func (p PropertySet) JSON() []byte {
