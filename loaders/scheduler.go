@@ -169,10 +169,9 @@ func wait[V any](ctx context.Context, register func(*waiter), thunk func() (V, e
 	return v, err
 }
 
-// isRoot tells whether ctx is a root field's (a field of Query or
+// isRoot tells whether fc is a root field's (a field of Query or
 // Mutation, not of a type inside them).
-func isRoot(ctx context.Context) bool {
-	fc := graphql.GetFieldContext(ctx)
+func isRoot(fc *graphql.FieldContext) bool {
 	return fc != nil && fc.Parent == nil && (fc.Object == "Query" || fc.Object == "Mutation")
 }
 
@@ -203,10 +202,11 @@ func AroundField(ctx context.Context, next graphql.Resolver) (any, error) {
 	}
 	// A struct field's value is at hand; only resolvers and methods can
 	// load. Counting the rest would only contend for the lock.
-	if fc := graphql.GetFieldContext(ctx); fc != nil && !fc.IsResolver && !fc.IsMethod {
+	fc := graphql.GetFieldContext(ctx)
+	if fc != nil && !fc.IsResolver && !fc.IsMethod {
 		return next(ctx)
 	}
-	root := isRoot(ctx)
+	root := isRoot(fc)
 	s.mu.Lock()
 	s.running++
 	s.gen++
