@@ -157,7 +157,11 @@ func (b *bench) measure(ctx context.Context, m mode) error {
 		if !m.all && !sc.core {
 			continue
 		}
-		calls, waves, err := explain(ctx, srv.url, b.query(sc.query), sc.vars)
+		q, err := os.ReadFile(b.query(sc.query))
+		if err != nil {
+			return err
+		}
+		calls, waves, err := explain(ctx, srv.url, string(q), sc.vars)
 		if err != nil {
 			return fmt.Errorf("%s: explain: %w", sc.name, err)
 		}
@@ -179,20 +183,25 @@ func (b *bench) scenarios(ctx context.Context, srv *server) ([]scenario, error) 
 	for i := range ids {
 		ids[i] = map[string]any{"id": "n" + strconv.Itoa(i+1)}
 	}
+	raw, err := os.ReadFile(b.query("q4.graphql"))
+	if err != nil {
+		return nil, err
+	}
+	q4 := string(raw)
 	var page5 []map[string]any
 	for _, a := range b.summary.HeavyAuthors {
-		v, err := pageVars(ctx, srv.url, b.query("q4.graphql"), a, 5)
+		v, err := pageVars(ctx, srv.url, q4, a, 5)
 		if err != nil {
 			return nil, err
 		}
 		page5 = append(page5, v)
 	}
 	deep := b.summary.DeepAuthor
-	deepPage1, err := pageVars(ctx, srv.url, b.query("q4.graphql"), deep, 1)
+	deepPage1, err := pageVars(ctx, srv.url, q4, deep, 1)
 	if err != nil {
 		return nil, err
 	}
-	deepPage50, err := pageVars(ctx, srv.url, b.query("q4.graphql"), deep, 50)
+	deepPage50, err := pageVars(ctx, srv.url, q4, deep, 50)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +222,7 @@ func (b *bench) scenarios(ctx context.Context, srv *server) ([]scenario, error) 
 
 // pageVars returns Q4's variables for page n (of 20) of a's main category,
 // walking the pages before it by cursor.
-func pageVars(ctx context.Context, url, queryFile string, a author, n int) (map[string]any, error) {
+func pageVars(ctx context.Context, url, query string, a author, n int) (map[string]any, error) {
 	vars := map[string]any{"id": a.ID, "category": a.MainCategory}
 	for page := 1; page < n; page++ {
 		var data struct {
@@ -227,7 +236,7 @@ func pageVars(ctx context.Context, url, queryFile string, a author, n int) (map[
 				} `json:"articles"`
 			} `json:"node"`
 		}
-		if _, err := graphql(ctx, url, queryFile, vars, false, &data); err != nil {
+		if _, err := graphql(ctx, url, query, vars, false, &data); err != nil {
 			return nil, err
 		}
 		a := data.Node.Articles
@@ -241,12 +250,8 @@ func pageVars(ctx context.Context, url, queryFile string, a author, n int) (map[
 
 // graphql posts one query and decodes its data into data; it fails on any
 // error in the response.
-func graphql(ctx context.Context, url, queryFile string, vars map[string]any, withExplain bool, data any) (json.RawMessage, error) {
-	q, err := os.ReadFile(queryFile)
-	if err != nil {
-		return nil, err
-	}
-	body := map[string]any{"query": string(q), "variables": vars}
+func graphql(ctx context.Context, url, query string, vars map[string]any, withExplain bool, data any) (json.RawMessage, error) {
+	body := map[string]any{"query": query, "variables": vars}
 	if withExplain {
 		body["extensions"] = map[string]any{"explain": true}
 	}
@@ -291,10 +296,10 @@ const explainSamples = 20
 // explain returns the median store calls and the most waves over up to
 // explainSamples requests, one at a time, with the scenario's first
 // variables.
-func explain(ctx context.Context, url, queryFile string, vars []map[string]any) (calls, waves int, err error) {
+func explain(ctx context.Context, url, query string, vars []map[string]any) (calls, waves int, err error) {
 	var all []int
 	for i := range explainSamples {
-		raw, err := graphql(ctx, url, queryFile, vars[i%len(vars)], true, nil)
+		raw, err := graphql(ctx, url, query, vars[i%len(vars)], true, nil)
 		if err != nil {
 			return 0, 0, err
 		}
