@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -146,18 +145,21 @@ func load(ctx context.Context, cfg config) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	client := newClient(cfg.concurrency, cfg.timeout)
-	defer client.CloseIdleConnections()
+	target, err := parseTarget(cfg.url)
+	if err != nil {
+		return result{}, err
+	}
 
 	measureStart := time.Now().Add(cfg.warmup)
-	ctx, cancel := context.WithDeadline(ctx, measureStart.Add(cfg.duration))
+	end := measureStart.Add(cfg.duration)
+	ctx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
 
 	var next atomic.Uint64 // round-robin index into bodies
 	tallies := make([]tally, cfg.concurrency)
 	var wg sync.WaitGroup
 	for i := range tallies {
-		w := &worker{client: client, url: cfg.url, timeout: cfg.timeout}
+		w := newWorker(target, cfg.timeout)
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				body := bodies[(next.Add(1)-1)%uint64(len(bodies))]
@@ -165,12 +167,15 @@ func load(ctx context.Context, cfg config) (result, error) {
 				o := w.do(ctx, body)
 				took := time.Since(sent)
 				// A request cut off by the end of the run, or one that
-				// started during the warm-up, does not count.
-				if ctx.Err() != nil || sent.Before(measureStart) {
+				// started during the warm-up, does not count. The
+				// connection's deadline can pass before ctx's timer has
+				// fired, hence the clock.
+				if ctx.Err() != nil || !time.Now().Before(end) || sent.Before(measureStart) {
 					continue
 				}
 				tallies[i].add(o, took)
 			}
+			w.close()
 		})
 	}
 	wg.Wait()
@@ -178,26 +183,6 @@ func load(ctx context.Context, cfg config) (result, error) {
 	// The window is shorter than cfg.duration if ctx was cancelled early.
 	measured := min(time.Since(measureStart), cfg.duration)
 	return summarize(cfg, max(measured, 0), tallies), nil
-}
-
-// newClient returns a keep-alive client for concurrency workers that
-// dials only loopback addresses, uses no proxy and follows no redirect.
-func newClient(concurrency int, timeout time.Duration) *http.Client {
-	// No dial timeout: each request's ctx bounds its dial.
-	dialer := &net.Dialer{Control: checkLoopbackDial}
-	return &http.Client{
-		Transport: &http.Transport{
-			Proxy:               nil, // never send to a proxy from the environment
-			DialContext:         dialer.DialContext,
-			MaxIdleConns:        concurrency,
-			MaxIdleConnsPerHost: concurrency,
-			IdleConnTimeout:     90 * time.Second,
-			TLSHandshakeTimeout: timeout,
-		},
-		// A redirect could lead off the loopback interface; it counts as
-		// a status error instead.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
 }
 
 // requestBodies encodes one request body per variables object.
@@ -218,50 +203,6 @@ func requestBodies(query string, vars []json.RawMessage) ([][]byte, error) {
 		bodies[i] = b
 	}
 	return bodies, nil
-}
-
-// worker sends requests one at a time. Workers share the client.
-type worker struct {
-	client  *http.Client
-	url     string
-	timeout time.Duration
-	buf     bytes.Buffer // the response body, reused
-}
-
-// do sends one request and reads the whole response.
-func (w *worker) do(ctx context.Context, body []byte) outcome {
-	ctx, cancel := context.WithTimeout(ctx, w.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
-	if err != nil {
-		return outcomeTransport
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := w.client.Do(req)
-	if err != nil {
-		return failed(ctx, err)
-	}
-	defer resp.Body.Close()
-	// Read the whole body, even of an error status, so the connection
-	// can be reused.
-	w.buf.Reset()
-	if _, err := w.buf.ReadFrom(resp.Body); err != nil {
-		return failed(ctx, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return outcomeStatus
-	}
-	var r struct {
-		Errors []json.RawMessage `json:"errors"`
-	}
-	if err := json.Unmarshal(w.buf.Bytes(), &r); err != nil {
-		return outcomeDecode
-	}
-	if len(r.Errors) > 0 {
-		return outcomeGraphQL
-	}
-	return outcomeOK
 }
 
 // failed classifies the error of a call made with ctx.

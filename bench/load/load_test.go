@@ -238,9 +238,12 @@ func TestClassify(t *testing.T) {
 			if tc.handler != nil {
 				u = newServer(t, tc.handler).URL
 			}
-			client := newClient(1, 200*time.Millisecond)
-			defer client.CloseIdleConnections()
-			w := &worker{client: client, url: u, timeout: 200 * time.Millisecond}
+			target, err := parseTarget(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := newWorker(target, 200*time.Millisecond)
+			defer w.close()
 			if got := w.do(t.Context(), []byte(`{"query":"{ __typename }"}`)); got != tc.want {
 				t.Fatalf("do = %d, want %d", got, tc.want)
 			}
@@ -522,10 +525,8 @@ func TestRequests(t *testing.T) {
 					}
 				}
 			}
-			// Keep-alive: a connection per worker. A worker can dial one
-			// more when its next request starts before the transport has
-			// put the last connection back in the pool.
-			if n := rec.conns.Load(); n > int64(2*tc.concurrency) || n > int64(res.Requests/4) {
+			// Keep-alive: one connection per worker.
+			if n := rec.conns.Load(); n != int64(tc.concurrency) {
 				t.Errorf("%d connections for %d workers and %d requests", n, tc.concurrency, res.Requests)
 			}
 		})
