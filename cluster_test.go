@@ -15,6 +15,7 @@ import (
 	"github.com/tsuna/gohbase/pb"
 	"github.com/tsuna/gohbase/region"
 
+	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store/keys"
 )
 
@@ -114,5 +115,28 @@ func TestFlagsBeforeOrAfterTheCommand(t *testing.T) {
 	}
 	if _, err := parseConfig([]string{"import", "repair"}); err == nil {
 		t.Error("two commands were accepted")
+	}
+}
+
+func TestScanConcurrencyDefaultsByBackend(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 1},
+		{[]string{"--hbase-zk", "zk1:2181"}, loaders.DefaultConfig.ScanConcurrency},
+		{[]string{"--scan-concurrency", "4"}, 4},
+		{[]string{"--hbase-zk", "zk1:2181", "--scan-concurrency", "2"}, 2},
+	} {
+		cfg, err := parseConfig(tc.args)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if got := cfg.scanConcurrency(); got != tc.want {
+			t.Errorf("%q: scan concurrency %d, want %d", tc.args, got, tc.want)
+		}
+	}
+	if _, err := parseConfig([]string{"--scan-concurrency", "-1"}); err == nil {
+		t.Error("--scan-concurrency -1 was accepted")
 	}
 }

@@ -66,6 +66,7 @@ type config struct {
 	requestTimeout time.Duration
 	batchWait      time.Duration
 	batchSize      int
+	scanConc       int
 
 	importFiles   importer.Files
 	importWorkers int
@@ -121,6 +122,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&cfg.requestTimeout, "request-timeout", envParsed("HBGRAPH_REQUEST_TIMEOUT", 10*time.Second, time.ParseDuration, &bad), "time one GraphQL request may take (HBGRAPH_REQUEST_TIMEOUT)")
 	fs.DurationVar(&cfg.batchWait, "batch-wait", envParsed("HBGRAPH_BATCH_WAIT", loaders.DefaultConfig.Wait, time.ParseDuration, &bad), "how long a loader gathers keys before one batched store call (HBGRAPH_BATCH_WAIT)")
 	fs.IntVar(&cfg.batchSize, "batch-size", envParsed("HBGRAPH_BATCH_SIZE", loaders.DefaultConfig.BatchSize, strconv.Atoi, &bad), "keys per batched store call; 1 turns batching off (HBGRAPH_BATCH_SIZE)")
+	fs.IntVar(&cfg.scanConc, "scan-concurrency", envParsed("HBGRAPH_SCAN_CONCURRENCY", 0, strconv.Atoi, &bad), "page scans of one batch run at once; 0: 1 on the embedded engine (its scans use CPU, not round trips), 16 on a cluster (HBGRAPH_SCAN_CONCURRENCY)")
 	fs.IntVar(&cfg.gcPercent, "gc-percent", envParsed("HBGRAPH_GC_PERCENT", defaultGCPercent, strconv.Atoi, &bad), "Go's GOGC for this process: heap growth between collections, in percent; 0 keeps GOGC from the environment (HBGRAPH_GC_PERCENT)")
 	fs.BoolVar(&cfg.pprof, "pprof", envParsed("HBGRAPH_PPROF", false, strconv.ParseBool, &bad), "serve Go's profiler at /debug/pprof/ (HBGRAPH_PPROF); off by default: it exposes internals")
 	fs.StringVar(&cfg.importFiles.Nodes, "nodes", "", "import: JSON Lines file of nodes")
@@ -149,12 +151,27 @@ func parseConfig(args []string) (config, error) {
 	}
 	switch {
 	case cfg.maxComplexity < 1, cfg.maxDepth < 1, cfg.maxBodyBytes < 1, cfg.requestTimeout <= 0,
-		cfg.batchWait < 0, cfg.batchSize < 1, cfg.gcPercent < 0:
-		return cfg, errors.New("limits must be positive (batch-wait may be 0)")
+		cfg.batchWait < 0, cfg.batchSize < 1, cfg.gcPercent < 0, cfg.scanConc < 0:
+		return cfg, errors.New("limits must be positive (batch-wait and scan-concurrency may be 0)")
 	case cfg.logFormat != "json" && cfg.logFormat != "console":
 		return cfg, fmt.Errorf("log format %q: want json or console", cfg.logFormat)
 	}
 	return cfg, nil
+}
+
+// scanConcurrency is --scan-concurrency, or its default for the backend.
+// The embedded engine's scans spend CPU, not round trips, so running one
+// batch's scans at once only adds goroutines (and their stack growth) on
+// cores the concurrent requests already keep busy; a cluster's scans wait
+// on the network, so they overlap.
+func (cfg config) scanConcurrency() int {
+	switch {
+	case cfg.scanConc > 0:
+		return cfg.scanConc
+	case cfg.hbaseZK == "":
+		return 1
+	}
+	return loaders.DefaultConfig.ScanConcurrency
 }
 
 func main() {
@@ -219,7 +236,7 @@ func run(args []string) error {
 		Str("hbase_zk", cfg.hbaseZK).Bool("sync", cfg.sync).Bool("introspection", cfg.introspection).
 		Bool("explain", cfg.explain).Int("max_complexity", cfg.maxComplexity).Int("max_depth", cfg.maxDepth).
 		Int64("max_body_bytes", cfg.maxBodyBytes).Dur("request_timeout", cfg.requestTimeout).
-		Dur("batch_wait", cfg.batchWait).Int("batch_size", cfg.batchSize).Msg("starting")
+		Dur("batch_wait", cfg.batchWait).Int("batch_size", cfg.batchSize).Int("scan_concurrency", cfg.scanConcurrency()).Msg("starting")
 
 	hc, st, err := openStore(cfg, log)
 	if err != nil {
@@ -290,7 +307,7 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 	})
 
 	m := newMetrics()
-	loaderCfg := loaders.Config{Wait: cfg.batchWait, BatchSize: cfg.batchSize, ScanConcurrency: loaders.DefaultConfig.ScanConcurrency}
+	loaderCfg := loaders.Config{Wait: cfg.batchWait, BatchSize: cfg.batchSize, ScanConcurrency: cfg.scanConcurrency()}
 	mux := http.NewServeMux()
 	mux.Handle("/query", observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout, guardGET(loaders.Middleware(st, loaderCfg, gql))))
 	graphiql.Register(mux, "/query") // GraphiQL at /, every asset served from here (offline)

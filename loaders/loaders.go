@@ -449,23 +449,36 @@ func newLoader[K comparable, V any](cfg Config, sched *scheduler, fetch func(con
 	})
 }
 
-// newScanLoader runs one scan per key, the batch's scans concurrently (at
-// most cfg.ScanConcurrency at a time).
+// newScanLoader runs one scan per key (see scanEach).
 func newScanLoader[K comparable, V any](cfg Config, sched *scheduler, scan func(context.Context, K) (V, error)) *loader[K, V] {
 	return newBatchLoader(cfg, sched, func(ctx context.Context, ks []K) []*dataloader.Result[V] {
-		out := make([]*dataloader.Result[V], len(ks))
-		var g errgroup.Group
-		g.SetLimit(max(cfg.ScanConcurrency, 1))
-		for i, k := range ks {
-			g.Go(func() error {
-				v, err := scan(ctx, k)
-				out[i] = &dataloader.Result[V]{Data: v, Error: err}
-				return nil
-			})
-		}
-		_ = g.Wait()
-		return out
+		return scanEach(ctx, cfg.ScanConcurrency, ks, scan)
 	})
+}
+
+// scanEach runs scan for each key, at most limit at a time, and returns
+// the results in the order of ks. A limit of 1 (or less) runs them one
+// after another in the caller's goroutine.
+func scanEach[K, V any](ctx context.Context, limit int, ks []K, scan func(context.Context, K) (V, error)) []*dataloader.Result[V] {
+	out := make([]*dataloader.Result[V], len(ks))
+	if limit <= 1 {
+		for i, k := range ks {
+			v, err := scan(ctx, k)
+			out[i] = &dataloader.Result[V]{Data: v, Error: err}
+		}
+		return out
+	}
+	var g errgroup.Group
+	g.SetLimit(limit)
+	for i, k := range ks {
+		g.Go(func() error {
+			v, err := scan(ctx, k)
+			out[i] = &dataloader.Result[V]{Data: v, Error: err}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return out
 }
 
 type ctxKey struct{}
