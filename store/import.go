@@ -15,6 +15,10 @@ import (
 // numbers. A row that exists already is skipped, not overwritten, so an
 // interrupted import can simply be run again.
 
+// errHiddenImport is an import's create that a delete marker hides: the
+// row was deleted after the time it is imported at, which an import keeps.
+var errHiddenImport = fmt.Errorf("%w: the row was deleted after the time it is imported at", ErrConflict)
+
 func importTimes(created, updated time.Time) (int64, int64, error) {
 	c, u := created.UnixMilli(), updated.UnixMilli()
 	if c < 0 || u < c {
@@ -83,8 +87,10 @@ func (s *Store) ImportRelationship(ctx context.Context, k RelationshipKey, props
 
 // ImportArticle posts an article with its own sequence number and posting
 // time unless that timeline row exists, with its category row, counters
-// and word counts, and returns its public id. The author must exist. Call
-// AdvanceArticleSeq afterwards so that live posts take higher numbers.
+// and word counts, and returns its public id. The author must exist
+// (ErrNotFound); an article deleted after posted cannot be imported again
+// (ErrConflict: its delete marker would hide it). Call AdvanceArticleSeq
+// afterwards so that live posts take higher numbers.
 func (s *Store) ImportArticle(ctx context.Context, authorID string, seq uint64, title, body, category string, postedAt time.Time) (id string, created bool, err error) {
 	if err := validateID("author id", authorID); err != nil {
 		return "", false, err
@@ -117,6 +123,16 @@ func (s *Store) ImportArticle(ctx context.Context, authorID string, seq uint64, 
 	ok, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, qualArticleU, nil, a.cells(), a.updated)
 	if err != nil || !ok {
 		return id, false, err
+	}
+	// As in createEntity: a delete marker stamped after posted hides the
+	// row although CheckAndMutate wrote it, and a hidden article must not
+	// be indexed or counted.
+	c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
+	if err != nil {
+		return id, false, err
+	}
+	if c[qualArticleU] == nil {
+		return id, false, errHiddenImport
 	}
 	if err := s.putCategoryRow(ctx, k, a); err != nil {
 		return id, false, err

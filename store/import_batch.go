@@ -250,7 +250,7 @@ func (s *Store) verifyCreated(ctx context.Context, items []*relImport) {
 		case errs[i] != nil:
 			it.fail(errs[i])
 		case got[i][qualCreated] == nil:
-			it.fail(fmt.Errorf("%w: the row was deleted after the time it is imported at", ErrConflict))
+			it.fail(errHiddenImport)
 		case !bytes.Equal(got[i][qualCreated], encodeMs(it.e.created)) || !bytes.Equal(got[i][qualProperties], it.e.props):
 			it.created, it.settled = false, true // a concurrent create won: skipped
 		}

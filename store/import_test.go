@@ -92,3 +92,27 @@ func TestImportRejectsBadInputWritingNothing(t *testing.T) {
 		t.Fatalf("bad imports wrote %d rows", len(after)-len(before))
 	}
 }
+
+// An article deleted after the time it is imported at stays deleted: its
+// delete marker hides the timeline row that CheckAndMutate writes, so the
+// import fails rather than index and count an article no one can read.
+func TestImportArticleUnderDeleteMarkerConflicts(t *testing.T) {
+	s := newTestStoreWithClock(t, newFakeClock())
+	mustArticleAuthor(t, s, "a")
+	posted := time.UnixMilli(1000)
+	id, ok, err := s.ImportArticle(bg, "a", 5, "Title", "some words", "c", posted)
+	if err != nil || !ok {
+		t.Fatalf("import: %v %v", ok, err)
+	}
+	if err := s.DeleteArticle(bg, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.ImportArticle(bg, "a", 5, "Title", "some words", "c", posted); !errors.Is(err, ErrConflict) || ok {
+		t.Fatalf("import under the delete marker: created=%v err=%v, want ErrConflict", ok, err)
+	}
+	if _, err := s.GetArticle(bg, id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("article after the import: %v, want ErrNotFound", err)
+	}
+	checkArticleInvariants(t, s)
+	checkArticleWordCounts(t, s, "a")
+}
