@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -65,52 +66,107 @@ func (s *Store) ImportRelationships(ctx context.Context, rels []RelationshipImpo
 		}
 		pending = append(pending, it)
 	}
+	err := importRounds(out, pending, func(round []*relImport) error {
+		return s.importRelationshipRound(ctx, round)
+	})
+	return out, err
+}
+
+// importItem is what a batch import keeps of one valid item: where it is
+// in the batch, the row its CheckAndMutate creates, and its progress.
+type importItem struct {
+	i   int // index in the batch
+	row []byte
+	// created: the CheckAndMutate wrote the row; settled: the outcome is
+	// final (err set, or skipped, or every write done).
+	created, settled bool
+	err              error
+}
+
+func (it *importItem) item() *importItem { return it }
+
+func (it *importItem) fail(err error) {
+	it.err, it.created, it.settled = err, false, true
+}
+
+// batchItem is an item of one kind of batch import (*relImport,
+// *articleImport), which embeds its importItem.
+type batchItem interface{ item() *importItem }
+
+// importRounds imports pending, the valid items of a batch, with round and
+// fills in their outcomes. A round imports the first pending occurrence of
+// each row, so its items name distinct rows; an item whose row a round
+// created or found is skipped, one whose first occurrence failed is tried
+// in the next round. A round's error (a fault point) stops the batch: the
+// items not yet settled carry it.
+func importRounds[T batchItem](out []ImportOutcome, pending []T, round func([]T) error) error {
 	for len(pending) > 0 {
-		// A round imports the first pending occurrence of each relationship.
-		var round, later []*relImport
-		first := make(map[string]*relImport, len(pending))
+		var this, later []T
+		first := make(map[string]*importItem, len(pending))
 		for _, it := range pending {
-			if _, dup := first[string(it.row)]; dup {
+			if _, dup := first[string(it.item().row)]; dup {
 				later = append(later, it)
 				continue
 			}
-			first[string(it.row)] = it
-			round = append(round, it)
+			first[string(it.item().row)] = it.item()
+			this = append(this, it)
 		}
-		if err := s.importRelationshipRound(ctx, round); err != nil {
-			for _, it := range append(round, later...) {
-				if !it.settled {
-					it.fail(err)
+		if err := round(this); err != nil {
+			for _, it := range append(this, later...) {
+				if !it.item().settled {
+					it.item().fail(err)
 				}
 			}
-			settle(out, round)
+			settle(out, this)
 			settle(out, later)
-			return out, err
+			return err
 		}
-		settle(out, round)
+		settle(out, this)
 		pending = pending[:0]
 		for _, it := range later {
-			if first[string(it.row)].err == nil {
-				it.settled = true // the first occurrence created it or found it
-				settle(out, []*relImport{it})
+			if first[string(it.item().row)].err == nil {
+				it.item().settled = true // the first occurrence created it or found it
+				settle(out, []T{it})
 				continue
 			}
 			pending = append(pending, it)
 		}
 	}
-	return out, nil
+	return nil
 }
 
-// relImport is one valid item of a batch, with its progress.
+func settle[T batchItem](out []ImportOutcome, items []T) {
+	for _, t := range items {
+		it := t.item()
+		out[it.i] = ImportOutcome{Created: it.created && it.err == nil, Err: it.err}
+	}
+}
+
+// live returns the items still being imported.
+func live[T batchItem](items []T) []T {
+	var l []T
+	for _, it := range items {
+		if !it.item().settled {
+			l = append(l, it)
+		}
+	}
+	return l
+}
+
+// sortedByRow returns items sorted by row. Rows are written (and read
+// back) in key order: each call then lands near the one before it, which
+// a store of sorted rows serves faster.
+func sortedByRow[T batchItem](items []T) []T {
+	items = slices.Clone(items)
+	slices.SortFunc(items, func(a, b T) int { return bytes.Compare(a.item().row, b.item().row) })
+	return items
+}
+
+// relImport is one valid relationship of a batch.
 type relImport struct {
-	i   int // index in the batch
-	k   RelationshipKey
-	row []byte
-	e   entity
-	// created: the CheckAndMutate wrote the row; settled: the outcome is
-	// final (err set, or skipped, or every write done).
-	created, settled bool
-	err              error
+	importItem
+	k RelationshipKey
+	e entity
 }
 
 func newRelImport(i int, r RelationshipImport) (*relImport, error) {
@@ -125,52 +181,19 @@ func newRelImport(i int, r RelationshipImport) (*relImport, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &relImport{i: i, k: r.Key, row: r.Key.row(), e: entity{created: c, updated: u, props: encoded}}, nil
-}
-
-func (it *relImport) fail(err error) {
-	it.err, it.created, it.settled = err, false, true
-}
-
-func settle(out []ImportOutcome, items []*relImport) {
-	for _, it := range items {
-		out[it.i] = ImportOutcome{Created: it.created && it.err == nil, Err: it.err}
-	}
-}
-
-// live returns the items still being imported.
-func live(items []*relImport) []*relImport {
-	var l []*relImport
-	for _, it := range items {
-		if !it.settled {
-			l = append(l, it)
-		}
-	}
-	return l
+	return &relImport{importItem: importItem{i: i, row: r.Key.row()}, k: r.Key, e: entity{created: c, updated: u, props: encoded}}, nil
 }
 
 // importRelationshipRound imports items, which name distinct relationships.
 // It returns an error only for a fault point; every other failure is an
 // item's.
 func (s *Store) importRelationshipRound(ctx context.Context, items []*relImport) error {
-	// Rows are written (and read back) in key order: each call then lands
-	// near the one before it, which a store of sorted rows serves faster.
-	items = slices.Clone(items)
-	slices.SortFunc(items, func(a, b *relImport) int { return bytes.Compare(a.row, b.row) })
+	items = sortedByRow(items)
 	s.checkEndpoints(ctx, items)
-	for _, it := range live(items) {
-		if err := s.faultPoint("import-create"); err != nil {
-			return err
-		}
-		ok, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, it.row, qualCreated, nil, it.e.cells(), it.e.updated)
-		switch {
-		case err != nil:
-			it.fail(err)
-		case !ok:
-			it.settled = true // skipped: it exists
-		default:
-			it.created = true
-		}
+	err := createEach(ctx, s, "import-create", keys.TableGraph, keys.FamilyGraph, qualCreated, items,
+		func(it *relImport) (cells, int64) { return it.e.cells(), it.e.updated })
+	if err != nil {
+		return err
 	}
 	s.verifyCreated(ctx, live(items))
 	if err := s.faultPoint("import-index"); err != nil {
@@ -190,46 +213,107 @@ func (s *Store) importRelationshipRound(ctx context.Context, items []*relImport)
 // checkEndpoints fails the items whose start or end node does not exist,
 // reading each distinct node once.
 func (s *Store) checkEndpoints(ctx context.Context, items []*relImport) {
+	ids := make([]string, 0, 2*len(items))
+	for _, it := range items {
+		ids = append(ids, it.k.Start, it.k.End)
+	}
+	errs := s.nodeErrors(ctx, ids)
+	for _, it := range items {
+		for _, id := range []string{it.k.Start, it.k.End} {
+			if err := errs[id]; err != nil {
+				it.fail(err)
+				break
+			}
+		}
+	}
+}
+
+// nodeErrors reads the c and u of each distinct node of ids once, with one
+// SendBatch of Gets in key order, and returns by id why the node cannot be
+// used (it does not exist, its row is corrupt, its Get failed): nil if it
+// exists.
+func (s *Store) nodeErrors(ctx context.Context, ids []string) map[string]error {
 	type nodeRow struct {
 		id  string
 		row []byte
 	}
 	var nodes []nodeRow
 	seen := map[string]bool{}
-	for _, it := range items {
-		for _, id := range []string{it.k.Start, it.k.End} {
-			if !seen[id] {
-				seen[id] = true
-				nodes = append(nodes, nodeRow{id, keys.Node(id)})
-			}
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			nodes = append(nodes, nodeRow{id, keys.Node(id)})
 		}
 	}
 	slices.SortFunc(nodes, func(a, b nodeRow) int { return bytes.Compare(a.row, b.row) })
-	idx := make(map[string]int, len(nodes))
 	rows := make([][]byte, len(nodes))
 	for i, n := range nodes {
-		idx[n.id], rows[i] = i, n.row
+		rows[i] = n.row
 	}
 	got, errs, err := s.getColumnsBatch(ctx, keys.TableGraph, keys.FamilyGraph, []string{qualCreated, qualUpdated}, rows)
-	for _, it := range items {
+	out := make(map[string]error, len(nodes))
+	for i, n := range nodes {
 		if err != nil {
-			it.fail(err)
+			out[n.id] = err
 			continue
 		}
-		for _, id := range []string{it.k.Start, it.k.End} {
-			n := idx[id]
-			_, ok, derr := decodeEntity(got[n])
-			switch {
-			case errs[n] != nil:
-				it.fail(errs[n])
-			case derr != nil:
-				it.fail(derr)
-			case !ok:
-				it.fail(fmt.Errorf("node %q: %w", id, ErrNotFound))
-			}
-			if it.settled {
-				break
-			}
+		_, ok, derr := decodeEntity(got[i])
+		switch {
+		case errs[i] != nil:
+			out[n.id] = errs[i]
+		case derr != nil:
+			out[n.id] = derr
+		case !ok:
+			out[n.id] = fmt.Errorf("node %q: %w", n.id, ErrNotFound)
+		}
+	}
+	return out
+}
+
+// createEach writes the row of each live item, after fault point point,
+// with a CheckAndMutate "qualifier absent" (HBase has no batched
+// compare-and-set) of the cells write gives, stamped with the time it
+// gives: the item is created, skipped if the row exists, or failed. It
+// returns only a fault point's error.
+func createEach[T batchItem](ctx context.Context, s *Store, point, table, family, qualifier string, items []T,
+	write func(T) (cells, int64)) error {
+	for _, t := range live(items) {
+		if err := s.faultPoint(point); err != nil {
+			return err
+		}
+		it := t.item()
+		values, ts := write(t)
+		ok, err := s.checkAndPut(ctx, table, family, it.row, qualifier, nil, values, ts)
+		switch {
+		case err != nil:
+			it.fail(err)
+		case !ok:
+			it.settled = true // skipped: it exists
+		default:
+			it.created = true
+		}
+	}
+	return nil
+}
+
+// readBack reads the given qualifiers (nil: all) of the items' rows with
+// one SendBatch and hands each row's cells to check; an item whose Get
+// failed fails.
+func readBack[T batchItem](ctx context.Context, s *Store, table, family string, qualifiers []string, items []T,
+	check func(T, cells)) {
+	rows := make([][]byte, len(items))
+	for i, it := range items {
+		rows[i] = it.item().row
+	}
+	got, errs, err := s.getColumnsBatch(ctx, table, family, qualifiers, rows)
+	for i, it := range items {
+		switch {
+		case err != nil:
+			it.item().fail(err)
+		case errs[i] != nil:
+			it.item().fail(errs[i])
+		default:
+			check(it, got[i])
 		}
 	}
 }
@@ -238,90 +322,121 @@ func (s *Store) checkEndpoints(ctx context.Context, items []*relImport) {
 // hidden by a delete marker fails (an import keeps its times, so it cannot
 // retry later), and one that holds another create's cells was not ours.
 func (s *Store) verifyCreated(ctx context.Context, items []*relImport) {
-	rows := make([][]byte, len(items))
-	for i, it := range items {
-		rows[i] = it.row
-	}
-	got, errs, err := s.getColumnsBatch(ctx, keys.TableGraph, keys.FamilyGraph, nil, rows)
-	for i, it := range items {
+	readBack(ctx, s, keys.TableGraph, keys.FamilyGraph, nil, items, func(it *relImport, c cells) {
 		switch {
-		case err != nil:
-			it.fail(err)
-		case errs[i] != nil:
-			it.fail(errs[i])
-		case got[i][qualCreated] == nil:
+		case c[qualCreated] == nil:
 			it.fail(errHiddenImport)
-		case !bytes.Equal(got[i][qualCreated], encodeMs(it.e.created)) || !bytes.Equal(got[i][qualProperties], it.e.props):
+		case !bytes.Equal(c[qualCreated], encodeMs(it.e.created)) || !bytes.Equal(c[qualProperties], it.e.props):
 			it.created, it.settled = false, true // a concurrent create won: skipped
 		}
-	}
+	})
 }
 
 // writeIndexBatch puts the items' index rows (two each) in one batch, as
 // writeIndex does one relationship's; an item whose put failed fails.
 func (s *Store) writeIndexBatch(ctx context.Context, items []*relImport) {
-	type indexRow struct {
-		row    []byte
-		it     *relImport
-		values map[string]map[string][]byte // shared by the two rows of it
-	}
-	ixs := make([]indexRow, 0, 2*len(items))
+	puts := make([]rowPut[*relImport], 0, 2*len(items))
 	for _, it := range items {
 		o, in, err := it.k.index(it.e.created)
 		if err != nil {
 			it.fail(err)
 			continue
 		}
-		values := map[string]map[string][]byte{keys.FamilyGraph: {qualProperties: it.e.props}}
-		ixs = append(ixs, indexRow{o, it, values}, indexRow{in, it, values})
+		values := map[string]map[string][]byte{keys.FamilyGraph: {qualProperties: it.e.props}} // shared by the two rows
+		puts = append(puts, rowPut[*relImport]{o, it, values, it.e.updated}, rowPut[*relImport]{in, it, values, it.e.updated})
 	}
-	slices.SortFunc(ixs, func(a, b indexRow) int { return bytes.Compare(a.row, b.row) })
-	rows := make([][]byte, len(ixs))
-	owner := make([]*relImport, len(ixs))
-	for i, ix := range ixs {
-		rows[i], owner[i] = ix.row, ix.it
-	}
-	table := []byte(keys.TableGraph)
-	res, err := s.sendWrites(ctx, "put", rows, func(ctx context.Context, i int) (hrpc.Call, error) {
-		return hrpc.NewPut(ctx, table, rows[i], ixs[i].values, hrpc.TimestampUint64(uint64(owner[i].e.updated)))
-	})
-	for i, it := range owner {
-		if e := batchError(err, res, i); e != nil && !it.settled {
-			it.fail(e)
-		}
-	}
+	putAll(ctx, s, keys.TableGraph, puts)
 }
 
 // countDegreesBatch adds the items to their degree counters: one Increment
 // per distinct counter, by the number of items it counts, in one batch. An
 // item counted by a failed Increment fails.
 func (s *Store) countDegreesBatch(ctx context.Context, items []*relImport) {
-	deltas := map[string]int64{}
-	counted := map[string][]*relImport{}
+	deltas := counterDeltas[*relImport]{}
 	for _, it := range items {
 		o, in, err := it.k.degrees()
 		if err != nil {
 			it.fail(err)
 			continue
 		}
-		for _, d := range [][]byte{o, in} {
-			deltas[string(d)]++
-			counted[string(d)] = append(counted[string(d)], it)
+		deltas.add(it, o, qualDegree, 1)
+		deltas.add(it, in, qualDegree, 1)
+	}
+	incrementAll(ctx, s, keys.TableGraph, keys.FamilyGraph, deltas)
+}
+
+// rowPut is one Put of a batch import, of a row of item it.
+type rowPut[T batchItem] struct {
+	row    []byte
+	it     T
+	values map[string]map[string][]byte
+	ts     int64 // the cells' timestamp
+}
+
+// putAll sends puts in key order, writeChunk to a SendBatch; an item whose
+// Put failed fails.
+func putAll[T batchItem](ctx context.Context, s *Store, table string, puts []rowPut[T]) {
+	slices.SortFunc(puts, func(a, b rowPut[T]) int { return bytes.Compare(a.row, b.row) })
+	rows := make([][]byte, len(puts))
+	for i, p := range puts {
+		rows[i] = p.row
+	}
+	tb := []byte(table)
+	res, err := s.sendWrites(ctx, "put", table, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
+		return hrpc.NewPut(ctx, tb, rows[i], puts[i].values, hrpc.TimestampUint64(uint64(puts[i].ts)))
+	})
+	for i, p := range puts {
+		if e := batchError(err, res, i); e != nil && !p.it.item().settled {
+			p.it.item().fail(e)
 		}
 	}
-	rows := make([][]byte, 0, len(deltas))
-	for d := range deltas {
-		rows = append(rows, []byte(d))
+}
+
+// counterDeltas sums a batch's counter increments by row and qualifier,
+// with the items each row counts.
+type counterDeltas[T batchItem] map[string]*counterRow[T]
+
+type counterRow[T batchItem] struct {
+	deltas  map[string]int64
+	counted []T
+}
+
+// add adds n to the qualifier of row for item it.
+func (d counterDeltas[T]) add(it T, row []byte, qualifier string, n int64) {
+	r := d[string(row)]
+	if r == nil {
+		r = &counterRow[T]{deltas: map[string]int64{}}
+		d[string(row)] = r
+	}
+	r.deltas[qualifier] += n
+	if k := len(r.counted); k == 0 || r.counted[k-1].item() != it.item() {
+		r.counted = append(r.counted, it)
+	}
+}
+
+// incrementAll sends one Increment per row of d, of all its qualifiers at
+// once (atomic on the row), in key order, writeChunk to a SendBatch. An
+// item counted by a failed Increment fails.
+func incrementAll[T batchItem](ctx context.Context, s *Store, table, family string, d counterDeltas[T]) {
+	rows := make([][]byte, 0, len(d))
+	for r := range d {
+		rows = append(rows, []byte(r))
 	}
 	slices.SortFunc(rows, bytes.Compare)
-	res, err := s.sendWrites(ctx, "increment", rows, func(ctx context.Context, i int) (hrpc.Call, error) {
-		return hrpc.NewIncStrSingle(ctx, keys.TableGraph, string(rows[i]), keys.FamilyGraph, qualDegree, deltas[string(rows[i])])
+	tb := []byte(table)
+	res, err := s.sendWrites(ctx, "increment", table, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
+		deltas := d[string(rows[i])].deltas
+		values := make(map[string][]byte, len(deltas))
+		for q, n := range deltas {
+			values[q] = binary.BigEndian.AppendUint64(nil, uint64(n))
+		}
+		return hrpc.NewInc(ctx, tb, rows[i], map[string]map[string][]byte{family: values})
 	})
-	for i, d := range rows {
+	for i, r := range rows {
 		if e := batchError(err, res, i); e != nil {
-			for _, it := range counted[string(d)] {
-				if !it.settled {
-					it.fail(e)
+			for _, it := range d[string(r)].counted {
+				if !it.item().settled {
+					it.item().fail(e)
 				}
 			}
 		}
@@ -334,12 +449,12 @@ func (s *Store) countDegreesBatch(ctx context.Context, items []*relImport) {
 // outlast one deadline.
 const writeChunk = 1024
 
-// sendWrites is sendBatch of graph table writes, writeChunk at a time.
-func (s *Store) sendWrites(ctx context.Context, op string, rows [][]byte,
+// sendWrites is sendBatch of writes to table, writeChunk at a time.
+func (s *Store) sendWrites(ctx context.Context, op, table string, rows [][]byte,
 	build func(ctx context.Context, i int) (hrpc.Call, error)) ([]hrpc.RPCResult, error) {
 	res := make([]hrpc.RPCResult, 0, len(rows))
 	for start := 0; start < len(rows); start += writeChunk {
-		chunk, err := s.sendBatch(ctx, op, keys.TableGraph, rows[start:min(start+writeChunk, len(rows))],
+		chunk, err := s.sendBatch(ctx, op, table, rows[start:min(start+writeChunk, len(rows))],
 			func(ctx context.Context, i int) (hrpc.Call, error) { return build(ctx, start+i) })
 		if err != nil {
 			return nil, err
