@@ -1729,6 +1729,33 @@ func TestSendBatch(t *testing.T) {
 			t.Fatalf("SendBatch = %v, allOK %v; want two successes", res, allOK)
 		}
 	})
+	// The Gets of a batch share one iterator: each must still read its own
+	// row, in any key order, and a Get after a mutation of the same batch
+	// must see it.
+	t.Run("gets see their own rows and earlier mutations", func(t *testing.T) {
+		putRows(t, cl, "s0", "s1", "s2")
+		get := func(row string) hrpc.Call {
+			g, _ := hrpc.NewGetStr(ctx, specTable, row)
+			return g
+		}
+		put, _ := hrpc.NewPutStr(ctx, specTable, "s1", vals("f", "a", "new"))
+		del, _ := hrpc.NewDelStr(ctx, specTable, "s2", nil)
+		batch := []hrpc.Call{get("s2"), get("s0"), get("s1"), put, get("s1"), get("s0"), del, get("s2"), get("s9")}
+		want := []string{"f:a=s2", "f:a=s0", "f:a=s1", "put", "f:a=new", "f:a=s0", "delete", "", ""}
+		res, allOK := cl.SendBatch(ctx, batch)
+		if !allOK {
+			t.Fatalf("SendBatch: %v", res)
+		}
+		for i, w := range want {
+			gr, ok := res[i].Msg.(*pb.GetResponse)
+			if !ok {
+				continue // the mutations
+			}
+			if got := strings.Join(cellsKV(hrpc.ToLocalResult(gr.GetResult()).Cells), " "); got != w {
+				t.Errorf("call %d: cells %q, want %q", i, got, w)
+			}
+		}
+	})
 	t.Run("empty batch", func(t *testing.T) {
 		res, allOK := cl.SendBatch(ctx, nil)
 		if !allOK || len(res) != 0 {
