@@ -66,6 +66,9 @@ func (b *bench) report() (string, error) {
 	for _, f := range b.imports {
 		fmt.Fprintf(&w, "| %s | %d | %.1f | %.0f |\n", f.Kind, f.Imported, f.Seconds, f.RowsPerS)
 	}
+	if b.compacted > 0 {
+		fmt.Fprintf(&w, "\nThen the import compacted the store into one level in %.1f s.\n", b.compacted.Seconds())
+	}
 
 	fmt.Fprintf(&w, "\n### Queries\n\n")
 	fmt.Fprintf(&w, "Calls are the median store calls per request and waves the most dispatch waves seen, both from explain over %d requests.\n\n", explainSamples)

@@ -92,7 +92,7 @@ func TestBenchEndToEnd(t *testing.T) {
 	}
 	got := string(b)
 	for _, want := range []string{
-		"| relationships |", "| Q1 | on |", "| Q4 | off |", "| Q4 page 50 (deep author) | on |",
+		"| relationships |", "compacted the store into one level in", "| Q1 | on |", "| Q4 | off |", "| Q4 page 50 (deep author) | on |",
 		"Q2 INCOMING, most followed", "| Q3 batching on / off |", "--articles", "--batch-size 1",
 	} {
 		if !strings.Contains(got, want) {

@@ -26,7 +26,10 @@ type bench struct {
 	commands []string
 	summary  datasetSummary
 	imports  []importFigure
-	runs     []runResult
+	// compacted is how long the import's closing compaction took (0: it
+	// printed none, as versions before it did not).
+	compacted time.Duration
+	runs      []runResult
 }
 
 // datasetSummary is the part of bench/gen's summary.json used here.
@@ -150,6 +153,9 @@ type importFigure struct {
 // "relationships  249778 lines  249778 imported  0 skipped  0 failed in 26.729s (9345 rows/s)".
 var importLine = regexp.MustCompile(`^(\w+)\s+(\d+) lines\s+(\d+) imported\s+\d+ skipped\s+(\d+) failed in (\S+) \((\d+) rows/s\)`)
 
+// compactedLine matches what `hbgraph import` prints after compacting.
+var compactedLine = regexp.MustCompile(`(?m)^compacted in (\S+)$`)
+
 func parseImport(out []byte) ([]importFigure, error) {
 	var figs []importFigure
 	for _, line := range strings.Split(string(out), "\n") {
@@ -188,6 +194,9 @@ func (b *bench) importDataset(ctx context.Context) error {
 	}
 	if b.imports, err = parseImport(out); err != nil {
 		return err
+	}
+	if m := compactedLine.FindSubmatch(out); m != nil {
+		b.compacted, _ = time.ParseDuration(string(m[1]))
 	}
 	for _, f := range b.imports {
 		if f.Failed > 0 || f.Imported != f.Lines {

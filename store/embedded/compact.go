@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -43,6 +45,39 @@ func (c *Client) MajorCompact() (purged int, err error) {
 			return purged, nil
 		}
 	}
+}
+
+// CompactAll rewrites every stored file into Pebble's bottom level, as an
+// HBase major compaction after a bulk load does. A load leaves its data
+// spread over several levels, and a read seeks in each level that holds
+// part of its range: after CompactAll it seeks in one. It blocks until done
+// or ctx is cancelled; reads and writes may go on meanwhile.
+func (c *Client) CompactAll(ctx context.Context) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.leave()
+	it, err := c.db.NewIter(nil)
+	if err != nil {
+		return fmt.Errorf("embedded: compact: %w", err)
+	}
+	var first, last []byte
+	if it.First() {
+		first = bytes.Clone(it.Key())
+		it.Last()
+		last = bytes.Clone(it.Key())
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return fmt.Errorf("embedded: compact: %w", err)
+	}
+	if first == nil {
+		return nil // empty
+	}
+	// Compact's end is exclusive: the key just after the last one.
+	if err := c.db.Compact(ctx, first, append(last, 0), true); err != nil {
+		return fmt.Errorf("embedded: compact: %w", err)
+	}
+	return nil
 }
 
 func (c *Client) expiredMarkers(cutoff uint64, limit int) ([][]byte, error) {

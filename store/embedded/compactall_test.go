@@ -1,0 +1,78 @@
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/tsuna/gohbase/hrpc"
+)
+
+// After CompactAll every file is in the bottom level, and every row reads
+// as it was written.
+func TestCompactAllLeavesOneLevel(t *testing.T) {
+	ctx := context.Background()
+	c, err := Open(Options{Dir: t.TempDir(), Tables: map[string][]string{"t": {"f"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.CompactAll(ctx); err != nil {
+		t.Fatalf("CompactAll of an empty store: %v", err)
+	}
+	levelsWithFiles := func() (levels []int) {
+		m := c.db.Metrics()
+		for l := range m.Levels {
+			if m.Levels[l].TablesCount > 0 {
+				levels = append(levels, l)
+			}
+		}
+		return levels
+	}
+	// Four flushed rounds, each rewriting half of the last one's rows: the
+	// first file moves to the bottom level, the next three overlap it and
+	// one another and stay in L0 (too few for Pebble to compact them by
+	// itself; reads, which could also make it compact, come after).
+	const rounds, perRound = 4, 200
+	want := map[string]string{}
+	for r := range rounds {
+		for i := range perRound {
+			row, value := fmt.Sprintf("row%05d", r*perRound/2+i), fmt.Sprint(r)
+			p, err := hrpc.NewPutStr(ctx, "t", row, map[string]map[string][]byte{"f": {"q": []byte(value)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Put(p); err != nil {
+				t.Fatal(err)
+			}
+			want[row] = value
+		}
+		if err := c.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lv := levelsWithFiles(); len(lv) < 2 {
+		t.Fatalf("files in levels %v before compacting; the test needs several", lv)
+	}
+	if err := c.CompactAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bottom := len(c.db.Metrics().Levels) - 1
+	if lv := levelsWithFiles(); len(lv) != 1 || lv[0] != bottom {
+		t.Errorf("files in levels %v after CompactAll, want only %d", lv, bottom)
+	}
+	for row, v := range want {
+		g, _ := hrpc.NewGetStr(ctx, "t", row)
+		res, err := c.Get(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Cells) != 1 || string(res.Cells[0].Value) != v {
+			t.Errorf("%s: %d cells after CompactAll, want one of value %q", row, len(res.Cells), v)
+		}
+	}
+	c.Close()
+	if err := c.CompactAll(ctx); err == nil {
+		t.Error("CompactAll after Close succeeded")
+	}
+}
