@@ -92,34 +92,17 @@ func (s *Store) ImportRelationship(ctx context.Context, k RelationshipKey, props
 // (ErrConflict: its delete marker would hide it). Call AdvanceArticleSeq
 // afterwards so that live posts take higher numbers.
 func (s *Store) ImportArticle(ctx context.Context, authorID string, seq uint64, title, body, category string, postedAt time.Time) (id string, created bool, err error) {
-	if err := validateID("author id", authorID); err != nil {
+	k, row, a, err := ArticleImport{Author: authorID, Seq: seq, Title: title, Body: body, Category: category,
+		Posted: postedAt}.validate()
+	if err != nil {
 		return "", false, err
-	}
-	if err := validateTitle(title); err != nil {
-		return "", false, err
-	}
-	if err := validateBody(body); err != nil {
-		return "", false, err
-	}
-	if err := validateType("category", category); err != nil {
-		return "", false, err
-	}
-	posted := postedAt.UnixMilli()
-	if seq == 0 || posted < 0 {
-		return "", false, invalid("article id must be >= 1 and posted_at >= 0")
 	}
 	if _, err := s.GetNode(ctx, authorID); err != nil {
 		return "", false, err
 	}
-	k := keys.Article{Author: authorID, Posted: posted, Seq: seq}
-	row, err := k.Key()
-	if err != nil {
-		return "", false, invalid("article: %v", err)
-	}
 	if id, err = k.ID(); err != nil {
 		return "", false, err
 	}
-	a := articleCells{title: title, body: body, category: category, updated: posted}
 	ok, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, qualArticleU, nil, a.cells(), a.updated)
 	if err != nil || !ok {
 		return id, false, err

@@ -108,68 +108,8 @@ func graphRows(t *testing.T, s *Store) map[string]string {
 }
 
 func TestImportRelationshipsMatchesOneAtATime(t *testing.T) {
-	input := importInput()
-	one := newTestStoreWithClock(t, newFakeClock())
-	importSetup(t, one)
-	want := make([]string, len(input))
-	for i, r := range input {
-		created, err := one.ImportRelationship(bg, r.Key, r.Properties, r.Created, r.Updated)
-		want[i] = outcomeString(created, err)
-	}
-	for i, w := range want {
-		t.Logf("line %d: %s", i, w)
-	}
-	checkGraphInvariants(t, one)
-	wantRows := graphRows(t, one)
-
-	for _, size := range []int{len(input), 5, 2, 1} {
-		t.Run(fmt.Sprintf("batches of %d", size), func(t *testing.T) {
-			s := newTestStoreWithClock(t, newFakeClock())
-			importSetup(t, s)
-			var got []string
-			for start := 0; start < len(input); start += size {
-				batch := input[start:min(start+size, len(input))]
-				outs, err := s.ImportRelationships(bg, batch)
-				if err != nil || len(outs) != len(batch) {
-					t.Fatalf("ImportRelationships: %d outcomes for %d, %v", len(outs), len(batch), err)
-				}
-				for _, o := range outs {
-					got = append(got, outcomeString(o.Created, o.Err))
-				}
-			}
-			for i := range want {
-				if got[i] != want[i] {
-					t.Errorf("line %d: batch says %q, one at a time %q", i, got[i], want[i])
-				}
-			}
-			checkGraphInvariants(t, s)
-			gotRows := graphRows(t, s)
-			for k, w := range wantRows {
-				if gotRows[k] != w {
-					t.Errorf("row %s: batch wrote %q, one at a time %q", k, gotRows[k], w)
-				}
-			}
-			for k, g := range gotRows {
-				if _, ok := wantRows[k]; !ok {
-					t.Errorf("row %s: batch wrote %q, one at a time nothing", k, g)
-				}
-			}
-
-			// A rerun skips every line that is not in error.
-			outs, err := s.ImportRelationships(bg, input)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, o := range outs {
-				if o.Created || (o.Err != nil && !strings.HasPrefix(want[i], "error")) {
-					t.Errorf("rerun, line %d: %s (first run: %s)", i, outcomeString(o.Created, o.Err), want[i])
-				}
-			}
-			if after := graphRows(t, s); !maps.Equal(after, gotRows) {
-				t.Errorf("a rerun changed rows")
-			}
-		})
-	}
+	b := relationshipBatch()
+	testMatchesOneAtATime(t, b, len(b.input), 5, 2, 1)
 }
 
 func TestImportRelationshipsErrorsKeepTheirKind(t *testing.T) {
@@ -187,28 +127,153 @@ func TestImportRelationshipsErrorsKeepTheirKind(t *testing.T) {
 	}
 }
 
+// relationshipBatch is ImportRelationships of importInput.
+func relationshipBatch() batchImport[RelationshipImport] {
+	input := importInput()
+	return batchImport[RelationshipImport]{
+		input: input,
+		setup: importSetup,
+		one: func(s *Store, r RelationshipImport) (bool, error) {
+			return s.ImportRelationship(bg, r.Key, r.Properties, r.Created, r.Updated)
+		},
+		batch:  (*Store).ImportRelationships,
+		done:   func(t *testing.T, s *Store) { checkGraphInvariants(t, s) },
+		repair: repairTwice,
+		rows:   graphRows,
+	}
+}
+
 // The batch import writes relationship rows, then index rows, then
 // counters; a crash at any point between them leaves what Repair fixes,
 // and a rerun of the import then completes it.
 func TestImportRelationshipsRepairAfterCrashAtEveryPoint(t *testing.T) {
-	input := importInput()
-	clean := newTestStoreWithClock(t, newFakeClock())
-	importSetup(t, clean)
-	points := faultPoints(t, clean, func() error {
-		_, err := clean.ImportRelationships(bg, input)
+	testCrashAtEveryPoint(t, relationshipBatch(), "import-create", "import-index", "import-degrees")
+}
+
+// Whatever prefix of the batch import's writes reaches the store, inside a
+// SendBatch or between them, Repair restores the invariants.
+func TestImportRelationshipsRepairAfterCrashAfterEveryWrite(t *testing.T) {
+	testCrashAfterEveryWrite(t, relationshipBatch())
+}
+
+// batchImport is a batch import of input, with what its tests need.
+type batchImport[T any] struct {
+	input []T
+	setup func(t *testing.T, s *Store) // the rows the import meets
+	// one imports an item a line at a time, batch many at once.
+	one   func(s *Store, item T) (created bool, err error)
+	batch func(s *Store, ctx context.Context, items []T) ([]ImportOutcome, error)
+	// done finishes an import that ran to its end (as the importer does)
+	// and checks the invariants.
+	done func(t *testing.T, s *Store)
+	// repair restores the invariants after a crash and checks them.
+	repair func(t *testing.T, s *Store)
+	// rows dumps what the import writes, for comparison.
+	rows func(t *testing.T, s *Store) map[string]string
+	// checkCreated, if set, checks after a crash, before any repair, that
+	// the items reported created have all their writes.
+	checkCreated func(t *testing.T, s *Store, outs []ImportOutcome)
+	// clock is the clock of the stores; nil: newFakeClock.
+	clock func() *fakeClock
+}
+
+func (b batchImport[T]) newClock() *fakeClock {
+	if b.clock == nil {
+		return newFakeClock()
+	}
+	return b.clock()
+}
+
+// run imports all of b.input as one batch.
+func (b batchImport[T]) run(s *Store) ([]ImportOutcome, error) {
+	return b.batch(s, bg, b.input)
+}
+
+// testMatchesOneAtATime imports b.input in batches of each size and checks
+// that every line has the outcome, and the store the rows, that importing
+// it a line at a time gives; then that a rerun skips every line not in
+// error and changes nothing.
+func testMatchesOneAtATime[T any](t *testing.T, b batchImport[T], sizes ...int) {
+	one := newTestStoreWithClock(t, b.newClock())
+	b.setup(t, one)
+	want := make([]string, len(b.input))
+	for i, item := range b.input {
+		want[i] = outcomeString(b.one(one, item))
+		t.Logf("line %d: %s", i, want[i])
+	}
+	b.done(t, one)
+	wantRows := b.rows(t, one)
+
+	for _, size := range sizes {
+		t.Run(fmt.Sprintf("batches of %d", size), func(t *testing.T) {
+			s := newTestStoreWithClock(t, b.newClock())
+			b.setup(t, s)
+			var got []string
+			for batch := range slices.Chunk(b.input, size) {
+				outs, err := b.batch(s, bg, batch)
+				if err != nil || len(outs) != len(batch) {
+					t.Fatalf("batch import: %d outcomes for %d, %v", len(outs), len(batch), err)
+				}
+				for _, o := range outs {
+					got = append(got, outcomeString(o.Created, o.Err))
+				}
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("line %d: batch says %q, one at a time %q", i, got[i], want[i])
+				}
+			}
+			b.done(t, s)
+			gotRows := b.rows(t, s)
+			for k, w := range wantRows {
+				if g, ok := gotRows[k]; !ok || g != w {
+					t.Errorf("row %s: batch wrote %q, one at a time %q", k, g, w)
+				}
+			}
+			for k, g := range gotRows {
+				if _, ok := wantRows[k]; !ok {
+					t.Errorf("row %s: batch wrote %q, one at a time nothing", k, g)
+				}
+			}
+
+			// A rerun skips every line that is not in error.
+			outs, err := b.run(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, o := range outs {
+				if o.Created || (o.Err != nil && !strings.HasPrefix(want[i], "error")) {
+					t.Errorf("rerun, line %d: %s (first run: %s)", i, outcomeString(o.Created, o.Err), want[i])
+				}
+			}
+			if after := b.rows(t, s); !maps.Equal(after, gotRows) {
+				t.Errorf("a rerun changed rows")
+			}
+		})
+	}
+}
+
+// testCrashAtEveryPoint crashes b at each fault point it passes, which
+// must include points, then repairs and reruns it (see rerunMatches).
+func testCrashAtEveryPoint[T any](t *testing.T, b batchImport[T], points ...string) {
+	clean := newTestStoreWithClock(t, b.newClock())
+	b.setup(t, clean)
+	passed := faultPoints(t, clean, func() error {
+		_, err := b.run(clean)
 		return err
 	})
-	t.Logf("fault points: %v", points)
-	for _, p := range []string{"import-create", "import-index", "import-degrees"} {
-		if !slices.Contains(points, p) {
-			t.Fatalf("no fault point %s in %v", p, points)
+	t.Logf("fault points: %v", passed)
+	for _, p := range points {
+		if !slices.Contains(passed, p) {
+			t.Fatalf("no fault point %s in %v", p, passed)
 		}
 	}
-	wantRows := graphRows(t, clean)
-	for i, point := range points {
+	b.done(t, clean)
+	wantRows := b.rows(t, clean)
+	for i, point := range passed {
 		t.Run(fmt.Sprintf("%d-%s", i, point), func(t *testing.T) {
-			s := newTestStoreWithClock(t, newFakeClock())
-			importSetup(t, s)
+			s := newTestStoreWithClock(t, b.newClock())
+			b.setup(t, s)
 			seen := 0
 			s.fault = func(string) error {
 				if seen == i {
@@ -217,14 +282,17 @@ func TestImportRelationshipsRepairAfterCrashAtEveryPoint(t *testing.T) {
 				seen++
 				return nil
 			}
-			outs, err := s.ImportRelationships(bg, input)
+			outs, err := b.run(s)
 			if !errors.Is(err, errCrash) {
 				t.Fatalf("import did not crash at %s: %v", point, err)
 			}
 			checkSomeLineCrashed(t, outs)
 			s.fault = nil
-			repairTwice(t, s)
-			rerunMatches(t, s, input, wantRows)
+			if b.checkCreated != nil {
+				b.checkCreated(t, s, outs)
+			}
+			b.repair(t, s)
+			rerunMatches(t, s, b, wantRows)
 		})
 	}
 }
@@ -247,13 +315,13 @@ func repairTwice(t *testing.T, s *Store) {
 
 // rerunMatches reruns the import and checks that the rows are those of an
 // import that never crashed.
-func rerunMatches(t *testing.T, s *Store, input []RelationshipImport, want map[string]string) {
+func rerunMatches[T any](t *testing.T, s *Store, b batchImport[T], want map[string]string) {
 	t.Helper()
-	if _, err := s.ImportRelationships(bg, input); err != nil {
+	if _, err := b.run(s); err != nil {
 		t.Fatal(err)
 	}
-	checkGraphInvariants(t, s)
-	got := graphRows(t, s)
+	b.done(t, s)
+	got := b.rows(t, s)
 	for k, w := range want {
 		if got[k] != w {
 			t.Errorf("after a crash, Repair and a rerun, row %s = %q, want %q", k, got[k], w)
@@ -324,12 +392,12 @@ func (c *crashingClient) SendBatch(ctx context.Context, batch []hrpc.Call) ([]hr
 	return res, allOK
 }
 
-// Whatever prefix of the batch import's writes reaches the store, inside a
-// SendBatch or between them, Repair restores the invariants.
-func TestImportRelationshipsRepairAfterCrashAfterEveryWrite(t *testing.T) {
-	input := importInput()
+// testCrashAfterEveryWrite lets b make n of its writes, for each n short
+// of all of them, failing the rest as a killed process would never make
+// them, then repairs and reruns it (see rerunMatches).
+func testCrashAfterEveryWrite[T any](t *testing.T, b batchImport[T]) {
 	open := func(t *testing.T) (*embedded.Client, *Store) {
-		clk := newFakeClock()
+		clk := b.newClock()
 		db, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop(), Clock: clk.Now})
 		if err != nil {
 			t.Fatal(err)
@@ -339,7 +407,7 @@ func TestImportRelationshipsRepairAfterCrashAfterEveryWrite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		importSetup(t, s)
+		b.setup(t, s)
 		return db, s
 	}
 	const unlimited = 1 << 30
@@ -350,11 +418,12 @@ func TestImportRelationshipsRepairAfterCrashAfterEveryWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := counting.ImportRelationships(bg, input); err != nil {
+	if _, err := b.run(counting); err != nil {
 		t.Fatal(err)
 	}
 	writes := int(unlimited - counter.budget.Load())
-	wantRows := graphRows(t, clean)
+	b.done(t, clean)
+	wantRows := b.rows(t, clean)
 	t.Logf("the import makes %d writes", writes)
 	for n := range writes {
 		t.Run(fmt.Sprintf("after %d writes", n), func(t *testing.T) {
@@ -365,13 +434,16 @@ func TestImportRelationshipsRepairAfterCrashAfterEveryWrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			outs, err := crashing.ImportRelationships(bg, input)
+			outs, err := b.run(crashing)
 			if err != nil {
 				t.Fatal(err) // the store cannot tell a crash from a failed write
 			}
 			checkSomeLineCrashed(t, outs)
-			repairTwice(t, s)
-			rerunMatches(t, s, input, wantRows)
+			if b.checkCreated != nil {
+				b.checkCreated(t, s, outs)
+			}
+			b.repair(t, s)
+			rerunMatches(t, s, b, wantRows)
 		})
 	}
 }

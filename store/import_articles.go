@@ -1,0 +1,188 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// ArticleImport is one article of an ImportArticles batch: what
+// ImportArticle takes.
+type ArticleImport struct {
+	Author                string
+	Seq                   uint64 // the article id, >= 1
+	Title, Body, Category string
+	Posted                time.Time
+}
+
+// validate checks a as PostArticle checks its input, and its id and time,
+// and returns its key, timeline row and cells.
+func (a ArticleImport) validate() (keys.Article, []byte, articleCells, error) {
+	if err := validateID("author id", a.Author); err != nil {
+		return keys.Article{}, nil, articleCells{}, err
+	}
+	if err := validateTitle(a.Title); err != nil {
+		return keys.Article{}, nil, articleCells{}, err
+	}
+	if err := validateBody(a.Body); err != nil {
+		return keys.Article{}, nil, articleCells{}, err
+	}
+	if err := validateType("category", a.Category); err != nil {
+		return keys.Article{}, nil, articleCells{}, err
+	}
+	posted := a.Posted.UnixMilli()
+	if a.Seq == 0 || posted < 0 {
+		return keys.Article{}, nil, articleCells{}, invalid("article id must be >= 1 and posted_at >= 0")
+	}
+	k := keys.Article{Author: a.Author, Posted: posted, Seq: a.Seq}
+	row, err := k.Key()
+	if err != nil {
+		return keys.Article{}, nil, articleCells{}, invalid("article: %v", err)
+	}
+	return k, row, articleCells{title: a.Title, body: a.Body, category: a.Category, updated: posted}, nil
+}
+
+// Fault points of ImportArticles (see Store.fault), each named after the
+// writes that follow it.
+const (
+	pointImportTimeline   = "import-timeline"
+	pointImportCategory   = "import-category"
+	pointImportCounters   = "import-counters"
+	pointImportWordCounts = "import-word-counts"
+)
+
+// ImportArticles imports a batch of articles with the outcome
+// ImportArticle would give each, in the order of arts, but with a batch's
+// reads and writes grouped as ImportRelationships groups them:
+//
+//  1. one SendBatch of Gets of the distinct authors' node rows;
+//  2. a CheckAndMutate "u absent" per timeline row, then one SendBatch of
+//     Gets reading the created rows' u back (a delete marker stamped after
+//     posted hides the row: ErrConflict, as ImportArticle);
+//  3. a SendBatch of Puts of their category rows;
+//  4. a SendBatch of Increments of the authors' counter rows, one per
+//     author by the sums of its articles' n and n/<category>;
+//  5. a SendBatch of Increments of the authors' word count rows, one per
+//     author by the sum of its articles' word counts.
+//
+// (A SendBatch of writes carries at most writeChunk calls; a larger batch
+// sends several in turn.)
+//
+// The order is the live PostArticle's, batch-wide: timeline rows, then
+// category rows, counters, word counts. A crash between them leaves what
+// one of PostArticle would, for many articles at once: Repair restores the
+// category rows and counters, RebuildWordCounts the word counts. A rerun
+// skips the timeline rows already written and cannot tell which of them
+// lack the rest. ImportArticles does not touch seq: call
+// AdvanceArticleSeq afterwards.
+//
+// An article that appears more than once in arts (the same author, seq and
+// posting time) is imported by its first occurrence; the later ones are
+// skipped, unless the first failed, in which case the next one is tried as
+// if it came on its own.
+//
+// The error is non-nil only when the batch stopped early (a fault point,
+// see Store.fault); the items it left unsettled carry it as their Err.
+func (s *Store) ImportArticles(ctx context.Context, arts []ArticleImport) ([]ImportOutcome, error) {
+	out := make([]ImportOutcome, len(arts))
+	pending := make([]*articleImport, 0, len(arts))
+	for i, a := range arts {
+		k, row, c, err := a.validate()
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		pending = append(pending, &articleImport{importItem: importItem{i: i, row: row}, k: k, a: c})
+	}
+	err := importRounds(out, pending, func(round []*articleImport) error {
+		return s.importArticleRound(ctx, round)
+	})
+	return out, err
+}
+
+// articleImport is one valid article of a batch.
+type articleImport struct {
+	importItem // row: the timeline row
+	k          keys.Article
+	a          articleCells
+}
+
+// importArticleRound imports items, which name distinct articles. It
+// returns an error only for a fault point; every other failure is an
+// item's.
+func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) error {
+	items = sortedByRow(items)
+	authors := make([]string, len(items))
+	for i, it := range items {
+		authors[i] = it.k.Author
+	}
+	errs := s.nodeErrors(ctx, authors)
+	for _, it := range items {
+		if err := errs[it.k.Author]; err != nil {
+			it.fail(err)
+		}
+	}
+	err := createEach(ctx, s, pointImportTimeline, keys.TableArticles, keys.FamilyArticles, qualArticleU, items,
+		func(it *articleImport) (cells, int64) { return it.a.cells(), it.a.updated })
+	if err != nil {
+		return err
+	}
+	readBack(ctx, s, keys.TableArticles, keys.FamilyArticles, []string{qualArticleU}, live(items),
+		func(it *articleImport, c cells) {
+			if c[qualArticleU] == nil {
+				it.fail(errHiddenImport)
+			}
+		})
+	if items = live(items); len(items) == 0 {
+		// Nothing left to write. (A later round, of the repeats of
+		// articles that failed, ends here: a missing author or a delete
+		// marker fails the repeat too.)
+		return nil
+	}
+	if err := s.faultPoint(pointImportCategory); err != nil {
+		return err
+	}
+	s.putCategoryRows(ctx, live(items))
+	if err := s.faultPoint(pointImportCounters); err != nil {
+		return err
+	}
+	counts := counterDeltas[*articleImport]{}
+	for _, it := range live(items) {
+		crow := keys.Counters(it.k.Author)
+		counts.add(it, crow, qualArticleCount, 1)
+		counts.add(it, crow, qualCategoryCount+it.a.category, 1)
+	}
+	incrementAll(ctx, s, keys.TableArticles, keys.FamilyArticles, counts)
+	if err := s.faultPoint(pointImportWordCounts); err != nil {
+		return err
+	}
+	words := counterDeltas[*articleImport]{}
+	for _, it := range live(items) {
+		wrow := keys.WordCounts(it.k.Author)
+		for w, n := range articleWords(it.a) {
+			words.add(it, wrow, w, n)
+		}
+	}
+	incrementAll(ctx, s, keys.TableWordCounts, keys.FamilyWordCounts, words)
+	for _, it := range items {
+		it.settled = true
+	}
+	return nil
+}
+
+// putCategoryRows puts the items' category rows, as putCategoryRow does
+// one article's; an item whose Put failed fails.
+func (s *Store) putCategoryRows(ctx context.Context, items []*articleImport) {
+	puts := make([]rowPut[*articleImport], 0, len(items))
+	for _, it := range items {
+		crow, err := categoryRow(it.k, it.a.category)
+		if err != nil {
+			it.fail(err)
+			continue
+		}
+		values := map[string]map[string][]byte{keys.FamilyArticles: it.a.cells()}
+		puts = append(puts, rowPut[*articleImport]{crow, it, values, it.a.updated})
+	}
+	putAll(ctx, s, keys.TableArticles, puts)
+}
