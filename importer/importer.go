@@ -6,9 +6,10 @@
 //
 // Files are imported in order, nodes before the relationships and articles
 // that need them; the lines of one file are imported by a pool of workers,
-// each taking a batch of lines at a time. Relationships are imported a batch
-// at a time (store.ImportRelationships groups a batch's reads and writes),
-// nodes and articles one line at a time.
+// each taking a batch of lines at a time. Relationships and articles are
+// imported a batch at a time (store.ImportRelationships and
+// store.ImportArticles group a batch's reads and writes), nodes one line at
+// a time.
 //
 //	node:         {"id": "n1", "properties": {...}, "created_at": ms, "updated_at": ms}
 //	relationship: {"start_node_id": "n1", "type": "follow", "end_node_id": "n2", "properties": {...}, "created_at": ms, "updated_at": ms}
@@ -53,9 +54,9 @@ type Options struct {
 	LogEvery time.Duration // 0 means 5 s
 	// MaxReported bounds the line errors kept per file; 0 means 100.
 	MaxReported int
-	// BatchSize is the relationships a worker imports at once (with one
-	// store.ImportRelationships); 0 means DefaultBatchSize. Nodes and
-	// articles are imported a line at a time.
+	// BatchSize is the relationships or articles a worker imports at once
+	// (with one store.ImportRelationships or store.ImportArticles); 0
+	// means DefaultBatchSize. Nodes are imported a line at a time.
 	BatchSize int
 }
 
@@ -67,8 +68,8 @@ type Options struct {
 // within what one HBase multi request carries.
 const DefaultBatchSize = 4096
 
-// lineBatch is the lines a worker takes at once of the files imported a
-// line at a time: enough to make handing them over cheap, few enough that
+// lineBatch is the lines a worker takes at once of the nodes file, whose
+// lines are imported one at a time: enough to make handing them over cheap, few enough that
 // a small file still keeps every worker busy.
 const lineBatch = 64
 
@@ -118,9 +119,19 @@ func Run(ctx context.Context, st *store.Store, files Files, opts Options) ([]Res
 	}{
 		{"nodes", files.Nodes, eachLine(func(ctx context.Context, b []byte) (bool, error) { return importNode(ctx, st, b) }), lineBatch},
 		{"relationships", files.Relationships, func(ctx context.Context, lines [][]byte) []outcome {
-			return importRelationships(ctx, st, lines)
+			return importDecoded(lines, decodeRelationship, func(rels []store.RelationshipImport) []store.ImportOutcome {
+				// An error stopping the batch early is also each unsettled item's.
+				out, _ := st.ImportRelationships(ctx, rels)
+				return out
+			})
 		}, opts.BatchSize},
-		{"articles", files.Articles, eachLine(func(ctx context.Context, b []byte) (bool, error) { return importArticle(ctx, st, b, seqs) }), lineBatch},
+		{"articles", files.Articles, func(ctx context.Context, lines [][]byte) []outcome {
+			return importDecoded(lines, decodeArticle, func(arts []store.ArticleImport) []store.ImportOutcome {
+				out, _ := st.ImportArticles(ctx, arts)
+				seqs.add(arts, out)
+				return out
+			})
+		}, opts.BatchSize},
 	}
 	var results []Result
 	for _, k := range kinds {
@@ -333,49 +344,50 @@ func importNode(ctx context.Context, st *store.Store, b []byte) (bool, error) {
 	return st.ImportNode(ctx, l.ID, l.Properties, c, u)
 }
 
-// importRelationships decodes a batch of relationship lines and imports
-// the valid ones with one store.ImportRelationships.
-func importRelationships(ctx context.Context, st *store.Store, lines [][]byte) []outcome {
+// importDecoded decodes a batch of lines and imports the items of those
+// that decode with one call of importItems, which returns an outcome per
+// item; a line that does not decode fails alone.
+func importDecoded[T any](lines [][]byte, decodeLine func([]byte) (T, error),
+	importItems func([]T) []store.ImportOutcome) []outcome {
 	out := make([]outcome, len(lines))
-	rels := make([]store.RelationshipImport, 0, len(lines))
-	at := make([]int, 0, len(lines)) // line of each of rels
+	items := make([]T, 0, len(lines))
+	at := make([]int, 0, len(lines)) // line of each of items
 	for i, b := range lines {
-		var l struct {
-			Start      string         `json:"start_node_id"`
-			Type       string         `json:"type"`
-			End        string         `json:"end_node_id"`
-			Properties map[string]any `json:"properties"`
-			CreatedAt  *int64         `json:"created_at"`
-			UpdatedAt  *int64         `json:"updated_at"`
-		}
-		if err := decode(b, &l); err != nil {
-			out[i].err = err
-			continue
-		}
-		c, u, err := times(l.CreatedAt, l.UpdatedAt)
+		item, err := decodeLine(b)
 		if err != nil {
 			out[i].err = err
 			continue
 		}
-		rels = append(rels, store.RelationshipImport{Key: store.RelationshipKey{Start: l.Start, Type: l.Type, End: l.End},
-			Properties: l.Properties, Created: c, Updated: u})
+		items = append(items, item)
 		at = append(at, i)
 	}
-	// An error stopping the batch early is also each unsettled item's.
-	res, _ := st.ImportRelationships(ctx, rels)
-	for j, o := range res {
+	for j, o := range importItems(items) {
 		out[at[j]] = outcome{ok: o.Created, err: o.Err}
 	}
 	return out
 }
 
-// maxSeqs tracks each author's largest imported article id.
-type maxSeqs struct {
-	mu sync.Mutex
-	m  map[string]uint64
+func decodeRelationship(b []byte) (store.RelationshipImport, error) {
+	var l struct {
+		Start      string         `json:"start_node_id"`
+		Type       string         `json:"type"`
+		End        string         `json:"end_node_id"`
+		Properties map[string]any `json:"properties"`
+		CreatedAt  *int64         `json:"created_at"`
+		UpdatedAt  *int64         `json:"updated_at"`
+	}
+	if err := decode(b, &l); err != nil {
+		return store.RelationshipImport{}, err
+	}
+	c, u, err := times(l.CreatedAt, l.UpdatedAt)
+	if err != nil {
+		return store.RelationshipImport{}, err
+	}
+	return store.RelationshipImport{Key: store.RelationshipKey{Start: l.Start, Type: l.Type, End: l.End},
+		Properties: l.Properties, Created: c, Updated: u}, nil
 }
 
-func importArticle(ctx context.Context, st *store.Store, b []byte, seqs *maxSeqs) (bool, error) {
+func decodeArticle(b []byte) (store.ArticleImport, error) {
 	var l struct {
 		ID       uint64 `json:"id"`
 		Author   string `json:"author_id"`
@@ -385,16 +397,28 @@ func importArticle(ctx context.Context, st *store.Store, b []byte, seqs *maxSeqs
 		Posted   *int64 `json:"posted_at"`
 	}
 	if err := decode(b, &l); err != nil {
-		return false, err
+		return store.ArticleImport{}, err
 	}
 	if l.Posted == nil {
-		return false, errors.New("posted_at is missing")
+		return store.ArticleImport{}, errors.New("posted_at is missing")
 	}
-	_, ok, err := st.ImportArticle(ctx, l.Author, l.ID, l.Title, l.Body, l.Category, time.UnixMilli(*l.Posted))
-	if err == nil {
-		seqs.mu.Lock()
-		seqs.m[l.Author] = max(seqs.m[l.Author], l.ID)
-		seqs.mu.Unlock()
+	return store.ArticleImport{Author: l.Author, Seq: l.ID, Title: l.Title, Body: l.Body, Category: l.Category,
+		Posted: time.UnixMilli(*l.Posted)}, nil
+}
+
+// maxSeqs tracks each author's largest imported article id.
+type maxSeqs struct {
+	mu sync.Mutex
+	m  map[string]uint64
+}
+
+// add notes the ids of the articles imported or skipped (there already).
+func (m *maxSeqs) add(arts []store.ArticleImport, out []store.ImportOutcome) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, a := range arts {
+		if out[i].Err == nil {
+			m.m[a.Author] = max(m.m[a.Author], a.Seq)
+		}
 	}
-	return ok, err
 }

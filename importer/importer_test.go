@@ -66,7 +66,11 @@ func testImport(t *testing.T, batchSize int) {
 			`{"start_node_id":"n2","type":"follow","end_node_id":"n1","created_at":3000,"updated_at":2000}`),
 		Articles: write(t, dir, "articles.jsonl",
 			`{"id":7,"author_id":"n1","title":"Hi","body":"hello hello world","category":"tech","posted_at":4000}`,
-			`{"id":8,"author_id":"n1","title":"","body":"x","category":"tech","posted_at":4001}`),
+			`{"id":8,"author_id":"n1","title":"","body":"x","category":"tech","posted_at":4001}`,
+			`{"id":7,"author_id":"n1","title":"Hi","body":"hello hello world","category":"tech","posted_at":4000}`,
+			`{"id":9,"author_id":"ghost","title":"Boo","body":"x","category":"tech","posted_at":4002}`,
+			`{"id":`,
+			`{"id":12,"author_id":"n2","title":"Hello","body":"hello","category":"life","posted_at":4003}`),
 	}
 	results, err := Run(ctx, st, files, Options{Workers: 3, Log: zerolog.Nop(), BatchSize: batchSize})
 	if err != nil {
@@ -83,7 +87,7 @@ func testImport(t *testing.T, batchSize int) {
 	want := map[string]string{
 		"nodes":         "5/2/0/3 3,5,6", // line 4 is blank and not counted
 		"relationships": "5/1/1/3 2,3,5", // line 4 repeats line 1
-		"articles":      "2/1/0/1 2",
+		"articles":      "6/2/1/3 2,4,5", // line 3 repeats line 1
 	}
 	for k, w := range want {
 		if got[k] != w {
@@ -99,23 +103,28 @@ func testImport(t *testing.T, batchSize int) {
 	if err != nil || len(page.Relationships) != 1 || page.Relationships[0].Updated.UnixMilli() != 3500 {
 		t.Fatalf("incoming follows of n2: %+v, %v", page, err)
 	}
-	words, err := st.TopWords(ctx, "n1", 1)
-	if err != nil || len(words) != 1 || words[0].Word != "hello" || words[0].Count != 2 {
-		t.Fatalf("word counts: %v, %v", words, err)
+	for author, want := range map[string]int64{"n1": 2, "n2": 2} {
+		words, err := st.TopWords(ctx, author, 1)
+		if err != nil || len(words) != 1 || words[0].Word != "hello" || words[0].Count != want {
+			t.Fatalf("word counts of %s: %v, %v", author, words, err)
+		}
 	}
-	posted, err := st.PostArticle(ctx, "n1", "Live", "x", "tech")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if k, _ := keys.ParseArticleID(posted.ID); k.Seq <= 7 {
-		t.Fatalf("a live post after importing id 7 got seq %d", k.Seq)
+	for author, imported := range map[string]uint64{"n1": 7, "n2": 12} {
+		posted, err := st.PostArticle(ctx, author, "Live", "x", "tech")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k, _ := keys.ParseArticleID(posted.ID); k.Seq <= imported {
+			t.Fatalf("a live post of %s after importing id %d got seq %d", author, imported, k.Seq)
+		}
 	}
 
-	again, err := Run(ctx, st, Files{Nodes: files.Nodes, Relationships: files.Relationships}, Options{Log: zerolog.Nop(), BatchSize: batchSize})
+	again, err := Run(ctx, st, files, Options{Log: zerolog.Nop(), BatchSize: batchSize})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again[0].Skipped != 2 || again[0].Imported != 0 || again[1].Skipped != 2 || again[1].Imported != 0 {
+	if again[0].Skipped != 2 || again[0].Imported != 0 || again[1].Skipped != 2 || again[1].Imported != 0 ||
+		again[2].Skipped != 3 || again[2].Imported != 0 {
 		t.Fatalf("rerun: %+v", again)
 	}
 }
