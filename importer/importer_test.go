@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -138,4 +141,36 @@ func sorted(s []string) []string {
 		}
 	}
 	return s
+}
+
+// A batch ends at BatchSize lines or once it holds maxBatchBytes of lines,
+// whichever comes first, and keeps the lines' numbers.
+func TestBatchesEndAtSizeOrBytes(t *testing.T) {
+	big := `"` + strings.Repeat("x", maxBatchBytes*2/5) + `"` // three make a batch
+	lines := []string{big, big, big, "1", "2", "3", "4", "5", big, "6"}
+	path := write(t, t.TempDir(), "lines.jsonl", lines...)
+	var mu sync.Mutex
+	var got []string
+	record := func(_ context.Context, batch [][]byte) []outcome {
+		mu.Lock()
+		defer mu.Unlock()
+		var b strings.Builder
+		for _, l := range batch {
+			if len(l) > 1 {
+				l = []byte("big")
+			}
+			fmt.Fprintf(&b, "%s ", l)
+		}
+		got = append(got, b.String())
+		return make([]outcome, len(batch))
+	}
+	r, err := importFile(context.Background(), "lines", path, record, 4, Options{Workers: 1, Log: zerolog.Nop(),
+		LogEvery: time.Hour})
+	if err != nil || r.Lines != int64(len(lines)) {
+		t.Fatalf("%+v, %v", r, err)
+	}
+	want := []string{"big big big ", "1 2 3 4 ", "5 big 6 "}
+	if !slices.Equal(got, want) {
+		t.Fatalf("batches %q, want %q", got, want)
+	}
 }
