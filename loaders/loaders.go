@@ -414,10 +414,17 @@ func New(s *store.Store, cfg Config) *Loaders {
 	return l
 }
 
+// inputCapacity is the buffer of the channel that carries a batch's keys to
+// its goroutine, which drains it as keys arrive. dataloader's default, 1000,
+// allocates and zeroes 8 KiB for every batch; a Load finding the buffer
+// full waits for the drain, which wide batches can afford.
+const inputCapacity = 64
+
 func options[K comparable, V any](cfg Config) []dataloader.Option[K, V] {
 	return []dataloader.Option[K, V]{
 		dataloader.WithWait[K, V](cfg.Wait),
 		dataloader.WithBatchCapacity[K, V](max(cfg.BatchSize, 1)),
+		dataloader.WithInputCapacity[K, V](inputCapacity),
 	}
 }
 
