@@ -42,6 +42,9 @@ func FuzzDecode(f *testing.F) {
 		_, _ = DecodeCategory(row)
 		_, _ = DecodeCounters(row)
 		_, _ = DecodeWordCounts(row)
+		if a, err := DecodeAuthor(row); err == nil && !bytes.HasPrefix(row, AuthorPrefix(a)) {
+			t.Fatalf("DecodeAuthor(%x) = %q, whose rows start with %x", row, a, AuthorPrefix(a))
+		}
 	})
 }
 

@@ -322,6 +322,31 @@ func DecodeCounters(row []byte) (string, error) {
 	return v[0].(string), nil
 }
 
+// AuthorPrefix returns H(author) str(author): the prefix of every row of
+// author in table articles (timeline, category index, counters; scan
+// [prefix, PrefixEnd(prefix)) for all of them), and the whole of author's
+// row in table wordcounts. Authors therefore sort the same way in both
+// tables, by AuthorPrefix.
+func AuthorPrefix(author string) []byte {
+	p := TimelinePrefix(author)
+	return p[:len(p)-1] // without the timeline's tag
+}
+
+// DecodeAuthor returns the author of a row of table articles: a timeline,
+// category index or counters row. Errors wrap ErrInvalidKey.
+func DecodeAuthor(row []byte) (string, error) {
+	if a, err := DecodeTimeline(row); err == nil {
+		return a.Author, nil
+	}
+	if c, err := DecodeCategory(row); err == nil {
+		return c.Article.Author, nil
+	}
+	if author, err := DecodeCounters(row); err == nil {
+		return author, nil
+	}
+	return "", fmt.Errorf("%w: not a timeline, category or counters row", ErrInvalidKey)
+}
+
 // WordCounts returns the word count row of author.
 func WordCounts(author string) []byte { return mustEncode(WordCountsLayout, author) }
 
