@@ -39,6 +39,7 @@ import (
 	"github.com/hbgraph/hbgraph/explain"
 	"github.com/hbgraph/hbgraph/graph/depth"
 	"github.com/hbgraph/hbgraph/graph/generated"
+	"github.com/hbgraph/hbgraph/graph/jsonpost"
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/graph/nointrospection"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
@@ -282,7 +283,7 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 	}))
 	gql.AddTransport(transport.Options{})
 	gql.AddTransport(transport.GET{})
-	gql.AddTransport(transport.POST{})
+	gql.AddTransport(jsonpost.Transport{}) // gqlgen's POST, without re-encoding the data
 	gql.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	// gqlgen's switch also turns off federation's _service { sdl }, which a
 	// gateway needs; with --introspection=false the Refuse extension turns
