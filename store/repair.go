@@ -5,6 +5,9 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/hbgraph/hbgraph/store/keys"
 )
@@ -39,13 +42,16 @@ func (r RepairReport) String() string {
 // step after a crash between their writes (DESIGN.md, "Writes without
 // locks"): every relationship gets exactly its two index rows with its
 // current properties, index rows without their relationship go, every
-// degree counter is set to the number of index rows it counts, and (see
+// degree counter is set to the number of index rows it counts, (see
 // repairArticles) every article gets exactly its category row and every
-// article counter its exact count.
+// article counter its exact count, and (see repairWordCounts) every
+// author's word counts equal a recount of the author's articles.
 //
 // It reads each table once, holding one entry per relationship, index row
-// and counter in memory. Run it while writes are stopped: a write racing it
-// can be counted twice or not at all (the next Repair corrects that).
+// and counter of the graph in memory, and then each author's articles
+// again for the word counts. Run it while writes are stopped: a write
+// racing it can be counted twice or not at all (the next Repair corrects
+// that).
 func (s *Store) Repair(ctx context.Context) (RepairReport, error) {
 	report := RepairReport{}
 	if err := s.repairGraph(ctx, report.fix); err != nil {
@@ -54,7 +60,182 @@ func (s *Store) Repair(ctx context.Context) (RepairReport, error) {
 	if err := s.repairArticles(ctx, report.fix); err != nil {
 		return report, fmt.Errorf("repair articles: %w", err)
 	}
+	if err := s.repairWordCounts(ctx, report.fix); err != nil {
+		return report, fmt.Errorf("repair word counts: %w", err)
+	}
 	return report, nil
+}
+
+// Kinds of fixes repairWordCounts reports, in cells.
+const (
+	fixWordCountCorrected = "word count cells corrected"
+	fixWordCountDeleted   = "word count cells deleted"
+)
+
+// repairWordCounts rebuilds the word counts (rebuildWordCounts) of every
+// author that has articles (timeline rows) or a word count row: one that
+// lost all its articles may still count their words.
+//
+// A rebuild waits a millisecond or two for the clock (see
+// RebuildWordCounts), so the authors are split into wordCountRanges ranges
+// of the row hash H(author), and wordCountWorkers ranges are rebuilt at a
+// time, each walking its authors in row order; the first error stops them
+// all. A range's authors are found with one short key-only scan of each
+// table per author, so memory holds one author's word counts per worker,
+// never the table, and the articles' text is read by the rebuilds alone.
+//
+// fix is called once per kind, after the rebuilds, with the cells that
+// were corrected or deleted (those written before an error too). It is
+// safe beside writers as RebuildWordCounts is.
+func (s *Store) repairWordCounts(ctx context.Context, fix func(kind string, n int)) error {
+	splits, err := keys.SplitKeys(wordCountRanges)
+	if err != nil {
+		return err
+	}
+	bounds := append(append([][]byte{nil}, splits...), nil) // nil: either end of the table
+	var corrected, deleted atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(wordCountWorkers)
+	for i := range wordCountRanges {
+		if gctx.Err() != nil {
+			break // an error stopped the others
+		}
+		start, stop := bounds[i], bounds[i+1]
+		g.Go(func() error {
+			return s.eachWordCountAuthor(gctx, start, stop, func(author string) error {
+				f, err := s.rebuildWordCounts(gctx, author)
+				corrected.Add(int64(f.corrected))
+				deleted.Add(int64(f.deleted))
+				if err != nil {
+					return fmt.Errorf("author %q: %w", author, err)
+				}
+				return nil
+			})
+		})
+	}
+	err = g.Wait()
+	fix(fixWordCountCorrected, int(corrected.Load()))
+	fix(fixWordCountDeleted, int(deleted.Load()))
+	return err
+}
+
+// repairWordCounts' split: ranges enough to keep the workers evenly busy
+// to the end, workers enough to hide the clock waits and round trips.
+const (
+	wordCountRanges  = 64
+	wordCountWorkers = 8
+)
+
+// eachWordCountAuthor calls fn, in row order, for every author in the row
+// range [start, stop) (nil: the table's end) with a timeline row or a word
+// count row. Authors sort alike in both tables (keys.AuthorPrefix), so one
+// walk of each, side by side, yields each author once.
+func (s *Store) eachWordCountAuthor(ctx context.Context, start, stop []byte, fn func(author string) error) error {
+	articles := authorWalk{r: scanRange{table: keys.TableArticles, family: keys.FamilyArticles,
+		start: start, stop: stop, limit: 1, keyOnly: true}, author: timelineAuthor}
+	words := authorWalk{r: scanRange{table: keys.TableWordCounts, family: keys.FamilyWordCounts,
+		start: start, stop: stop, limit: 1, keyOnly: true}, author: wordCountAuthor}
+	for _, w := range []*authorWalk{&articles, &words} {
+		if err := w.next(ctx, s); err != nil {
+			return err
+		}
+	}
+	for !articles.done || !words.done {
+		c := articles.compare(&words)
+		author := articles.name
+		if c > 0 {
+			author = words.name
+		}
+		if err := fn(author); err != nil {
+			return err
+		}
+		if c <= 0 {
+			if err := articles.next(ctx, s); err != nil {
+				return err
+			}
+		}
+		if c >= 0 {
+			if err := words.next(ctx, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// authorWalk steps through the authors of one table within a row range, one
+// key-only scan of one row per author: the first row at or after r.start
+// names the next author, and the walk then skips past all of its rows.
+type authorWalk struct {
+	r scanRange // start moves past each author seen
+	// author returns the author of a row, and whether the walk yields it
+	// (false: skip the author). An error means the row is not one of the
+	// table's layouts: skip the row.
+	author func(row []byte) (string, bool, error)
+
+	name   string // the current author
+	prefix []byte // keys.AuthorPrefix(name)
+	done   bool   // no author left; name and prefix are stale
+}
+
+// timelineAuthor yields the authors of table articles that have a
+// timeline row: the first row of an author is one if any is, as the
+// timeline's tag sorts first.
+func timelineAuthor(row []byte) (string, bool, error) {
+	if a, err := keys.DecodeTimeline(row); err == nil {
+		return a.Author, true, nil
+	}
+	author, err := keys.DecodeAuthor(row)
+	return author, false, err
+}
+
+func wordCountAuthor(row []byte) (string, bool, error) {
+	author, err := keys.DecodeWordCounts(row)
+	return author, true, err
+}
+
+// next moves to the next author the walk yields, or sets done.
+func (w *authorWalk) next(ctx context.Context, s *Store) error {
+	for !w.done {
+		if w.r.stop != nil && bytes.Compare(w.r.start, w.r.stop) >= 0 {
+			w.done = true // HBase would read start == stop as a Get of that row
+			break
+		}
+		rows, err := s.scan(ctx, w.r)
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			w.done = true
+			break
+		}
+		author, yield, err := w.author(rows[0].key)
+		if err != nil {
+			// Not a row of the table's layouts: nothing to rebuild from.
+			w.r.start = keys.After(rows[0].key)
+			continue
+		}
+		prefix := keys.AuthorPrefix(author)
+		w.r.start = keys.PrefixEnd(prefix)
+		if yield {
+			w.name, w.prefix = author, prefix
+			return nil
+		}
+	}
+	return nil
+}
+
+// compare orders the current authors of two walks, a done walk last.
+func (w *authorWalk) compare(o *authorWalk) int {
+	switch {
+	case w.done && o.done:
+		return 0
+	case w.done:
+		return 1
+	case o.done:
+		return -1
+	}
+	return bytes.Compare(w.prefix, o.prefix)
 }
 
 // graphScan is what one pass over the graph table finds.

@@ -1,0 +1,466 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/tsuna/gohbase"
+	"github.com/tsuna/gohbase/hrpc"
+
+	"github.com/hbgraph/hbgraph/store/embedded"
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// newSteppingStore is a test store whose clock steps 1 ms at every
+// reading, so that rebuilds, which wait for the clock, do not stall.
+func newSteppingStore(t *testing.T) *Store {
+	t.Helper()
+	clk := newFakeClock()
+	clk.step = 1
+	return newTestStoreWithClock(t, clk)
+}
+
+// nonzero returns m without its 0 counts, which count nothing.
+func nonzero(m map[string]int64) map[string]int64 {
+	m = maps.Clone(m)
+	maps.DeleteFunc(m, func(_ string, n int64) bool { return n == 0 })
+	return m
+}
+
+// wordCountFixesDue returns the fixes Repair should report for the word
+// counts of authors as they stand: a corrected cell per word whose count
+// differs from a recount, a deleted cell per word no article has whose
+// count is not 0.
+func wordCountFixesDue(t *testing.T, s *Store, authors ...string) RepairReport {
+	t.Helper()
+	due := RepairReport{}
+	for _, a := range authors {
+		want := recountArticleWords(t, s, a)
+		have := storedWordCounts(t, s, a)
+		for w, n := range want {
+			if h, ok := have[w]; !ok || h != n {
+				due.fix(fixWordCountCorrected, 1)
+			}
+		}
+		for w, n := range have {
+			if _, ok := want[w]; !ok && n != 0 {
+				due.fix(fixWordCountDeleted, 1)
+			}
+		}
+	}
+	return due
+}
+
+// reportedWordCountFixes keeps the word count kinds of a report.
+func reportedWordCountFixes(r RepairReport) RepairReport {
+	out := RepairReport{}
+	for _, k := range []string{fixWordCountCorrected, fixWordCountDeleted} {
+		out.fix(k, r[k])
+	}
+	return out
+}
+
+// repairWordCountsExactly runs Repair, checks that it reported the word
+// count fixes due, that every author's row is a recount with no 0 cells
+// left, and that a second Repair finds nothing to fix.
+func repairWordCountsExactly(t *testing.T, ctx context.Context, s *Store, authors ...string) RepairReport {
+	t.Helper()
+	due := wordCountFixesDue(t, s, authors...)
+	report, err := s.Repair(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reportedWordCountFixes(report); !maps.Equal(got, due) {
+		t.Errorf("repair reported %v of word counts, want %v", got, due)
+	}
+	for _, a := range authors {
+		if have, want := storedWordCounts(t, s, a), recountArticleWords(t, s, a); !maps.Equal(have, want) {
+			t.Errorf("after repair, word counts of %q:\n have %v\n want %v", a, have, want)
+		}
+	}
+	again, err := s.Repair(bg)
+	if err != nil || len(again) != 0 {
+		t.Fatalf("a second repair fixed %v, %v", again, err)
+	}
+	if again.String() != "nothing to fix\n" {
+		t.Fatalf("second report: %q", again.String())
+	}
+	return report
+}
+
+// checkSameTopWords compares the authors' top words in two stores.
+func checkSameTopWords(t *testing.T, got, want *Store, authors ...string) {
+	t.Helper()
+	for _, a := range authors {
+		g, err := got.TopWords(bg, a, MaxTopWords)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := want.TopWords(bg, a, MaxTopWords)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(g, w) {
+			t.Errorf("top words of %q:\n have %v\n want %v (a run without the crash)", a, g, w)
+		}
+	}
+}
+
+// A crash at the word count step of a batch import leaves every author of
+// the batch short of its articles' words; Repair makes the rows those of
+// an import that did not crash.
+func TestRepairWordCountsAfterImportCrash(t *testing.T) {
+	run := func(t *testing.T, crashAt string) *Store {
+		s := newSteppingStore(t)
+		articleImportSetup(t, s)
+		s.fault = func(p string) error {
+			if p == crashAt {
+				return errCrash
+			}
+			return nil
+		}
+		_, err := s.ImportArticles(bg, articleImportCases())
+		if (crashAt != "") != errors.Is(err, errCrash) {
+			t.Fatalf("import with a crash at %q: %v", crashAt, err)
+		}
+		s.fault = nil
+		return s
+	}
+	clean := run(t, "")
+	s := run(t, pointImportWordCounts)
+	for _, a := range articleImportAuthors {
+		have, want := storedWordCounts(t, s, a), recountArticleWords(t, s, a)
+		short := false
+		for w, n := range want {
+			short = short || have[w] < n
+		}
+		if !short {
+			t.Fatalf("the crash left no count of %q short: have %v, articles have %v", a, have, want)
+		}
+	}
+	report := repairWordCountsExactly(t, bg, s, articleImportAuthors...)
+	t.Logf("repair: %v", report)
+	for _, a := range articleImportAuthors {
+		if have, want := storedWordCounts(t, s, a), nonzero(storedWordCounts(t, clean, a)); !maps.Equal(have, want) {
+			t.Errorf("word counts of %q after the crash and Repair:\n have %v\n want %v (an import that did not crash)", a, have, want)
+		}
+	}
+	checkSameTopWords(t, s, clean, articleImportAuthors...)
+}
+
+// A crash of PostArticle, UpdateArticle or DeleteArticle just before its
+// word count Increment leaves the author's counts short or long; Repair
+// makes them those of the operation had it not crashed.
+func TestRepairWordCountsAfterArticleCrash(t *testing.T) {
+	setup := func(t *testing.T, s *Store) string {
+		mustArticleAuthor(t, s, "ann")
+		mustArticleAuthor(t, s, "bob")
+		mustPostArticle(t, s, "ann", "Other", "shared words stay", "c")
+		mustPostArticle(t, s, "bob", "Bob", "bob is not touched", "c")
+		return mustPostArticle(t, s, "ann", "Victim", "shared words and its own words", "c").ID
+	}
+	for _, tc := range []struct {
+		name string
+		op   func(s *Store, id string) error
+	}{
+		{"post", func(s *Store, _ string) error {
+			_, err := s.PostArticle(bg, "ann", "New", "fresh words, shared words", "c")
+			return err
+		}},
+		{"update", func(s *Store, id string) error {
+			_, err := s.UpdateArticle(bg, id, articleRef("Renamed"), articleRef("entirely other text"), nil)
+			return err
+		}},
+		{"delete", func(s *Store, id string) error { return s.DeleteArticle(bg, id) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clean := newSteppingStore(t)
+			if err := tc.op(clean, setup(t, clean)); err != nil {
+				t.Fatal(err)
+			}
+			s := newSteppingStore(t)
+			id := setup(t, s)
+			s.fault = func(p string) error {
+				if p == pointWordCount {
+					return errCrash
+				}
+				return nil
+			}
+			if err := tc.op(s, id); !errors.Is(err, errCrash) {
+				t.Fatalf("%s: %v, want the crash", tc.name, err)
+			}
+			s.fault = nil
+			if have, want := nonzero(storedWordCounts(t, s, "ann")), recountArticleWords(t, s, "ann"); maps.Equal(have, want) {
+				t.Fatalf("the crash left the counts exact: %v", have)
+			}
+			repairWordCountsExactly(t, bg, s, "ann", "bob")
+			checkSameTopWords(t, s, clean, "ann", "bob")
+		})
+	}
+}
+
+// Authors with no articles left are found by their word count rows: a
+// crashed delete of an author's last article, a row with no author at all,
+// and 0 cells left by clean deletes all end with no cells, and only the
+// nonzero ones count as fixes.
+func TestRepairWordCountsOfAuthorsWithoutArticles(t *testing.T) {
+	s := newSteppingStore(t)
+	mustArticleAuthor(t, s, "ann")
+	mustArticleAuthor(t, s, "bob")
+	last := mustPostArticle(t, s, "ann", "Last", "the last words of ann", "c")
+	s.fault = func(p string) error {
+		if p == pointWordCount {
+			return errCrash
+		}
+		return nil
+	}
+	if err := s.DeleteArticle(bg, last.ID); !errors.Is(err, errCrash) {
+		t.Fatalf("delete: %v, want the crash", err)
+	}
+	s.fault = nil
+	bobs := mustPostArticle(t, s, "bob", "Bob", "bob's words", "c")
+	if err := s.DeleteArticle(bg, bobs.ID); err != nil {
+		t.Fatal(err)
+	}
+	row := keys.WordCounts("ghost")
+	if err := s.put(bg, keys.TableWordCounts, keys.FamilyWordCounts, row, cells{"boo": encodeMs(3), "nil": encodeMs(0)}, s.nowMs()); err != nil {
+		t.Fatal(err)
+	}
+	for author, wantCells := range map[string]int{"ann": 5, "bob": 3, "ghost": 2} {
+		if got := storedWordCounts(t, s, author); len(got) != wantCells {
+			t.Fatalf("%s's row before repair: %v, want %d cells", author, got, wantCells)
+		}
+	}
+	report := repairWordCountsExactly(t, bg, s, "ann", "bob", "ghost")
+	if got := reportedWordCountFixes(report); !maps.Equal(got, RepairReport{fixWordCountDeleted: 5 + 1}) {
+		t.Errorf("word count fixes %v, want ann's 5 cells and ghost's 1 nonzero one deleted", got)
+	}
+	for _, author := range []string{"ann", "bob", "ghost"} {
+		if got := storedWordCounts(t, s, author); len(got) != 0 {
+			t.Errorf("%s's row after repair: %v, want no cells", author, got)
+		}
+	}
+}
+
+// A store that never crashed, with deleted articles' 0 cells in it, has
+// nothing to fix: removing 0 cells is no fix.
+func TestRepairCleanStoreReportsNothing(t *testing.T) {
+	ctx := t.Context()
+	s := newSteppingStore(t)
+	for _, id := range []string{"ann", "bob", "cyd"} {
+		mustArticleAuthor(t, s, id)
+	}
+	if _, err := s.CreateRelationship(ctx, RelationshipKey{"ann", "follows", "bob"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustPostArticle(t, s, "ann", "Kept", "kept words", "c")
+	edited := mustPostArticle(t, s, "bob", "Edited", "before the edit", "c")
+	if _, err := s.UpdateArticle(ctx, edited.ID, nil, articleRef("after the edit"), articleRef("d")); err != nil {
+		t.Fatal(err)
+	}
+	gone := mustPostArticle(t, s, "cyd", "Gone", "words of a deleted article", "c")
+	if err := s.DeleteArticle(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := storedWordCounts(t, s, "cyd"); len(got) == 0 {
+		t.Fatal("the delete left no 0 cells; the test needs them")
+	}
+	report, err := s.Repair(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := report.String(); got != "nothing to fix\n" {
+		t.Fatalf("repair of a clean store reported:\n%s", got)
+	}
+	for _, a := range []string{"ann", "bob", "cyd"} {
+		if have, want := storedWordCounts(t, s, a), recountArticleWords(t, s, a); !maps.Equal(have, want) {
+			t.Errorf("word counts of %q: have %v, want %v", a, have, want)
+		}
+	}
+}
+
+// Enough authors to fill every hash range, some with articles, some with
+// only a word count row, some with both, among rows of no known layout:
+// each range's walk of the two tables yields every author once.
+func TestRepairWordCountsEveryAuthorOfEveryRange(t *testing.T) {
+	s := newSteppingStore(t)
+	const authors = 4 * wordCountRanges
+	var input []ArticleImport
+	var all []string
+	for i := range authors {
+		author := fmt.Sprint("au", i)
+		all = append(all, author)
+		if i%4 == 3 {
+			// Only a word count row, the words of nothing.
+			if err := s.put(bg, keys.TableWordCounts, keys.FamilyWordCounts, keys.WordCounts(author),
+				cells{"stray": encodeMs(int64(i))}, s.nowMs()); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		mustNode(t, s, author, nil)
+		for seq := range 1 + i%4 { // up to three articles
+			input = append(input, ArticleImport{Author: author, Seq: uint64(seq + 1), Title: fmt.Sprint("title ", i),
+				Body: "some words", Category: fmt.Sprint("c", seq), Posted: time.UnixMilli(int64(i))})
+		}
+	}
+	s.fault = func(p string) error {
+		if p == pointImportWordCounts {
+			return errCrash
+		}
+		return nil
+	}
+	if _, err := s.ImportArticles(bg, input); !errors.Is(err, errCrash) {
+		t.Fatalf("import: %v, want the crash", err)
+	}
+	s.fault = nil
+	// Authors with articles and a word count row: counts off both ways.
+	for i := 1; i < authors; i += 4 {
+		if err := s.put(bg, keys.TableWordCounts, keys.FamilyWordCounts, keys.WordCounts(all[i]),
+			cells{"some": encodeMs(9), "ghost": encodeMs(1)}, s.nowMs()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Rows of no layout, which the walks step over: between an author's
+	// rows and the next author's, and at a range's first and last key.
+	splits, err := keys.SplitKeys(wordCountRanges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := [][]byte{
+		keys.AuthorPrefix(all[0]),               // before au0's rows in articles
+		append(keys.AuthorPrefix(all[0]), 0x07), // after au0's row in wordcounts
+		splits[0], splits[1][:3], splits[1],     // a range's first and last keys
+		{0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, // the table's last
+	}
+	for _, j := range junk {
+		for _, table := range []string{keys.TableArticles, keys.TableWordCounts} {
+			if err := s.put(bg, table, keys.Tables()[table][0], j, cells{"x": encodeMs(1)}, s.nowMs()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Each author is rebuilt once: one Get of its word count row.
+	var mu sync.Mutex
+	gets := map[string]int{}
+	log := tracerFunc(func(c Call) {
+		if c.Op == "Get" && c.Table == keys.TableWordCounts {
+			mu.Lock()
+			defer mu.Unlock()
+			gets[string(c.Rows[0])]++
+		}
+	})
+	repairWordCountsExactly(t, WithTracer(bg, log), s, all...)
+	for _, a := range all {
+		if n := gets[string(keys.WordCounts(a))]; n != 1 {
+			t.Errorf("%s rebuilt %d times", a, n)
+		}
+	}
+	if len(gets) != len(all) {
+		t.Errorf("%d rows rebuilt, want %d", len(gets), len(all))
+	}
+}
+
+// The rebuilds run at most wordCountWorkers at a time, and more than one.
+func TestRepairWordCountsBoundsConcurrency(t *testing.T) {
+	clk := newFakeClock()
+	clk.step = 1
+	db, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop(), Clock: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	slow := &slowScans{Client: db, table: keys.TableWordCounts, delay: 5 * time.Millisecond}
+	s, err := New(slow, Options{Clock: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 * wordCountWorkers {
+		author := fmt.Sprint("au", i)
+		mustArticleAuthor(t, s, author)
+		mustPostArticle(t, s, author, "T", "words", "c")
+	}
+	slow.on.Store(true)
+	if _, err := s.Repair(bg); err != nil {
+		t.Fatal(err)
+	}
+	if most := slow.most.Load(); most < 2 || most > wordCountWorkers {
+		t.Fatalf("at most %d word count scans at a time, want 2..%d", most, wordCountWorkers)
+	}
+}
+
+// slowScans makes each Scan of table take delay and records how many ran
+// at once.
+type slowScans struct {
+	gohbase.Client
+	table string
+	delay time.Duration
+
+	on             atomic.Bool
+	inFlight, most atomic.Int64
+}
+
+func (c *slowScans) Scan(sc *hrpc.Scan) hrpc.Scanner {
+	if c.on.Load() && string(sc.Table()) == c.table {
+		n := c.inFlight.Add(1)
+		for m := c.most.Load(); n > m && !c.most.CompareAndSwap(m, n); m = c.most.Load() {
+		}
+		time.Sleep(c.delay)
+		c.inFlight.Add(-1)
+	}
+	return c.Client.Scan(sc)
+}
+
+// The first failing rebuild stops the others, and Repair says which
+// author failed; the authors rebuilt before it are reported.
+func TestRepairWordCountsStopsAtFirstError(t *testing.T) {
+	s := newSteppingStore(t)
+	var all []string
+	for i := range 3 * wordCountRanges {
+		author := fmt.Sprint("au", i)
+		all = append(all, author)
+		if err := s.put(bg, keys.TableWordCounts, keys.FamilyWordCounts, keys.WordCounts(author),
+			cells{"stray": encodeMs(1)}, s.nowMs()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first author of the first range, so that most ranges are still
+	// to start when it fails.
+	bad := slices.MinFunc(all, func(a, b string) int { return bytes.Compare(keys.WordCounts(a), keys.WordCounts(b)) })
+	if err := s.put(bg, keys.TableWordCounts, keys.FamilyWordCounts, keys.WordCounts(bad),
+		cells{"torn": {1, 2, 3}}, s.nowMs()); err != nil {
+		t.Fatal(err)
+	}
+	var rebuilt sync.Map
+	log := tracerFunc(func(c Call) {
+		if c.Op == "Delete" && c.Table == keys.TableWordCounts && c.Err == nil {
+			rebuilt.Store(string(c.Rows[0]), true)
+		}
+	})
+	report, err := s.Repair(WithTracer(bg, log))
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", bad)) {
+		t.Fatalf("repair: %v, want an error naming %q", err, bad)
+	}
+	n := 0
+	rebuilt.Range(func(any, any) bool { n++; return true })
+	if got := report[fixWordCountDeleted]; got != n || n > len(all)/2 {
+		t.Errorf("%d rows rebuilt, %d cells reported deleted; want them equal and well short of all %d", n, got, len(all)-1)
+	}
+	if _, err := s.Repair(context.Background()); err == nil {
+		t.Fatal("a second repair passed the corrupt row")
+	}
+}
+
+type tracerFunc func(Call)
+
+func (f tracerFunc) StoreCall(c Call) { f(c) }
