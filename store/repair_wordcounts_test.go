@@ -30,6 +30,17 @@ func newSteppingStore(t *testing.T) *Store {
 	return newTestStoreWithClock(t, clk)
 }
 
+// crashAtPoint is a Store.fault that crashes every time the operation
+// passes point.
+func crashAtPoint(point string) func(string) error {
+	return func(p string) error {
+		if p == point {
+			return errCrash
+		}
+		return nil
+	}
+}
+
 // nonzero returns m without its 0 counts, which count nothing.
 func nonzero(m map[string]int64) map[string]int64 {
 	m = maps.Clone(m)
@@ -123,12 +134,7 @@ func TestRepairWordCountsAfterImportCrash(t *testing.T) {
 	run := func(t *testing.T, crashAt string) *Store {
 		s := newSteppingStore(t)
 		articleImportSetup(t, s)
-		s.fault = func(p string) error {
-			if p == crashAt {
-				return errCrash
-			}
-			return nil
-		}
+		s.fault = crashAtPoint(crashAt)
 		_, err := s.ImportArticles(bg, articleImportCases())
 		if (crashAt != "") != errors.Is(err, errCrash) {
 			t.Fatalf("import with a crash at %q: %v", crashAt, err)
@@ -190,12 +196,7 @@ func TestRepairWordCountsAfterArticleCrash(t *testing.T) {
 			}
 			s := newSteppingStore(t)
 			id := setup(t, s)
-			s.fault = func(p string) error {
-				if p == pointWordCount {
-					return errCrash
-				}
-				return nil
-			}
+			s.fault = crashAtPoint(pointWordCount)
 			if err := tc.op(s, id); !errors.Is(err, errCrash) {
 				t.Fatalf("%s: %v, want the crash", tc.name, err)
 			}
@@ -218,12 +219,7 @@ func TestRepairWordCountsOfAuthorsWithoutArticles(t *testing.T) {
 	mustArticleAuthor(t, s, "ann")
 	mustArticleAuthor(t, s, "bob")
 	last := mustPostArticle(t, s, "ann", "Last", "the last words of ann", "c")
-	s.fault = func(p string) error {
-		if p == pointWordCount {
-			return errCrash
-		}
-		return nil
-	}
+	s.fault = crashAtPoint(pointWordCount)
 	if err := s.DeleteArticle(bg, last.ID); !errors.Is(err, errCrash) {
 		t.Fatalf("delete: %v, want the crash", err)
 	}
@@ -314,12 +310,7 @@ func TestRepairWordCountsEveryAuthorOfEveryRange(t *testing.T) {
 				Body: "some words", Category: fmt.Sprint("c", seq), Posted: time.UnixMilli(int64(i))})
 		}
 	}
-	s.fault = func(p string) error {
-		if p == pointImportWordCounts {
-			return errCrash
-		}
-		return nil
-	}
+	s.fault = crashAtPoint(pointImportWordCounts)
 	if _, err := s.ImportArticles(bg, input); !errors.Is(err, errCrash) {
 		t.Fatalf("import: %v, want the crash", err)
 	}
