@@ -19,6 +19,11 @@ type PageRequest struct {
 	Size     int    // items wanted, 0..MaxPageSize
 	Backward bool   // last/before rather than first/after
 	Cursor   string // after (forward) or before (backward); "": from the newest (forward) or the oldest (backward)
+	// NoLookahead says the caller will not ask whether items lie beyond
+	// the page in its direction: the scan reads Size rows instead of one
+	// more, and PageInfo.HasNext (forward) or HasPrevious (backward) is
+	// false whatever lies there.
+	NoLookahead bool
 }
 
 // maxCursorLen bounds a client-supplied cursor before it is decoded.
@@ -95,9 +100,10 @@ func (pr pageRange) cursorRow(cursor string) ([]byte, error) {
 }
 
 // page reads one page of the connection: size+1 rows to learn whether more
-// lie beyond, forward by a scan starting just past the cursor row, backward
-// by a reversed scan starting at it (seed 001's paging rows). It returns the
-// rows newest first and their cursors.
+// lie beyond (size rows if the request does not need to know), forward by a
+// scan starting just past the cursor row, backward by a reversed scan
+// starting at it (seed 001's paging rows). It returns the rows newest first
+// and their cursors.
 func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row, []string, PageInfo, error) {
 	var info PageInfo
 	if err := req.validate(); err != nil {
@@ -118,6 +124,9 @@ func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row,
 		}
 	}
 	r := scanRange{table: pr.table, family: pr.family, limit: req.Size + 1}
+	if req.NoLookahead {
+		r.limit = req.Size
+	}
 	if !req.Backward {
 		r.start, r.stop = lo, hi
 		if cursorRow != nil && bytes.Compare(keys.After(cursorRow), lo) > 0 {
@@ -131,11 +140,12 @@ func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row,
 		r.reversed, r.start, r.stop = true, hi, lo
 		if cursorRow != nil && bytes.Compare(cursorRow, hi) < 0 {
 			r.start = cursorRow
+			r.limit++ // the cursor row itself may come back
 		}
-		r.limit++ // the start row itself may come back
 		info.HasNext = cursorRow != nil
 	}
-	if bytes.Compare(r.start, r.stop) >= 0 && !r.reversed || r.reversed && bytes.Compare(r.start, r.stop) <= 0 {
+	if req.Size == 0 && req.NoLookahead ||
+		bytes.Compare(r.start, r.stop) >= 0 && !r.reversed || r.reversed && bytes.Compare(r.start, r.stop) <= 0 {
 		return nil, nil, info, nil
 	}
 	rows, err := s.scan(ctx, r)

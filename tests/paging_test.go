@@ -301,3 +301,84 @@ func TestPaging(t *testing.T) {
 		args + `) ` + sel + ` } }`, inWindow, len(timed)}
 	t.Run(window.name, func(t *testing.T) { checkPaging(t, s, window, 4) })
 }
+
+// TestPageLookaheadOnlyWhenAsked checks that a page reads the row past its
+// end only when the query selects the flag that row decides (hasNextPage
+// forward, hasPreviousPage backward), directly or through a fragment, and
+// that the same connection asked both ways in one query answers both right.
+func TestPageLookaheadOnlyWhenAsked(t *testing.T) {
+	parallelTest(t)
+	s := startServer(t)
+	var fields []string
+	fields = append(fields, `createNode(id: "hub") { id }`)
+	for i := range 8 {
+		id := fmt.Sprintf("out%d", i)
+		fields = append(fields, fmt.Sprintf(`createNode(id: %q) { id }`, id),
+			fmt.Sprintf(`createRelationship(startNodeId: "hub", type: "follows", endNodeId: %q) { id }`, id),
+			fmt.Sprintf(`postArticle(authorId: "hub", title: "post %d", body: "words", category: "c") { id }`, i))
+	}
+	s.bulk(t, fields)
+
+	// scanned sums the rows read by the query's scans of table.
+	scanned := func(t *testing.T, query string, table string) (int, *gqlResponse) {
+		t.Helper()
+		r, rep := s.explained(t, query, nil)
+		if len(r.Errors) > 0 {
+			t.Fatalf("errors: %s", r.Body)
+		}
+		n := 0
+		for _, w := range rep.Waves {
+			for _, c := range w.Calls {
+				if c.Op == "Scan" && c.Table == table {
+					n += c.RowsRead
+				}
+			}
+		}
+		return n, r
+	}
+	for _, c := range []struct {
+		name, query string
+		table       string
+		read        int
+	}{
+		{"relationships, no pageInfo", `{ node(id: "hub") { relationships(type: "follows", direction: OUTGOING, first: 3) { edges { cursor } } } }`, "graph", 3},
+		{"relationships, hasNextPage", `{ node(id: "hub") { relationships(type: "follows", direction: OUTGOING, first: 3) { pageInfo { hasNextPage } edges { cursor } } } }`, "graph", 4},
+		{"relationships, endCursor only", `{ node(id: "hub") { relationships(type: "follows", direction: OUTGOING, first: 3) { pageInfo { endCursor } } } }`, "graph", 3},
+		{"relationships backward, hasNextPage only", `{ node(id: "hub") { relationships(type: "follows", direction: OUTGOING, last: 3) { pageInfo { hasNextPage } } } }`, "graph", 3},
+		{"relationships backward, hasPreviousPage", `{ node(id: "hub") { relationships(type: "follows", direction: OUTGOING, last: 3) { pageInfo { hasPreviousPage } } } }`, "graph", 4},
+		{"articles, no pageInfo", `{ node(id: "hub") { articles(first: 2) { edges { node { id } } } } }`, "articles", 2},
+		{"articles, through a fragment", `{ node(id: "hub") { articles(first: 2) { ...more } } } fragment more on ArticleConnection { pageInfo { hasNextPage } }`, "articles", 3},
+		{"articles, skipped", `{ node(id: "hub") { articles(first: 2) { pageInfo @skip(if: true) { hasNextPage } edges { cursor } } } }`, "articles", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got, r := scanned(t, c.query, c.table); got != c.read {
+				t.Errorf("the scans read %d rows of %s, want %d: %s", got, c.table, c.read, r.Body)
+			}
+		})
+	}
+
+	// Asked both ways in one query: each page answers as if asked alone.
+	var got struct {
+		Node struct {
+			Bare  pagedConn `json:"bare"`
+			Flags pagedConn `json:"flags"`
+			Last  pagedConn `json:"last"`
+		} `json:"node"`
+	}
+	s.mustDo(t, `{ node(id: "hub") {
+		bare: articles(first: 8) { edges { cursor node { id } } }
+		flags: articles(first: 7) { pageInfo { hasNextPage hasPreviousPage } edges { cursor node { id } } }
+		last: articles(first: 8) { pageInfo { hasNextPage } edges { node { id } } } } }`, nil, &got)
+	if len(got.Node.Bare.Edges) != 8 || len(got.Node.Flags.Edges) != 7 || len(got.Node.Last.Edges) != 8 {
+		t.Fatalf("edges %d, %d, %d; want 8, 7, 8", len(got.Node.Bare.Edges), len(got.Node.Flags.Edges), len(got.Node.Last.Edges))
+	}
+	if !slices.Equal(got.Node.Bare.ids()[:7], got.Node.Flags.ids()) {
+		t.Errorf("first 8 %v and first 7 %v disagree", got.Node.Bare.ids(), got.Node.Flags.ids())
+	}
+	if !got.Node.Flags.PageInfo.HasNextPage || got.Node.Flags.PageInfo.HasPreviousPage {
+		t.Errorf("first 7 of 8: page info %+v, want a next page and no previous one", got.Node.Flags.PageInfo)
+	}
+	if got.Node.Last.PageInfo.HasNextPage {
+		t.Errorf("first 8 of 8: hasNextPage true, want false")
+	}
+}

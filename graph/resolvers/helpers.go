@@ -20,16 +20,56 @@ func badInput(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", store.ErrInvalidInput, fmt.Sprintf(format, args...))
 }
 
+// pageInfoWanted tells which of PageInfo's hasNextPage and hasPreviousPage
+// a connection field selects.
+type pageInfoWanted struct{ next, previous bool }
+
+// allPageInfo is what a connection read outside a query's selection (or
+// without one) assumes is wanted.
+var allPageInfo = pageInfoWanted{next: true, previous: true}
+
+// pageInfoOf reads from the selections of connection field f, of type
+// connType, which page flags it selects (through fragments and directives,
+// as gqlgen collects them).
+func pageInfoOf(oc *graphql.OperationContext, f graphql.CollectedField, connType string) pageInfoWanted {
+	var w pageInfoWanted
+	for _, c := range graphql.CollectFields(oc, f.Selections, []string{connType}) {
+		if c.Name != "pageInfo" {
+			continue
+		}
+		for _, p := range graphql.CollectFields(oc, c.Selections, []string{"PageInfo"}) {
+			switch p.Name {
+			case "hasNextPage":
+				w.next = true
+			case "hasPreviousPage":
+				w.previous = true
+			}
+		}
+	}
+	return w
+}
+
+// pageInfoSelected is pageInfoOf for the connection field being resolved.
+func pageInfoSelected(ctx context.Context, connType string) pageInfoWanted {
+	if !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
+		return allPageInfo
+	}
+	return pageInfoOf(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, connType)
+}
+
 // pageRequest turns Relay's first/after/last/before into a store page
 // request: first/after page forward, last/before backward; mixing the two
-// directions is refused.
-func pageRequest(first *int, after *string, last *int, before *string) (store.PageRequest, error) {
+// directions is refused. The store reads one row past the page only when
+// the flag that row decides (hasNextPage forward, hasPreviousPage
+// backward) is wanted.
+func pageRequest(wanted pageInfoWanted, first *int, after *string, last *int, before *string) (store.PageRequest, error) {
 	forward := first != nil || after != nil
 	backward := last != nil || before != nil
 	if forward && backward {
 		return store.PageRequest{}, badInput("use first/after or last/before, not both")
 	}
 	req := store.PageRequest{Size: defaultPageSize, Backward: backward}
+	req.NoLookahead = backward && !wanted.previous || !backward && !wanted.next
 	n := first
 	if backward {
 		n = last
@@ -125,16 +165,16 @@ func endpoint(ctx context.Context, id string) (*model.Node, error) {
 // adjacencyKey, articlesKey and wordCountsKey build the loader keys of a
 // node's connections; the field resolvers and prefetchNode share them so a
 // prefetched load and the field's own are the same key.
-func adjacencyKey(id, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (loaders.AdjacencyKey, error) {
-	req, err := pageRequest(first, after, last, before)
+func adjacencyKey(id, typeArg string, direction model.Direction, wanted pageInfoWanted, first *int, after *string, last *int, before *string) (loaders.AdjacencyKey, error) {
+	req, err := pageRequest(wanted, first, after, last, before)
 	if err != nil {
 		return loaders.AdjacencyKey{}, err
 	}
 	return loaders.AdjacencyKey{Node: id, Type: typeArg, Dir: storeDirection(direction), Page: req}, nil
 }
 
-func articlesKey(id string, category *string, postedAfter, postedBefore *time.Time, first *int, after *string, last *int, before *string) (loaders.ArticlesKey, error) {
-	req, err := pageRequest(first, after, last, before)
+func articlesKey(id string, category *string, postedAfter, postedBefore *time.Time, wanted pageInfoWanted, first *int, after *string, last *int, before *string) (loaders.ArticlesKey, error) {
+	req, err := pageRequest(wanted, first, after, last, before)
 	if err != nil {
 		return loaders.ArticlesKey{}, err
 	}

@@ -39,7 +39,8 @@ func prefetchNodeFields(ctx context.Context, oc *graphql.OperationContext, field
 			if !ok1 || !ok2 {
 				continue
 			}
-			k, err := adjacencyKey(id, typeArg, model.Direction(dir), intArg(args["first"]), strArg(args["after"]), intArg(args["last"]), strArg(args["before"]))
+			wanted := pageInfoOf(oc, f, "RelationshipConnection")
+			k, err := adjacencyKey(id, typeArg, model.Direction(dir), wanted, intArg(args["first"]), strArg(args["after"]), intArg(args["last"]), strArg(args["before"]))
 			if err != nil {
 				continue
 			}
@@ -53,7 +54,8 @@ func prefetchNodeFields(ctx context.Context, oc *graphql.OperationContext, field
 			if !okA || !okB {
 				continue
 			}
-			k, err := articlesKey(id, strArg(args["category"]), after, before, intArg(args["first"]), strArg(args["after"]), intArg(args["last"]), strArg(args["before"]))
+			wanted := pageInfoOf(oc, f, "ArticleConnection")
+			k, err := articlesKey(id, strArg(args["category"]), after, before, wanted, intArg(args["first"]), strArg(args["after"]), intArg(args["last"]), strArg(args["before"]))
 			if err != nil {
 				continue
 			}

@@ -101,7 +101,7 @@ func (r *mutationResolver) DeleteArticle(ctx context.Context, id string) (string
 
 // Relationships is the resolver for the relationships field.
 func (r *nodeResolver) Relationships(ctx context.Context, obj *model.Node, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (*model.RelationshipConnection, error) {
-	k, err := adjacencyKey(obj.ID, typeArg, direction, first, after, last, before)
+	k, err := adjacencyKey(obj.ID, typeArg, direction, pageInfoSelected(ctx, "RelationshipConnection"), first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func (r *nodeResolver) Relationships(ctx context.Context, obj *model.Node, typeA
 
 // Articles is the resolver for the articles field.
 func (r *nodeResolver) Articles(ctx context.Context, obj *model.Node, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error) {
-	k, err := articlesKey(obj.ID, category, postedAfter, postedBefore, first, after, last, before)
+	k, err := articlesKey(obj.ID, category, postedAfter, postedBefore, pageInfoSelected(ctx, "ArticleConnection"), first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
