@@ -24,7 +24,8 @@ import (
 // writers, because HBase stamps an Increment with the current time, and
 // one made in the same millisecond as the delete marker, or before a
 // marker stamped ahead of the clock, would be hidden by it and lost.
-// RebuildWordCounts removes zero cells safely.
+// RebuildWordCounts removes zero cells safely; Repair runs it for every
+// author.
 
 // Word limits. A word is a maximal run of Unicode letters and digits,
 // lower-cased; runs longer than MaxWordBytes (after lower-casing) are not
