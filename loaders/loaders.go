@@ -432,8 +432,10 @@ func options[K comparable, V any](cfg Config) []dataloader.Option[K, V] {
 // of the round that sent it.
 func newBatchLoader[K comparable, V any](cfg Config, sched *scheduler, batch dataloader.BatchFunc[K, V]) *loader[K, V] {
 	l := &loader[K, V]{sched: sched}
+	pool := batchWorkers()
 	l.Loader = dataloader.NewBatchedLoader(func(ctx context.Context, ks []K) []*dataloader.Result[V] {
-		res := batch(l.inRound(ctx, ks), ks)
+		var res []*dataloader.Result[V]
+		pool.do(func() { res = batch(l.inRound(ctx, ks), ks) })
 		l.answered(ks)
 		return res
 	}, options[K, V](cfg)...)
