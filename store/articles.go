@@ -27,8 +27,9 @@ import (
 // n, n/<category>, one word count Increment per distinct word. Updates and
 // deletes are compare-and-set loops on u; the rows written after the
 // timeline row follow it and converge by their timestamps. A crash between
-// two writes leaves the later rows behind: repairArticles restores the
-// category rows and counters, RebuildWordCounts the word counts.
+// two writes leaves the later rows behind: Repair restores the category
+// rows and counters (repairArticles) and the word counts
+// (repairWordCounts).
 
 // Qualifiers of timeline and category rows, and of the counters row.
 // ON-DISK FORMAT.

@@ -72,7 +72,7 @@ const (
 // The order is the live PostArticle's, batch-wide: timeline rows, then
 // category rows, counters, word counts. A crash between them leaves what
 // one of PostArticle would, for many articles at once: Repair restores the
-// category rows and counters, RebuildWordCounts the word counts. A rerun
+// category rows, counters and word counts. A rerun
 // skips the timeline rows already written and cannot tell which of them
 // lack the rest. ImportArticles does not touch seq: call
 // AdvanceArticleSeq afterwards.

@@ -180,7 +180,7 @@ func TestImportArticlesErrorsKeepTheirKind(t *testing.T) {
 }
 
 // articleBatch is ImportArticles of input. After a crash, Repair restores
-// the category rows and counters, RebuildWordCounts the word counts.
+// the category rows, counters and word counts.
 func articleBatch(input []ArticleImport) batchImport[ArticleImport] {
 	return batchImport[ArticleImport]{
 		input: input,
@@ -195,9 +195,6 @@ func articleBatch(input []ArticleImport) batchImport[ArticleImport] {
 			repairTwice(t, s)
 			checkArticleInvariants(t, s)
 			for _, author := range articleImportAuthors {
-				if err := s.RebuildWordCounts(bg, author); err != nil {
-					t.Fatal(err)
-				}
 				checkArticleWordCounts(t, s, author)
 			}
 		},
@@ -205,8 +202,8 @@ func articleBatch(input []ArticleImport) batchImport[ArticleImport] {
 		checkCreated: func(t *testing.T, s *Store, outs []ImportOutcome) {
 			checkArticlesCreated(t, s, input, outs)
 		},
-		// RebuildWordCounts waits for the clock to pass the word counts'
-		// newest cell.
+		// Repair's word count rebuild waits for the clock to pass the
+		// word counts' newest cell.
 		clock: func() *fakeClock {
 			c := newFakeClock()
 			c.step = 1
@@ -266,16 +263,15 @@ func checkArticlesCreated(t *testing.T, s *Store, input []ArticleImport, outs []
 }
 
 // The batch import writes timeline rows, then category rows, counters and
-// word counts; a crash at any point between them leaves what Repair and
-// RebuildWordCounts fix, and a rerun of the import then completes it.
+// word counts; a crash at any point between them leaves what Repair fixes,
+// and a rerun of the import then completes it.
 func TestImportArticlesRepairAfterCrashAtEveryPoint(t *testing.T) {
 	testCrashAtEveryPoint(t, articleBatch(articleImportCases()),
 		pointImportTimeline, pointImportCategory, pointImportCounters, pointImportWordCounts)
 }
 
 // Whatever prefix of the batch import's writes reaches the store, inside a
-// SendBatch or between them, Repair and RebuildWordCounts restore the
-// invariants.
+// SendBatch or between them, Repair restores the invariants.
 func TestImportArticlesRepairAfterCrashAfterEveryWrite(t *testing.T) {
 	testCrashAfterEveryWrite(t, articleBatch(articleImportCases()))
 }

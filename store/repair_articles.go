@@ -35,7 +35,7 @@ const (
 //     deleted, see wordcounts.go), and seq is at least the highest sequence
 //     number in use.
 //
-// Word counts are not touched: RebuildWordCounts recomputes them.
+// Word counts are not touched here: repairWordCounts recomputes them.
 //
 // fix, if not nil, is called after each repair write with its kind (the
 // fix* constants) and the number of rows or cells it fixed.
