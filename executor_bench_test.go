@@ -14,7 +14,6 @@ import (
 
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/rs/zerolog"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/hbgraph/hbgraph/graph/generated"
@@ -22,8 +21,6 @@ import (
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
 	"github.com/hbgraph/hbgraph/store"
-	"github.com/hbgraph/hbgraph/store/embedded"
-	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 // go test -run '^$' -bench ExecutorFloor -benchmem .
@@ -94,15 +91,7 @@ type memGraph struct {
 // newMemGraph reads its nodes back from an in-memory store, so that their
 // properties are stored JSON as the gateway serves it.
 func newMemGraph(b *testing.B, followees, articlesEach int) *memGraph {
-	hc, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(hc.Close)
-	st, err := store.New(hc, store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	st, _ := memStore(b)
 	ctx := context.Background()
 	m := &memGraph{Resolver: &resolvers.Resolver{Store: st}, nodes: map[string]*model.Node{}, articles: map[string][]model.ArticleEdge{}}
 	for i := range followees + 1 {

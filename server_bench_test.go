@@ -30,9 +30,8 @@ const twoHopQuery = `query TwoHop($id: ID!, $n: Int!) {
   }
 }`
 
-// benchGateway serves the gateway in-process over an in-memory engine with
-// "me" following n nodes that have 5 articles each.
-func benchGateway(b *testing.B, followees int, args ...string) *httptest.Server {
+// memStore is a store over a fresh in-memory engine, closed with b.
+func memStore(b *testing.B) (*store.Store, *embedded.Client) {
 	b.Helper()
 	hc, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop()})
 	if err != nil {
@@ -43,6 +42,14 @@ func benchGateway(b *testing.B, followees int, args ...string) *httptest.Server 
 	if err != nil {
 		b.Fatal(err)
 	}
+	return st, hc
+}
+
+// benchGateway serves the gateway in-process over an in-memory engine with
+// "me" following n nodes that have 5 articles each.
+func benchGateway(b *testing.B, followees int, args ...string) *httptest.Server {
+	b.Helper()
+	st, hc := memStore(b)
 	ctx := context.Background()
 	if _, err := st.CreateNode(ctx, "me", store.Properties{"name": "me"}); err != nil {
 		b.Fatal(err)
