@@ -66,10 +66,13 @@ func (s *Store) Repair(ctx context.Context) (RepairReport, error) {
 	return report, nil
 }
 
-// Kinds of fixes repairWordCounts reports, in cells.
+// Kinds of fixes repairWordCounts reports, in cells. A corrupt cell (not
+// an int64) counts as neither corrected nor deleted but as fixed corrupt,
+// whether the recount was Put over it or it was deleted.
 const (
 	fixWordCountCorrected = "word count cells corrected"
 	fixWordCountDeleted   = "word count cells deleted"
+	fixWordCountCorrupt   = "corrupt word count cells fixed"
 )
 
 // repairWordCounts rebuilds the word counts (rebuildWordCounts) of every
@@ -85,15 +88,15 @@ const (
 // never the table, and the articles' text is read by the rebuilds alone.
 //
 // fix is called once per kind, after the rebuilds, with the cells that
-// were corrected or deleted (those written before an error too). It is
-// safe beside writers as RebuildWordCounts is.
+// were corrected, deleted or, being corrupt, fixed (those written before
+// an error too). It is safe beside writers as RebuildWordCounts is.
 func (s *Store) repairWordCounts(ctx context.Context, fix func(kind string, n int)) error {
 	splits, err := keys.SplitKeys(wordCountRanges)
 	if err != nil {
 		return err
 	}
 	bounds := append(append([][]byte{nil}, splits...), nil) // nil: either end of the table
-	var corrected, deleted atomic.Int64
+	var corrected, deleted, corrupt atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(wordCountWorkers)
 	for i := range wordCountRanges {
@@ -106,6 +109,7 @@ func (s *Store) repairWordCounts(ctx context.Context, fix func(kind string, n in
 				f, err := s.rebuildWordCounts(gctx, author)
 				corrected.Add(int64(f.corrected))
 				deleted.Add(int64(f.deleted))
+				corrupt.Add(int64(f.corrupt))
 				if err != nil {
 					return fmt.Errorf("author %q: %w", author, err)
 				}
@@ -116,6 +120,7 @@ func (s *Store) repairWordCounts(ctx context.Context, fix func(kind string, n in
 	err = g.Wait()
 	fix(fixWordCountCorrected, int(corrected.Load()))
 	fix(fixWordCountDeleted, int(deleted.Load()))
+	fix(fixWordCountCorrupt, int(corrupt.Load()))
 	return err
 }
 

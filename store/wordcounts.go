@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -24,8 +25,8 @@ import (
 // writers, because HBase stamps an Increment with the current time, and
 // one made in the same millisecond as the delete marker, or before a
 // marker stamped ahead of the clock, would be hidden by it and lost.
-// RebuildWordCounts removes zero cells safely; Repair runs it for every
-// author.
+// RebuildWordCounts removes zero cells safely and rewrites corrupt ones;
+// Repair runs it for every author.
 
 // Word limits. A word is a maximal run of Unicode letters and digits,
 // lower-cased; runs longer than MaxWordBytes (after lower-casing) are not
@@ -155,16 +156,33 @@ func topWords(c cells, n int) ([]WordCount, error) {
 	return out, nil
 }
 
+// decodeWordCounts decodes a word count row; a cell that is not an int64
+// is an error, naming the least such word.
 func decodeWordCounts(c cells) (map[string]int64, error) {
-	m := make(map[string]int64, len(c))
+	m, corrupt := splitWordCounts(c)
+	if len(corrupt) > 0 {
+		w := slices.Min(slices.Collect(maps.Keys(corrupt)))
+		return nil, fmt.Errorf("store: corrupt word count %q: %d bytes", w, len(c[w]))
+	}
+	return m, nil
+}
+
+// splitWordCounts decodes the cells of a word count row that are an int64
+// and sets the others aside as corrupt (nil if there are none).
+func splitWordCounts(c cells) (counts map[string]int64, corrupt map[string]bool) {
+	counts = make(map[string]int64, len(c))
 	for w, v := range c {
 		n, ok := decodeMs(v)
 		if !ok {
-			return nil, fmt.Errorf("store: corrupt word count %q: %d bytes", w, len(v))
+			if corrupt == nil {
+				corrupt = map[string]bool{}
+			}
+			corrupt[w] = true
+			continue
 		}
-		m[w] = n
+		counts[w] = n
 	}
-	return m, nil
+	return counts, corrupt
 }
 
 // wordCountChunk bounds the cells of one Put or Delete of a rebuild.
@@ -204,6 +222,15 @@ const maxStampLead = time.Minute
 // twice. Run it again once the writers are quiet to make the row exact.
 // While it runs, TopWords may see some words recomputed and others not.
 //
+// A corrupt cell (not an 8-byte int64: a hand-made Put, a torn write) is a
+// wrong count like any other: the recount is Put over it, or, if no
+// article has the word, it is deleted, with the same stamp T. No writer's
+// Increment can have landed on it (HBase refuses to increment a cell that
+// is not a long), so none is lost. Until the rebuild, TopWords fails for
+// the whole row, and a writer whose change has the word fails at its
+// Increment, after its article write, leaving all of that change's words
+// uncounted: the rebuild counts them from the articles.
+//
 // It fails with ErrInvalidInput for a bad author id; if the row's cells are
 // stamped more than maxStampLead ahead of the clock it gives up rather than
 // wait.
@@ -224,6 +251,7 @@ type wordCountFixes struct {
 	// but not the 0 cells among them: writers leave those by design (see
 	// the top of this file), so deleting one is no fix.
 	deleted int
+	corrupt int // cells that were not an int64, Put or deleted; in neither count above
 }
 
 // rebuildWordCounts is RebuildWordCounts without the check of the author
@@ -270,10 +298,7 @@ func (s *Store) rebuildWordCounts(ctx context.Context, authorID string) (wordCou
 	if err != nil {
 		return fixed, err
 	}
-	have, err := decodeWordCounts(c)
-	if err != nil {
-		return fixed, err
-	}
+	have, corrupt := splitWordCounts(c) // a corrupt word is absent from have
 	put := cells{}
 	for w, n := range want {
 		if h, ok := have[w]; !ok || h != n {
@@ -281,7 +306,7 @@ func (s *Store) rebuildWordCounts(ctx context.Context, authorID string) (wordCou
 		}
 	}
 	var gone []string
-	for w := range have {
+	for w := range c { // corrupt cells too
 		if _, ok := want[w]; !ok {
 			gone = append(gone, w)
 		}
@@ -298,14 +323,23 @@ func (s *Store) rebuildWordCounts(ctx context.Context, authorID string) (wordCou
 		if err := s.put(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow, chunk, stamp); err != nil {
 			return fixed, err
 		}
-		fixed.corrected += len(chunk)
+		for w := range chunk {
+			if corrupt[w] {
+				fixed.corrupt++
+			} else {
+				fixed.corrected++
+			}
+		}
 	}
 	for chunk := range slices.Chunk(gone, wordCountChunk) {
 		if err := s.deleteColumns(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow, chunk, stamp); err != nil {
 			return fixed, err
 		}
 		for _, w := range chunk {
-			if have[w] != 0 {
+			switch {
+			case corrupt[w]:
+				fixed.corrupt++
+			case have[w] != 0:
 				fixed.deleted++
 			}
 		}

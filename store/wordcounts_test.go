@@ -125,6 +125,33 @@ func TestTopWords(t *testing.T) {
 	}
 }
 
+// Every truncation of a count, and a count a byte too long, is a corrupt
+// cell: decodeWordCounts fails naming the least such word, and
+// splitWordCounts sets it aside and decodes the rest.
+func TestDecodeWordCountsCorrupt(t *testing.T) {
+	valid := encodeMs(42)
+	for n := range len(valid) + 2 {
+		if n == len(valid) {
+			continue
+		}
+		v := append(slices.Clip(valid), 0)[:n]
+		t.Run(fmt.Sprint(n, " bytes"), func(t *testing.T) {
+			c := cells{"ok": encodeMs(1), "torn": v, "zz": {}}
+			if _, err := decodeWordCounts(c); err == nil || !strings.Contains(err.Error(), `"torn"`) {
+				t.Errorf("decodeWordCounts: %v, want an error naming \"torn\"", err)
+			}
+			counts, corrupt := splitWordCounts(c)
+			if !maps.Equal(counts, map[string]int64{"ok": 1}) || !maps.Equal(corrupt, map[string]bool{"torn": true, "zz": true}) {
+				t.Errorf("splitWordCounts: %v and corrupt %v", counts, corrupt)
+			}
+		})
+	}
+	counts, corrupt := splitWordCounts(cells{"ok": valid})
+	if !maps.Equal(counts, map[string]int64{"ok": 42}) || corrupt != nil {
+		t.Errorf("splitWordCounts of a sound row: %v and corrupt %v", counts, corrupt)
+	}
+}
+
 // randomText draws words from a small vocabulary with mixed case and
 // punctuation, so that edits add, remove and keep words.
 func randomText(rng *rand.Rand, n int) string {
