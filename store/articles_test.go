@@ -120,19 +120,19 @@ func checkArticleInvariants(t testing.TB, s *Store) {
 	}
 }
 
-// articleCallLog is a Tracer that keeps every call.
-type articleCallLog struct {
+// callLog is a Tracer that keeps every call.
+type callLog struct {
 	mu    sync.Mutex
 	calls []Call
 }
 
-func (l *articleCallLog) StoreCall(c Call) {
+func (l *callLog) StoreCall(c Call) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.calls = append(l.calls, c)
 }
 
-func (l *articleCallLog) take() []Call {
+func (l *callLog) take() []Call {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.calls
@@ -172,7 +172,7 @@ func TestArticleRoundTrip(t *testing.T) {
 	t.Run("batch", func(t *testing.T) {
 		second := mustPostArticle(t, s, "ann", "Second", "", "misc")
 		missing, _ := keys.Article{Author: "ann", Posted: 5, Seq: 99}.ID()
-		log := &articleCallLog{}
+		log := &callLog{}
 		as, errs := s.GetArticles(WithTracer(ctx, log), []string{second.ID, "bad id", missing, posted.ID})
 		if errs[0] != nil || as[0] != second || errs[3] != nil || as[3] != posted {
 			t.Fatalf("found: %+v %v", as, errs)
@@ -490,7 +490,7 @@ func TestArticleWindows(t *testing.T) {
 						want = append(want, a)
 					}
 				}
-				log := &articleCallLog{}
+				log := &callLog{}
 				q := ArticleQuery{Category: cat, PostedAfter: c.after, PostedBefore: c.before}
 				got := collectArticlePages(WithTracer(t.Context(), log), t, s, "win", q, false, nil)
 				if !slices.Equal(got, newestFirst(want)) {

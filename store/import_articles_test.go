@@ -281,12 +281,12 @@ func TestImportArticlesRepairAfterCrashAfterEveryWrite(t *testing.T) {
 func TestImportArticlesWritesInPostArticleOrder(t *testing.T) {
 	s := newTestStoreWithClock(t, newFakeClock())
 	articleImportSetup(t, s)
-	rec := &callRecorder{}
+	rec := &callLog{}
 	if _, err := s.ImportArticles(WithTracer(bg, rec), articleImportCases()); err != nil {
 		t.Fatal(err)
 	}
 	var steps []string
-	for _, c := range rec.calls {
+	for _, c := range rec.take() {
 		step := c.Op + " " + c.Table
 		switch _, err := keys.DecodeCategory(c.Rows[0]); {
 		case c.Table != keys.TableArticles || c.Op != "Batch":
@@ -336,7 +336,7 @@ func TestImportArticlesChunksLargeBatches(t *testing.T) {
 		input = append(input, ArticleImport{Author: author, Seq: uint64(i + 1), Title: fmt.Sprint("title ", i%3),
 			Body: "some words", Category: fmt.Sprint("c", i%2), Posted: time.UnixMilli(int64(i))})
 	}
-	rec := &callRecorder{}
+	rec := &callLog{}
 	outs, err := s.ImportArticles(WithTracer(bg, rec), input)
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +347,7 @@ func TestImportArticlesChunksLargeBatches(t *testing.T) {
 		}
 	}
 	sizes := map[string][]int{}
-	for _, c := range rec.calls {
+	for _, c := range rec.take() {
 		if c.Op == "Batch" {
 			sizes[c.Table] = append(sizes[c.Table], len(c.Rows))
 		}

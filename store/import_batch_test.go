@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -448,17 +447,6 @@ func testCrashAfterEveryWrite[T any](t *testing.T, b batchImport[T]) {
 	}
 }
 
-type callRecorder struct {
-	mu    sync.Mutex
-	calls []Call
-}
-
-func (r *callRecorder) StoreCall(c Call) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls = append(r.calls, c)
-}
-
 // A batch larger than writeChunk sends its writes in several SendBatches,
 // each at most writeChunk calls, and still imports every relationship.
 func TestImportRelationshipsChunksLargeBatches(t *testing.T) {
@@ -475,7 +463,7 @@ func TestImportRelationshipsChunksLargeBatches(t *testing.T) {
 		want[DegreeKey{k.Start, Outgoing, k.Type}]++
 		want[DegreeKey{k.End, Incoming, k.Type}]++
 	}
-	rec := &callRecorder{}
+	rec := &callLog{}
 	outs, err := s.ImportRelationships(WithTracer(bg, rec), input)
 	if err != nil {
 		t.Fatal(err)
@@ -488,7 +476,7 @@ func TestImportRelationshipsChunksLargeBatches(t *testing.T) {
 	// The 3000 index Puts go out as 1024 + 1024 + 952; the reads (40
 	// nodes, 1500 rows read back) and the Increments are not split.
 	var sizes []int
-	for _, c := range rec.calls {
+	for _, c := range rec.take() {
 		if c.Op == "Batch" {
 			sizes = append(sizes, len(c.Rows))
 		}

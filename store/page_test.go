@@ -36,7 +36,7 @@ func TestPageNoLookahead(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					log := &articleCallLog{}
+					log := &callLog{}
 					req.NoLookahead = true
 					got, err := s.Adjacent(WithTracer(bg, log), "hub", "follows", Outgoing, req)
 					if err != nil {

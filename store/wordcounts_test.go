@@ -247,7 +247,7 @@ func TestRebuildWordCountsFixesCorruptRow(t *testing.T) {
 	// nothing to fix writes nothing.
 	mustPostArticle(t, s, "ann", "Ghost", "a ghost cat", "c")
 	checkArticleWordCounts(t, s, "ann")
-	log := &articleCallLog{}
+	log := &callLog{}
 	if err := s.RebuildWordCounts(WithTracer(ctx, log), "ann"); err != nil {
 		t.Fatal(err)
 	}
