@@ -1,0 +1,38 @@
+// Package codes is the one vocabulary of extensions.code values hbgraph
+// answers with. Every package that writes a code takes it from here, and
+// the README lists each with the HTTP status it comes with.
+//
+// The vocabulary is gqlgen's codes for a document that does not parse or
+// validate and for Apollo's persisted queries (clients act on those by
+// name), plus hbgraph's own. Every limit on an operation (its depth,
+// complexity, size, page sizes) is BAD_USER_INPUT: the client has to
+// change the request.
+package codes
+
+const (
+	// ParseFailed: the document is not GraphQL (gqlgen's code).
+	ParseFailed = "GRAPHQL_PARSE_FAILED"
+	// ValidationFailed: the document does not validate against the schema,
+	// or names an operation it does not define (gqlgen's code).
+	ValidationFailed = "GRAPHQL_VALIDATION_FAILED"
+	// PersistedQueryNotFound: an automatic persisted query's hash is not
+	// known yet; Apollo clients resend the document (gqlgen's code).
+	PersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
+
+	// BadUserInput: an invalid argument, variable, id, cursor, page size or
+	// property map; a request body that is not a GraphQL request; an
+	// operation over a limit (too deep, too complex, too large).
+	BadUserInput = "BAD_USER_INPUT"
+	// NotFound: the thing a mutation names does not exist.
+	NotFound = "NOT_FOUND"
+	// AlreadyExists: a create of an id that exists.
+	AlreadyExists = "ALREADY_EXISTS"
+	// Conflict: a delete of a node that has relationships, or retries
+	// exhausted under contention.
+	Conflict = "CONFLICT"
+	// Unavailable: the store did not answer in time, or the server is
+	// shedding load (HTTP 503 with Retry-After).
+	Unavailable = "UNAVAILABLE"
+	// Internal: a bug; the response carries only the request id.
+	Internal = "INTERNAL"
+)
