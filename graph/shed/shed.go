@@ -1,0 +1,184 @@
+// Package shed turns load away instead of queueing it.
+//
+// Two bounds, both checked without waiting: the number of GraphQL requests
+// in flight, and the sum of the complexity of the operations executing.
+// A request over either is answered at once with 503 Service Unavailable,
+// Retry-After and the code UNAVAILABLE, so a burst of expensive queries
+// costs the server a refusal each rather than a queue of work that would
+// finish past every client's timeout, and cheap queries keep being served
+// beside the few expensive ones that fit.
+package shed
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/hbgraph/hbgraph/graph/codes"
+)
+
+// Reasons a request is shed, as reported to OnShed.
+const (
+	ReasonInFlight   = "in_flight"
+	ReasonComplexity = "complexity"
+)
+
+// Limiter bounds requests in flight and the complexity executing at once.
+type Limiter struct {
+	maxInFlight   int64
+	maxComplexity int64
+	retryAfter    string
+	// OnShed, if set, is called once for every request shed.
+	OnShed func(reason string)
+
+	inFlight   atomic.Int64
+	complexity atomic.Int64
+}
+
+// New returns a Limiter for at most maxInFlight requests and a total
+// complexity of maxComplexity executing at once; refused clients are told
+// to retry after retryAfter (rounded up to whole seconds).
+func New(maxInFlight, maxComplexity int, retryAfter time.Duration) *Limiter {
+	secs := max(1, int((retryAfter+time.Second-1)/time.Second))
+	return &Limiter{
+		maxInFlight:   int64(maxInFlight),
+		maxComplexity: int64(maxComplexity),
+		retryAfter:    strconv.Itoa(secs),
+	}
+}
+
+// InFlight returns the requests and the complexity in flight now.
+func (l *Limiter) InFlight() (requests, complexity int64) {
+	return l.inFlight.Load(), l.complexity.Load()
+}
+
+type ticketKey struct{}
+
+// ticket is a request's share of the limits, released when it ends.
+type ticket struct {
+	complexity int64
+	shed       bool // the operation was refused for complexity
+}
+
+// Middleware admits a request if fewer than maxInFlight are in flight,
+// and answers 503 at once otherwise. It also gives the request the ticket
+// Extension charges the operation's complexity to, and releases both when
+// the request ends.
+func (l *Limiter) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if l.inFlight.Add(1) > l.maxInFlight {
+			l.inFlight.Add(-1)
+			l.refuse(w, ReasonInFlight, fmt.Sprintf("server busy: %d requests in flight; retry after %s s", l.maxInFlight, l.retryAfter))
+			return
+		}
+		t := &ticket{}
+		defer func() {
+			l.complexity.Add(-t.complexity)
+			l.inFlight.Add(-1)
+		}()
+		ctx := context.WithValue(r.Context(), ticketKey{}, t)
+		next.ServeHTTP(&shedWriter{ResponseWriter: w, t: t, retryAfter: l.retryAfter}, r.WithContext(ctx))
+	})
+}
+
+func (l *Limiter) refuse(w http.ResponseWriter, reason, msg string) {
+	if l.OnShed != nil {
+		l.OnShed(reason)
+	}
+	w.Header().Set("Retry-After", l.retryAfter)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	b, _ := json.Marshal(map[string]any{
+		"errors": []map[string]any{{"message": msg, "extensions": map[string]any{"code": codes.Unavailable}}},
+	})
+	_, _ = w.Write(b)
+}
+
+// Admit charges an operation's complexity to its request, refusing it if
+// the complexity executing would then exceed the limit. An operation
+// alone is always admitted, so a limit below the largest complexity
+// allowed cannot starve it. Outside Middleware it admits everything.
+func (l *Limiter) Admit(ctx context.Context, complexity int) *gqlerror.Error {
+	t, ok := ctx.Value(ticketKey{}).(*ticket)
+	if !ok || complexity <= 0 {
+		return nil
+	}
+	c := int64(complexity)
+	if now := l.complexity.Add(c); now > l.maxComplexity && now != c {
+		l.complexity.Add(-c)
+		t.shed = true
+		if l.OnShed != nil {
+			l.OnShed(ReasonComplexity)
+		}
+		err := gqlerror.Errorf("server busy: operations of complexity %d executing at once, the limit is %d; retry after %s s",
+			now-c, l.maxComplexity, l.retryAfter)
+		err.Extensions = map[string]any{"code": codes.Unavailable}
+		return err
+	}
+	t.complexity += c
+	return nil
+}
+
+// Extension is a gqlgen extension that admits each operation by the
+// complexity complexityOf gives it. Install it after the extensions that
+// refuse operations over the per-operation limits.
+func (l *Limiter) Extension(complexityOf func(context.Context, *graphql.OperationContext) int) graphql.HandlerExtension {
+	return extension{l: l, complexityOf: complexityOf}
+}
+
+type extension struct {
+	l            *Limiter
+	complexityOf func(context.Context, *graphql.OperationContext) int
+}
+
+var (
+	_ graphql.HandlerExtension        = extension{}
+	_ graphql.OperationContextMutator = extension{}
+)
+
+func (extension) ExtensionName() string                   { return "LoadShedding" }
+func (extension) Validate(graphql.ExecutableSchema) error { return nil }
+func (e extension) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	return e.l.Admit(ctx, e.complexityOf(ctx, oc))
+}
+
+// shedWriter turns the response of an operation refused for complexity
+// into a 503 with Retry-After, whatever status the transport chose.
+type shedWriter struct {
+	http.ResponseWriter
+	t           *ticket
+	retryAfter  string
+	wroteHeader bool
+}
+
+func (w *shedWriter) WriteHeader(code int) {
+	if w.wroteHeader {
+		return
+	}
+	w.wroteHeader = true
+	if w.t.shed {
+		w.Header().Set("Retry-After", w.retryAfter)
+		code = http.StatusServiceUnavailable
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *shedWriter) Write(b []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *shedWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
