@@ -12,7 +12,7 @@ func query(n int, fill byte) string { return "{" + strings.Repeat(string(fill), 
 
 func TestCacheKeepsAndReturns(t *testing.T) {
 	ctx := context.Background()
-	c := New(10, 1<<20, 1<<10)
+	c := Documents(10, 1<<20, 1<<10)
 	doc := &ast.QueryDocument{}
 	c.Add(ctx, "{ a }", doc)
 	got, ok := c.Get(ctx, "{ a }")
@@ -26,7 +26,7 @@ func TestCacheKeepsAndReturns(t *testing.T) {
 
 func TestCacheBoundsEntries(t *testing.T) {
 	ctx := context.Background()
-	c := New(3, 1<<30, 1<<10)
+	c := Documents(3, 1<<30, 1<<10)
 	for _, q := range []string{"{a}", "{b}", "{c}"} {
 		c.Add(ctx, q, &ast.QueryDocument{})
 	}
@@ -48,8 +48,8 @@ func TestCacheBoundsEntries(t *testing.T) {
 func TestCacheBoundsBytes(t *testing.T) {
 	ctx := context.Background()
 	const queryLen = 1000
-	budget := 5 * Cost(query(queryLen, 'x'))
-	c := New(1000, budget, 1<<20)
+	budget := 5 * DocumentCost(query(queryLen, 'x'))
+	c := Documents(1000, budget, 1<<20)
 	for i := range 50 {
 		c.Add(ctx, query(queryLen, byte('a'+i%26))+strings.Repeat(" ", i), &ast.QueryDocument{})
 		if _, bytes := c.Len(); bytes > budget {
@@ -63,7 +63,7 @@ func TestCacheBoundsBytes(t *testing.T) {
 
 func TestCacheNeverKeepsALargeQuery(t *testing.T) {
 	ctx := context.Background()
-	c := New(1000, 1<<30, 4096)
+	c := Documents(1000, 1<<30, 4096)
 	large := query(4097, 'x')
 	c.Add(ctx, large, &ast.QueryDocument{})
 	if _, ok := c.Get(ctx, large); ok {
@@ -81,10 +81,26 @@ func TestCacheNeverKeepsALargeQuery(t *testing.T) {
 
 func TestCacheReAddDoesNotDoubleCount(t *testing.T) {
 	ctx := context.Background()
-	c := New(10, 1<<20, 1<<10)
+	c := Documents(10, 1<<20, 1<<10)
 	c.Add(ctx, "{a}", &ast.QueryDocument{})
 	c.Add(ctx, "{a}", &ast.QueryDocument{})
-	if n, bytes := c.Len(); n != 1 || bytes != Cost("{a}") {
-		t.Fatalf("after adding one query twice: %d entries, %d bytes; want 1, %d", n, bytes, Cost("{a}"))
+	if n, bytes := c.Len(); n != 1 || bytes != DocumentCost("{a}") {
+		t.Fatalf("after adding one query twice: %d entries, %d bytes; want 1, %d", n, bytes, DocumentCost("{a}"))
+	}
+}
+
+func TestPersistedQueriesBoundedByText(t *testing.T) {
+	ctx := context.Background()
+	c := PersistedQueries(1000, 10_000, 4096)
+	hash := strings.Repeat("a", 64)
+	c.Add(ctx, hash, query(4097, 'x'))
+	if _, ok := c.Get(ctx, hash); ok {
+		t.Fatal("a persisted query over the cacheable size was kept")
+	}
+	for i := range 20 {
+		c.Add(ctx, strings.Repeat(string(rune('a'+i)), 64), query(1000, 'x'))
+	}
+	if n, bytes := c.Len(); bytes > 10_000 || n != 9 {
+		t.Fatalf("20 queries of 1,064 bytes in a 10,000-byte cache: %d kept, %d bytes; want 9", n, bytes)
 	}
 }
