@@ -18,8 +18,11 @@
     plugins.push(window.GraphiQLPluginExplorer.explorerPlugin());
   }
 
+  var post = GraphiQL.createFetcher({ url: cfg.endpoint });
   var props = {
-    fetcher: GraphiQL.createFetcher({ url: cfg.endpoint }),
+    fetcher: function (params, opts) {
+      return post(withDefinedOperation(params), opts);
+    },
     plugins: plugins,
     defaultEditorToolsVisibility: 'variables',
     isHeadersEditorEnabled: true,
@@ -40,6 +43,52 @@
   }
 
   ReactDOM.createRoot(root).render(React.createElement(GraphiQL, props));
+
+  // withDefinedOperation returns the request params with an operationName
+  // the document defines. GraphiQL 4.1.2 works out the document's operations
+  // 100 ms after the query editor last changed, and until then runs the new
+  // text with the old text's operation name: replace a named example with an
+  // anonymous query and run it at once (a paste, the run button, Ctrl-Enter)
+  // and the server is asked for an operation the document does not have.
+  // So: a name the document defines is kept; with one operation or none the
+  // name is dropped (the server runs the only one); with several, the one
+  // under the query editor's cursor runs, or else the first, which is what
+  // GraphiQL picks once it has caught up. A document that does not parse
+  // goes as it is, for the server to report the syntax error.
+  function withDefinedOperation(params) {
+    var ops;
+    try {
+      ops = GraphiQL.GraphQL.parse(params.query).definitions.filter(function (d) {
+        return d.kind === 'OperationDefinition';
+      });
+    } catch (e) {
+      return params;
+    }
+    var name = params.operationName;
+    if (name && ops.some(function (op) { return op.name && op.name.value === name; })) {
+      return params;
+    }
+    var out = Object.assign({}, params);
+    delete out.operationName;
+    if (ops.length > 1) {
+      var op = operationAtCursor(ops) || ops[0];
+      if (op.name) out.operationName = op.name.value;
+    }
+    return out;
+  }
+
+  // operationAtCursor returns the operation of ops under the cursor of the
+  // query editor (CodeMirror 5, whose element keeps the instance), if any.
+  function operationAtCursor(ops) {
+    var el = root.querySelector('.graphiql-query-editor .CodeMirror');
+    var cm = el && el.CodeMirror;
+    if (!cm) return null;
+    var at = cm.indexFromPos(cm.getCursor());
+    for (var i = 0; i < ops.length; i++) {
+      if (ops[i].loc && ops[i].loc.start <= at && at <= ops[i].loc.end) return ops[i];
+    }
+    return null;
+  }
 
   // localStorage throws where storage is off; GraphiQL then keeps nothing.
   function storageHas(key) {
