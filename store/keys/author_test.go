@@ -16,7 +16,7 @@ func authorRows(t *testing.T, author string) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := Category{Name: "go\x00", Article: Article{Author: author, Posted: math.MaxInt64, Seq: math.MaxUint64}}.Key()
+	cat, err := Category{Name: "go\x00", Article: Article{Author: author, Posted: math.MaxInt64, Seq: math.MaxInt64}}.Key()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,9 @@
 //	rev(t)  8 bytes, big-endian: math.MaxInt64 - t, for t in Unix milliseconds,
 //	        t >= 0. Larger t sorts first: newest first.
 //	u64(n)  8 bytes, big-endian.
+//	desc(n) 8 bytes, big-endian: math.MaxUint64 - n, for 0 <= n <=
+//	        math.MaxInt64. Larger n sorts first; the first byte is always
+//	        0x80 or more, which tells it from a u64 of the same n.
 //	dir     1 byte: Outgoing or Incoming.
 //
 // # Why escape strings
@@ -41,7 +44,12 @@
 //
 // Rows of one layout that share the same hashed part sort by their parts in
 // declaration order: strings by their bytes, rev parts newest first, u64
-// parts ascending. Rows whose hashed parts differ are in no useful order;
+// parts ascending, desc parts descending. The timeline and the category
+// index end in rev(posted) desc(articleId): newest first, and articles
+// posted in the same millisecond the last created first, so that the order
+// of a connection never depends on the clock's resolution. (The adjacency
+// index ends in rev(created) str(other): relationships created in the same
+// millisecond come by the other node's id, ascending.) Rows whose hashed parts differ are in no useful order;
 // only prefixes that fix the hashed part are scanned.
 //
 // # On-disk format
@@ -49,7 +57,8 @@
 // Tag bytes, the Direction bytes, the escape, the hash function and the
 // article id format are on-disk (or client-visible) format: changing any of
 // them orphans every row, split point and id already written. Add a new
-// layout with a new tag instead.
+// layout with a new tag instead, or, as the timeline and category layouts
+// did once, version the table (ArticleLayoutVersion) and migrate its rows.
 //
 // # Ownership and concurrency
 //

@@ -16,12 +16,13 @@ func FuzzDecode(f *testing.F) {
 			f.Add(row) // a valid row of each layout, edge ids included
 		}
 	}
-	f.Add([]byte{})                                       // empty row
-	f.Add([]byte{0, 0, 0, 0})                             // a hash and nothing else
-	f.Add([]byte{0, 0, 0, 0, 0x02, 'a', 0x00})            // string cut inside its terminator
-	f.Add([]byte{0, 0, 0, 0, 0x00, 'a', 0x00, 0x02})      // bad escape
-	f.Add(append(Node("a"), 0xFF))                        // trailing byte
-	f.Add(mustKey(Article{Author: "a", Posted: 1}.Key())) // a timeline row, for the category decoder
+	f.Add([]byte{})                                                   // empty row
+	f.Add([]byte{0, 0, 0, 0})                                         // a hash and nothing else
+	f.Add([]byte{0, 0, 0, 0, 0x02, 'a', 0x00})                        // string cut inside its terminator
+	f.Add([]byte{0, 0, 0, 0, 0x00, 'a', 0x00, 0x02})                  // bad escape
+	f.Add(append(Node("a"), 0xFF))                                    // trailing byte
+	f.Add(mustKey(Article{Author: "a", Posted: 1}.Key()))             // a timeline row, for the category decoder
+	f.Add(mustKey(timelineLayoutV1.Encode("a", int64(1), uint64(2)))) // a layout 1 timeline row
 	f.Fuzz(func(t *testing.T, row []byte) {
 		for _, l := range layouts {
 			v, err := l.Decode(row)
@@ -42,6 +43,7 @@ func FuzzDecode(f *testing.F) {
 		_, _ = DecodeCategory(row)
 		_, _ = DecodeCounters(row)
 		_, _ = DecodeWordCounts(row)
+		_, _ = MigrateArticleRow(row)
 		if a, err := DecodeAuthor(row); err == nil && !bytes.HasPrefix(row, AuthorPrefix(a)) {
 			t.Fatalf("DecodeAuthor(%x) = %q, whose rows start with %x", row, a, AuthorPrefix(a))
 		}
@@ -67,6 +69,14 @@ func FuzzRoundTrip(f *testing.F) {
 				}
 			}
 			return
+		}
+		if n > math.MaxInt64 {
+			for _, l := range layouts {
+				if _, err := l.Encode(sampleValues(l, a, b, tm, n, d)...); (err == nil) == slices.ContainsFunc(l.parts, func(p part) bool { return p.kind == kindDesc }) {
+					t.Fatalf("%s: Encode with article id %d: %v", l.Name(), n, err)
+				}
+			}
+			n &= math.MaxInt64 // and round trip the rest
 		}
 		roundTripAll(t, a, b, tm, n, d)
 	})
@@ -108,6 +118,74 @@ func FuzzOrder(f *testing.F) {
 		}
 		if got := bytes.Compare(adj(s1, t1), adj(s2, t2)); got != want {
 			t.Fatalf("adjacency: compare((%q, %d), (%q, %d)) = %d, want %d", s1, t1, s2, t2, got, want)
+		}
+	})
+}
+
+// FuzzArticleOrder checks that timeline and category rows of one author
+// sort newest first: by posted time, and within a millisecond by article
+// id, the highest (the last created) first.
+func FuzzArticleOrder(f *testing.F) {
+	f.Add(int64(5), uint64(1), int64(5), uint64(2))                         // same millisecond: id 2 first
+	f.Add(int64(5), uint64(9), int64(6), uint64(1))                         // newer time wins over a higher id
+	f.Add(int64(0), uint64(0), int64(0), uint64(math.MaxInt64))             // extreme ids
+	f.Add(int64(7), uint64(255), int64(7), uint64(256))                     // ids across a byte boundary
+	f.Add(int64(math.MaxInt64), uint64(3), int64(math.MaxInt64), uint64(3)) // equal
+	f.Fuzz(func(t *testing.T, t1 int64, n1 uint64, t2 int64, n2 uint64) {
+		t1, t2 = t1&math.MaxInt64, t2&math.MaxInt64 // rev takes t >= 0
+		n1, n2 = n1&math.MaxInt64, n2&math.MaxInt64 // desc takes n <= MaxInt64
+		want := cmp.Or(-cmp.Compare(t1, t2), -cmp.Compare(n1, n2))
+		a1, a2 := Article{Author: "au", Posted: t1, Seq: n1}, Article{Author: "au", Posted: t2, Seq: n2}
+		if got := bytes.Compare(mustKey(a1.Key()), mustKey(a2.Key())); got != want {
+			t.Fatalf("timeline: compare(%+v, %+v) = %d, want %d", a1, a2, got, want)
+		}
+		c1, c2 := Category{Name: "go", Article: a1}, Category{Name: "go", Article: a2}
+		if got := bytes.Compare(mustKey(c1.Key()), mustKey(c2.Key())); got != want {
+			t.Fatalf("category: compare(%+v, %+v) = %d, want %d", c1, c2, got, want)
+		}
+	})
+}
+
+// FuzzMigrateArticleRow checks that MigrateArticleRow never panics, turns a
+// layout 1 row into the current row of the same article, and leaves alone
+// every row that is not of layout 1, current rows included.
+func FuzzMigrateArticleRow(f *testing.F) {
+	f.Add(mustKey(timelineLayoutV1.Encode("al", int64(2), uint64(3))))                 // layout 1 timeline row
+	f.Add(mustKey(categoryLayoutV1.Encode("al", "go", int64(2), uint64(3))))           // layout 1 category row
+	f.Add(mustKey(timelineLayoutV1.Encode("al", int64(2), uint64(math.MaxInt64)+1)))   // layout 1, id without a current form
+	f.Add(mustKey(Article{Author: "al", Posted: 2, Seq: 3}.Key()))                     // current timeline row
+	f.Add(mustKey(Category{Name: "go", Article: Article{Author: "al", Seq: 3}}.Key())) // current category row
+	f.Add(Counters("al"))                                                              // counters row
+	f.Add(ArticleLayoutRow())                                                          // the layout row
+	f.Fuzz(func(t *testing.T, row []byte) {
+		got, ok := MigrateArticleRow(row)
+		if _, err := TimelineLayout.Decode(row); err == nil && ok {
+			t.Fatalf("MigrateArticleRow(%x) migrated a current timeline row", row)
+		}
+		if _, err := CategoryLayout.Decode(row); err == nil && ok {
+			t.Fatalf("MigrateArticleRow(%x) migrated a current category row", row)
+		}
+		if !ok {
+			return
+		}
+		if _, again := MigrateArticleRow(got); again {
+			t.Fatalf("MigrateArticleRow(%x) = %x, which migrates again", row, got)
+		}
+		if v1, err := timelineLayoutV1.Decode(row); err == nil {
+			a, err := DecodeTimeline(got)
+			if err != nil || a != (Article{Author: v1[0].(string), Posted: v1[1].(int64), Seq: v1[2].(uint64)}) {
+				t.Fatalf("timeline %x (%q) migrated to %x (%+v, %v)", row, v1, got, a, err)
+			}
+			return
+		}
+		v1, err := categoryLayoutV1.Decode(row)
+		if err != nil {
+			t.Fatalf("MigrateArticleRow(%x) = %x, but the row is of no layout 1", row, got)
+		}
+		c, err := DecodeCategory(got)
+		want := Category{Name: v1[1].(string), Article: Article{Author: v1[0].(string), Posted: v1[2].(int64), Seq: v1[3].(uint64)}}
+		if err != nil || c != want {
+			t.Fatalf("category %x (%q) migrated to %x (%+v, %v)", row, v1, got, c, err)
 		}
 	})
 }

@@ -21,6 +21,7 @@ const (
 	kindRev                  // rev(t): 8 bytes, MaxInt64 - t
 	kindU64                  // u64(n): 8 bytes
 	kindDir                  // dir: one Direction byte
+	kindDesc                 // desc(n): 8 bytes, MaxUint64 - n, n <= MaxInt64
 )
 
 // part is one declared part of a layout. Value parts (str, rev, u64, dir)
@@ -32,20 +33,21 @@ type part struct {
 	of   int    // kindHash: index in Layout.parts of the str part hashed
 }
 
-func hashPart(of int) part     { return part{kind: kindHash, of: of} }
-func tagPart(b byte) part      { return part{kind: kindTag, tag: b} }
-func strPart(name string) part { return part{kind: kindStr, name: name} }
-func revPart(name string) part { return part{kind: kindRev, name: name} }
-func u64Part(name string) part { return part{kind: kindU64, name: name} }
-func dirPart(name string) part { return part{kind: kindDir, name: name} }
-func (p part) isValue() bool   { return p.kind >= kindStr }
+func hashPart(of int) part      { return part{kind: kindHash, of: of} }
+func tagPart(b byte) part       { return part{kind: kindTag, tag: b} }
+func strPart(name string) part  { return part{kind: kindStr, name: name} }
+func revPart(name string) part  { return part{kind: kindRev, name: name} }
+func u64Part(name string) part  { return part{kind: kindU64, name: name} }
+func dirPart(name string) part  { return part{kind: kindDir, name: name} }
+func descPart(name string) part { return part{kind: kindDesc, name: name} }
+func (p part) isValue() bool    { return p.kind >= kindStr }
 func (p part) fixedLen() (int, bool) {
 	switch p.kind {
 	case kindHash:
 		return 4, true
 	case kindTag, kindDir:
 		return 1, true
-	case kindRev, kindU64:
+	case kindRev, kindU64, kindDesc:
 		return 8, true
 	}
 	return 0, false
@@ -58,6 +60,7 @@ func (p part) fixedLen() (int, bool) {
 //	str -> string
 //	rev -> int64 (Unix milliseconds, >= 0)
 //	u64 -> uint64
+//	desc -> uint64 (0..math.MaxInt64)
 //	dir -> Direction
 //
 // Hash and tag parts take no value. A Layout is immutable and safe for
@@ -151,6 +154,8 @@ func (l *Layout) partString(p part) string {
 		return "rev(" + p.name + ")"
 	case kindU64:
 		return "u64(" + p.name + ")"
+	case kindDesc:
+		return "desc(" + p.name + ")"
 	case kindDir:
 		return "dir"
 	}
@@ -257,6 +262,15 @@ func appendValue(b []byte, p part, v any) ([]byte, error) {
 			return nil, fmt.Errorf("got %T, want uint64", v)
 		}
 		return binary.BigEndian.AppendUint64(b, n), nil
+	case kindDesc:
+		n, ok := v.(uint64)
+		if !ok {
+			return nil, fmt.Errorf("got %T, want uint64", v)
+		}
+		if n > math.MaxInt64 {
+			return nil, fmt.Errorf("%d is above %d", n, int64(math.MaxInt64))
+		}
+		return binary.BigEndian.AppendUint64(b, math.MaxUint64-n), nil
 	case kindDir:
 		d, ok := v.(Direction)
 		if !ok {
@@ -273,8 +287,8 @@ func appendValue(b []byte, p part, v any) ([]byte, error) {
 // Decode parses a row of the layout into its values (see Layout for their
 // types). It never panics; it fails with ErrInvalidKey if row is not exactly
 // one valid encoding: truncated, a bad escape or tag or direction, a time
-// out of range, a hash that does not match its part, or trailing bytes. The
-// values share no memory with row.
+// or desc value out of range, a hash that does not match its part, or
+// trailing bytes. The values share no memory with row.
 func (l *Layout) Decode(row []byte) ([]any, error) {
 	values := make([]any, 0, l.nvalues)
 	pos := 0
@@ -313,6 +327,13 @@ func (l *Layout) Decode(row []byte) ([]any, error) {
 			pos += 8
 		case kindU64:
 			values = append(values, binary.BigEndian.Uint64(rest))
+			pos += 8
+		case kindDesc:
+			x := binary.BigEndian.Uint64(rest)
+			if x <= math.MaxInt64 {
+				return nil, l.decodeErr(p, pos, "out of range (a u64 part, as layouts before desc wrote it?)")
+			}
+			values = append(values, math.MaxUint64-x)
 			pos += 8
 		case kindDir:
 			d := Direction(rest[0])

@@ -100,26 +100,32 @@ var DegreeLayout = mustLayout("degree", TableGraph,
 	hashPart(2), tagPart(tagDegree), strPart("node"), dirPart("dir"), strPart("type"))
 
 // TimelineLayout is the row of an article in its author's timeline (seed 001)
-// in table articles, family a; it holds the article. Newest first.
+// in table articles, family a; it holds the article. Newest first: by posted
+// time, and articles posted in the same millisecond by articleId, the
+// highest (the last created) first.
 //
-//	+-----------+-------------+------+-------------+----------------+
-//	| H(author) | str(author) | 0x00 | rev(posted) | u64(articleId) |
-//	| 4 bytes   |             | tag  | 8 bytes     | 8 bytes        |
-//	+-----------+-------------+------+-------------+----------------+
+//	+-----------+-------------+------+-------------+-----------------+
+//	| H(author) | str(author) | 0x00 | rev(posted) | desc(articleId) |
+//	| 4 bytes   |             | tag  | 8 bytes     | 8 bytes         |
+//	+-----------+-------------+------+-------------+-----------------+
+//
+// Article layout 2 (see ArticleLayoutVersion); layout 1 had u64(articleId).
 var TimelineLayout = mustLayout("timeline", TableArticles,
-	hashPart(1), strPart("author"), tagPart(tagTimeline), revPart("posted"), u64Part("articleId"))
+	hashPart(1), strPart("author"), tagPart(tagTimeline), revPart("posted"), descPart("articleId"))
 
 // CategoryLayout is the secondary index row of an article by category (seed
 // 001) in table articles, family a; it holds a copy of the article. Newest
-// first within a category.
+// first within a category, in the timeline's order.
 //
-//	+-----------+-------------+------+---------------+-------------+----------------+
-//	| H(author) | str(author) | 0x01 | str(category) | rev(posted) | u64(articleId) |
-//	| 4 bytes   |             | tag  |               | 8 bytes     | 8 bytes        |
-//	+-----------+-------------+------+---------------+-------------+----------------+
+//	+-----------+-------------+------+---------------+-------------+-----------------+
+//	| H(author) | str(author) | 0x01 | str(category) | rev(posted) | desc(articleId) |
+//	| 4 bytes   |             | tag  |               | 8 bytes     | 8 bytes         |
+//	+-----------+-------------+------+---------------+-------------+-----------------+
+//
+// Article layout 2 (see ArticleLayoutVersion); layout 1 had u64(articleId).
 var CategoryLayout = mustLayout("category", TableArticles,
 	hashPart(1), strPart("author"), tagPart(tagCategory), strPart("category"),
-	revPart("posted"), u64Part("articleId"))
+	revPart("posted"), descPart("articleId"))
 
 // CountersLayout is the counter row of an author in table articles, family a;
 // cells seq (the next articleId), n (article count), n/ + category.
@@ -260,7 +266,7 @@ type Article struct {
 }
 
 // Key returns the article's timeline row. It fails with ErrInvalidValue if
-// Posted is negative.
+// Posted is negative or Seq is above math.MaxInt64.
 func (a Article) Key() ([]byte, error) {
 	return TimelineLayout.Encode(a.Author, a.Posted, a.Seq)
 }
@@ -285,7 +291,7 @@ type Category struct {
 }
 
 // Key returns the category index row. It fails with ErrInvalidValue if
-// Article.Posted is negative.
+// Article.Posted is negative or Article.Seq is above math.MaxInt64.
 func (c Category) Key() ([]byte, error) {
 	return CategoryLayout.Encode(c.Article.Author, c.Name, c.Article.Posted, c.Article.Seq)
 }

@@ -109,7 +109,7 @@ func sampleValues(l *Layout, a, b string, tm int64, n uint64, d Direction) []any
 			}
 		case kindRev:
 			values = append(values, tm)
-		case kindU64:
+		case kindU64, kindDesc:
 			values = append(values, n)
 		case kindDir:
 			values = append(values, d)
@@ -200,6 +200,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"bad escape", AdjacencyLayout, corrupt(7, 0x02)},
 		{"node row as relationship", RelationshipLayout, Node("a")},
 		{"timeline row as category", CategoryLayout, mustKey(Article{Author: "a", Posted: 1, Seq: 2}.Key())},
+		{"layout 1 timeline row", TimelineLayout, mustKey(timelineLayoutV1.Encode("a", int64(1), uint64(2)))},
+		{"layout 1 category row", CategoryLayout, mustKey(categoryLayoutV1.Encode("a", "go", int64(1), uint64(2)))},
 		{"empty", NodeLayout, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,7 +220,8 @@ func mustKey(b []byte, err error) []byte {
 }
 
 // TestOrderWithinPrefix checks that rows sharing their hashed part sort in
-// logical order: strings by bytes, times newest first, sequence ascending.
+// logical order: strings by bytes, times newest first, article ids (within
+// a millisecond) descending.
 func TestOrderWithinPrefix(t *testing.T) {
 	t.Run("relationship ends", func(t *testing.T) {
 		var rows [][]byte
@@ -247,7 +250,7 @@ func TestOrderWithinPrefix(t *testing.T) {
 	t.Run("timeline newest first", func(t *testing.T) {
 		var rows [][]byte
 		for _, tm := range times {
-			for _, seq := range []uint64{0, 1, 255, 256, math.MaxUint64} {
+			for _, seq := range seqsNewestFirst {
 				rows = append(rows, mustKey(Article{Author: "a\x00", Posted: tm, Seq: seq}.Key()))
 			}
 		}
@@ -257,12 +260,18 @@ func TestOrderWithinPrefix(t *testing.T) {
 		var rows [][]byte
 		for _, cat := range sortedStrings {
 			for _, tm := range times {
-				rows = append(rows, mustKey(Category{Name: cat, Article: Article{Author: "a", Posted: tm, Seq: 3}}.Key()))
+				for _, seq := range seqsNewestFirst {
+					rows = append(rows, mustKey(Category{Name: cat, Article: Article{Author: "a", Posted: tm, Seq: seq}}.Key()))
+				}
 			}
 		}
 		checkAscending(t, rows)
 	})
 }
+
+// seqsNewestFirst are article ids in the order the timeline and the category
+// index list articles posted in one millisecond: the last created first.
+var seqsNewestFirst = []uint64{math.MaxInt64, 1 << 32, 256, 255, 3, 2, 1, 0}
 
 func checkAscending(t *testing.T, rows [][]byte) {
 	t.Helper()
@@ -447,7 +456,7 @@ func TestWindow(t *testing.T) {
 	}
 	var rows [][]byte
 	for _, tm := range times {
-		for _, seq := range []uint64{0, math.MaxUint64} {
+		for _, seq := range []uint64{0, math.MaxInt64} {
 			a := Article{Author: "al", Posted: tm, Seq: seq}
 			rows = append(rows, mustKey(a.Key()), mustKey(Category{Name: "go", Article: a}.Key()))
 		}
@@ -545,9 +554,10 @@ func TestGolden(t *testing.T) {
 			"1ef03bc9" + "02" + "610001" + "01" + "540001" + "7ffffffffffffffe" + "6200ff0001"},
 		{"degree", mustKey(Degree{Node: "a", Dir: Incoming, Type: "T"}.Key()), "1ef03bc9" + "03" + "610001" + "02" + "540001"},
 		{"timeline", mustKey(Article{Author: "al", Posted: 2, Seq: 3}.Key()),
-			"1f3dbb23" + "616c0001" + "00" + "7ffffffffffffffd" + "0000000000000003"},
+			"1f3dbb23" + "616c0001" + "00" + "7ffffffffffffffd" + "fffffffffffffffc"},
 		{"category", mustKey(Category{Name: "go", Article: Article{Author: "al", Posted: 2, Seq: 3}}.Key()),
-			"1f3dbb23" + "616c0001" + "01" + "676f0001" + "7ffffffffffffffd" + "0000000000000003"},
+			"1f3dbb23" + "616c0001" + "01" + "676f0001" + "7ffffffffffffffd" + "fffffffffffffffc"},
+		{"article layout row", ArticleLayoutRow(), "00000000" + "0002" + "61727469636c65206c61796f7574"},
 		{"counters", Counters("al"), "1f3dbb23" + "616c0001" + "02"},
 		{"wordcounts", WordCounts("al"), "1f3dbb23" + "616c0001"},
 	} {
