@@ -4,18 +4,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
-	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/hbgraph/hbgraph/explain"
+	"github.com/hbgraph/hbgraph/graph/codes"
+	"github.com/hbgraph/hbgraph/graph/jsonpost"
 )
 
 // metrics are the Prometheus collectors served at /metrics.
@@ -72,15 +72,33 @@ func (s *statusRecorder) Flush() {
 	}
 }
 
-// requestID is the client's X-Request-Id when it sends a sane one, else a
+// maxRequestID bounds a client's X-Request-Id.
+const maxRequestID = 64
+
+// requestID is the client's X-Request-Id when it is short and made of
+// [A-Za-z0-9._-] alone (it is echoed in a header and logged), else a
 // fresh random id.
 func requestID(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 {
+	if id := r.Header.Get("X-Request-Id"); safeRequestID(id) {
 		return id
 	}
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+func safeRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // observe wraps the GraphQL endpoint: it gives the request an id and a
@@ -94,15 +112,15 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 		ctx, cancel := context.WithTimeout(explain.With(r.Context(), rec), timeout)
 		defer cancel()
 		if r.ContentLength > maxBody {
-			writeTooLarge(w, rec.ID, maxBody)
+			writeTooLarge(w, r, rec.ID, maxBody)
 			m.requests.WithLabelValues(strconv.Itoa(http.StatusRequestEntityTooLarge)).Inc()
-			m.errors.WithLabelValues("BAD_USER_INPUT").Inc()
+			m.errors.WithLabelValues(codes.BadUserInput).Inc()
 			log.Info().Str("request_id", rec.ID).Int("status", http.StatusRequestEntityTooLarge).
 				Int64("content_length", r.ContentLength).Msg("graphql")
 			return
 		}
 		// A body without a length is cut at maxBody; the transport then
-		// reports it as undecodable.
+		// answers 413 too.
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		sw := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(sw, r.WithContext(ctx))
@@ -117,56 +135,28 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 		m.latency.Observe(elapsed.Seconds())
 		m.storeCalls.Observe(float64(calls))
 		m.storeWaves.Observe(float64(waves))
-		log.Info().Str("request_id", rec.ID).Str("operation", operation).Int("status", sw.status).
+		log.Info().Str("request_id", rec.ID).Str("operation", truncate(operation, maxLoggedOperation)).Int("status", sw.status).
 			Dur("duration", elapsed).Int("store_calls", calls).Int("store_waves", waves).
 			Strs("error_codes", codes).Msg("graphql")
 	})
 }
 
 // writeTooLarge answers a request whose declared body exceeds the limit.
-func writeTooLarge(w http.ResponseWriter, id string, limit int64) {
-	writeClientError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes (request id %s)", limit, id))
+func writeTooLarge(w http.ResponseWriter, r *http.Request, id string, limit int64) {
+	jsonpost.Refuse(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes (request id %s)", limit, id))
 }
 
-// guardGET refuses, with a code, the GET requests gqlgen's GET transport
-// would refuse without one: undecodable variables or extensions, and
-// operations other than queries (GET must not change state).
-func guardGET(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet {
-			next.ServeHTTP(w, r)
-			return
-		}
-		q := r.URL.Query()
-		for _, param := range []string{"variables", "extensions"} {
-			if v := q.Get(param); v != "" {
-				var obj map[string]any
-				if err := json.Unmarshal([]byte(v), &obj); err != nil {
-					writeClientError(w, http.StatusBadRequest, param+" must be a JSON object")
-					return
-				}
-			}
-		}
-		if doc, err := parser.ParseQuery(&ast.Source{Input: q.Get("query")}); err == nil {
-			name := q.Get("operationName")
-			for _, op := range doc.Operations {
-				if (name == "" || op.Name == name) && op.Operation != ast.Query {
-					w.Header().Set("Allow", "POST")
-					writeClientError(w, http.StatusMethodNotAllowed, "only queries may be sent with GET; use POST for "+string(op.Operation)+"s")
-					return
-				}
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
+// maxLoggedOperation bounds the operation name in the log line: it is the
+// client's operationName, up to 1 KiB.
+const maxLoggedOperation = 128
 
-func writeClientError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	b, _ := json.Marshal(map[string]any{
-		"errors": []map[string]any{{"message": msg, "extensions": map[string]any{"code": "BAD_USER_INPUT"}}},
-		"data":   nil,
-	})
-	_, _ = w.Write(b)
+// truncate cuts s to at most n bytes, at a UTF-8 boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

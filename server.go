@@ -299,8 +299,8 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 		Complexity: complexity(),
 	}))
 	gql.AddTransport(transport.Options{})
-	gql.AddTransport(transport.GET{})
-	gql.AddTransport(jsonpost.Transport{}) // gqlgen's POST, without re-encoding the data
+	gql.AddTransport(jsonpost.GET{})       // GraphQL over HTTP: GET, queries only
+	gql.AddTransport(jsonpost.Transport{}) // and POST; the data written as the executor wrote it
 	gql.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	// gqlgen's switch also turns off federation's _service { sdl }, which a
 	// gateway needs; with --introspection=false the Refuse extension turns
@@ -327,7 +327,7 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 	m := newMetrics()
 	loaderCfg := loaders.Config{Wait: cfg.batchWait, BatchSize: cfg.batchSize, ScanConcurrency: cfg.scanConcurrency()}
 	mux := http.NewServeMux()
-	mux.Handle("/query", observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout, guardGET(loaders.Middleware(st, loaderCfg, gql))))
+	mux.Handle("/query", observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout, loaders.Middleware(st, loaderCfg, gql)))
 	graphiql.Register(mux, "/query") // GraphiQL at /, every asset served from here (offline)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")

@@ -1,25 +1,50 @@
-// Package jsonpost is the GraphQL-over-HTTP POST transport: gqlgen's
-// transport.POST, except in how it writes a response.
+// Package jsonpost is hbgraph's GraphQL-over-HTTP transport: POST with a
+// JSON body, and GET with the parameters in the URL, as the
+// GraphQL-over-HTTP draft specifies them (its audit, npm graphql-http,
+// passes every MUST, SHOULD and MAY).
 //
-// gqlgen's writes the whole response with encoding/json, which validates and
-// re-compacts the data the executor has just written, byte by byte: 3.5% of
-// the server's CPU on a 20-article page. This transport writes the data as
-// the executor wrote it and encodes only the errors and extensions.
-// Everything else is as gqlgen's: what it supports, the content type it
-// answers with, and the status codes.
+// The response's media type is the one the Accept header prefers,
+// application/json or application/graphql-response+json; the status code
+// follows it:
+//
+//   - an operation that ran (data present, null or not, with or without
+//     field errors): 200;
+//   - a request error (the document does not parse or validate, the
+//     operation is not found, variables do not coerce, a limit refuses it):
+//     200 under application/json, 400 under application/graphql-response+json
+//     (404 for PERSISTED_QUERY_NOT_FOUND, which Apollo's clients answer by
+//     resending the document, and turn persisted queries off on a 400);
+//   - a request that is not a GraphQL-over-HTTP request (a body that is not
+//     one JSON object, a parameter of the wrong type, text that is not
+//     UTF-8, a batch): 400, whatever the media type; a mutation sent with
+//     GET: 405; an Accept header that allows neither media type: 406; a
+//     POST that is not application/json: 415.
+//
+// A response to a request error carries no data entry.
+//
+// gqlgen's transports write the whole response with encoding/json, which
+// validates and re-compacts the data the executor has just written, byte
+// by byte: 3.5% of the server's CPU on a 20-article page. These write the
+// data as the executor wrote it and encode only the errors and extensions.
 package jsonpost
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/hbgraph/hbgraph/graph/codes"
 )
 
 const (
@@ -27,92 +52,237 @@ const (
 	contentGraphQLResponse = "application/graphql-response+json"
 )
 
-// Transport answers POST requests with a JSON body.
+// Transport answers POST requests; a body that is not application/json is
+// refused with 415.
 type Transport struct{}
 
-var _ graphql.Transport = Transport{}
+// GET answers GET requests, their parameters in the URL; mutations are
+// refused with 405.
+type GET struct{}
 
-// Supports reports whether r is a POST of application/json (and not a
-// protocol upgrade).
+var (
+	_ graphql.Transport = Transport{}
+	_ graphql.Transport = GET{}
+)
+
+// Supports reports whether r is a POST (and not a protocol upgrade).
 func (Transport) Supports(r *http.Request) bool {
-	if r.Header.Get("Upgrade") != "" {
-		return false
-	}
-	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil {
-		return false
-	}
-	return r.Method == http.MethodPost && mediaType == contentJSON
+	return r.Method == http.MethodPost && r.Header.Get("Upgrade") == ""
 }
 
-// Do runs the request's operation and writes its response.
-func (Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	ctx := r.Context()
-	contentType := responseContentType(r)
-	w.Header().Set("Content-Type", contentType)
-	start := graphql.Now()
+// Supports reports whether r is a GET (and not a protocol upgrade).
+func (GET) Supports(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.Header.Get("Upgrade") == ""
+}
 
+// Do reads the request's body, runs its operation and writes the response.
+func (Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	contentType, ok := negotiate(w, r)
+	if !ok {
+		return
+	}
+	if mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != contentJSON ||
+		(params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
+		refuse(w, r, exec, contentType, http.StatusUnsupportedMediaType, errors.New("the request body must be application/json, in UTF-8"))
+		return
+	}
+	start := graphql.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		write(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("could not read request body: %+v", err)}))
+		if tooLarge, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			refuse(w, r, exec, contentType, http.StatusRequestEntityTooLarge, fmt.Errorf("request body larger than %d bytes", tooLarge.Limit))
+			return
+		}
+		refuse(w, r, exec, contentType, http.StatusBadRequest, errors.New("the request body could not be read"))
 		return
 	}
-	params := &graphql.RawParams{}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(params); err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		write(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("json request body could not be decoded: %+v body:%s", err, body)}))
+	params, err := decodeBody(body)
+	if err != nil {
+		refuse(w, r, exec, contentType, http.StatusBadRequest, err)
 		return
 	}
-	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	run(w, r, exec, contentType, params, false)
+}
 
-	rc, opErr := exec.CreateOperationContext(ctx, params)
-	if opErr != nil {
-		w.WriteHeader(statusFor(contentType, opErr))
-		write(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), opErr))
+// Do reads the request's URL parameters, runs its query and writes the
+// response.
+func (GET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	contentType, ok := negotiate(w, r)
+	if !ok {
 		return
 	}
-	responses, ctx := exec.DispatchOperation(ctx, rc)
+	start := graphql.Now()
+	// r.URL.Query would drop the parameters it cannot decode.
+	query, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		refuse(w, r, exec, contentType, http.StatusBadRequest, errors.New("the URL's query string is not well formed"))
+		return
+	}
+	params, err := decodeQueryString(query.Get)
+	if err != nil {
+		refuse(w, r, exec, contentType, http.StatusBadRequest, err)
+		return
+	}
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	run(w, r, exec, contentType, params, true)
+}
+
+// run builds the operation and, unless that fails or GET asks for a
+// mutation, executes it and writes its response.
+func run(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, contentType string, params *graphql.RawParams, onlyQueries bool) {
+	ctx := r.Context()
+	params.Headers = r.Header
+	oc, errs := exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		resp := exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs)
+		w.WriteHeader(requestErrorStatus(contentType, resp.Errors))
+		writeErrors(w, resp)
+		return
+	}
+	if onlyQueries && oc.Operation.Operation != ast.Query {
+		// Checked once the document is parsed, so the operation is the
+		// one operationName picks (or the only one).
+		w.Header().Set("Allow", http.MethodPost)
+		refuse(w, r, exec, contentType, http.StatusMethodNotAllowed,
+			fmt.Errorf("only queries may be sent with GET; use POST for %ss", oc.Operation.Operation))
+		return
+	}
+	responses, ctx := exec.DispatchOperation(ctx, oc)
 	write(w, responses(ctx))
 }
 
-// responseContentType picks the response's media type from the Accept
-// header as gqlgen's POST does by default: application/json unless the
-// client names application/graphql-response+json first, or names neither.
-func responseContentType(r *http.Request) string {
-	accept := r.Header.Get("Accept")
-	if accept == "" {
-		return contentJSON
+// refuse answers a request that is not a GraphQL-over-HTTP request (or
+// that GET may not run) with status and one BAD_USER_INPUT error, through
+// the executor so that the error presenter and the response interceptors
+// see it.
+func refuse(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, contentType string, status int, err error) {
+	gerr := &gqlerror.Error{Message: err.Error(), Extensions: map[string]any{"code": codes.BadUserInput}}
+	resp := exec.DispatchError(r.Context(), gqlerror.List{gerr})
+	w.Header().Set("Content-Type", contentType+"; charset=utf-8")
+	w.WriteHeader(status)
+	writeErrors(w, resp)
+}
+
+// requestErrorStatus is the status of a request error: the operation was
+// never executed (see the package comment).
+func requestErrorStatus(contentType string, errs gqlerror.List) int {
+	if contentType != contentGraphQLResponse {
+		return http.StatusOK
 	}
-	for part := range strings.SplitSeq(accept, ",") {
-		mediaType, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+	for _, e := range errs {
+		if e.Extensions["code"] == codes.PersistedQueryNotFound {
+			return http.StatusNotFound
+		}
+	}
+	return http.StatusBadRequest
+}
+
+// negotiate sets the response's Content-Type from r's Accept header. If
+// the header allows neither of the media types, it answers 406 and returns
+// false.
+func negotiate(w http.ResponseWriter, r *http.Request) (string, bool) {
+	contentType, ok := ContentType(r)
+	w.Header().Set("Content-Type", contentType+"; charset=utf-8")
+	if !ok {
+		w.WriteHeader(http.StatusNotAcceptable)
+		writeError(w, "the Accept header allows neither "+contentGraphQLResponse+" nor "+contentJSON)
+	}
+	return contentType, ok
+}
+
+// ContentType is the media type of the response to r, the one its Accept
+// header prefers: the highest q value, then the most specific range, then
+// the first listed; application/json when there is no Accept header or it
+// is */* alone. It returns false, with application/json, when the header
+// allows neither media type.
+func ContentType(r *http.Request) (string, bool) {
+	accept := strings.Join(r.Header.Values("Accept"), ",")
+	if strings.TrimSpace(accept) == "" {
+		return contentJSON, true
+	}
+	type match struct {
+		q           float64
+		specificity int // 3 the type itself, 2 application/*, 1 */*
+		index       int
+	}
+	best := map[string]match{}
+	for i, part := range strings.Split(accept, ",") {
+		mediaType, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil {
 			continue
 		}
-		switch mediaType {
-		case "*/*", "application/*", contentJSON:
-			return contentJSON
-		case contentGraphQLResponse:
-			return contentGraphQLResponse
+		q := 1.0
+		if s, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(s, 64); err != nil || q < 0 || q > 1 {
+				continue
+			}
+		}
+		for _, ours := range []string{contentJSON, contentGraphQLResponse} {
+			spec := 0
+			switch mediaType {
+			case ours:
+				spec = 3
+			case "application/*":
+				spec = 2
+			case "*/*":
+				spec = 1
+			}
+			// The most specific range that matches gives the q value.
+			if m, seen := best[ours]; spec > 0 && (!seen || spec > m.specificity) {
+				best[ours] = match{q: q, specificity: spec, index: i}
+			}
 		}
 	}
-	return contentGraphQLResponse
+	j, g := best[contentJSON], best[contentGraphQLResponse]
+	switch {
+	case j.q == 0 && g.q == 0:
+		return contentJSON, false
+	case g.q != j.q:
+		if g.q > j.q {
+			return contentGraphQLResponse, true
+		}
+		return contentJSON, true
+	case g.specificity != j.specificity:
+		if g.specificity > j.specificity {
+			return contentGraphQLResponse, true
+		}
+		return contentJSON, true
+	case g.index < j.index:
+		return contentGraphQLResponse, true
+	}
+	return contentJSON, true
 }
 
-// statusFor is the status of a request whose operation could not be built:
-// a protocol error (unparsable, invalid) is 422 for application/json and
-// 400 for application/graphql-response+json, as the GraphQL-over-HTTP draft
-// says; anything else is 200.
-func statusFor(contentType string, errs gqlerror.List) int {
-	if errcode.GetErrorKind(errs) != errcode.KindProtocol {
-		return http.StatusOK
+// writeErrors writes a response that has no data entry: the request
+// never reached execution.
+func writeErrors(w io.Writer, resp *graphql.Response) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"errors":`)
+	encode(&buf, resp.Errors)
+	if len(resp.Extensions) > 0 {
+		buf.WriteString(`,"extensions":`)
+		encode(&buf, resp.Extensions)
 	}
-	if contentType == contentGraphQLResponse {
-		return http.StatusBadRequest
-	}
-	return http.StatusUnprocessableEntity
+	buf.WriteByte('}')
+	_, _ = w.Write(buf.Bytes())
+}
+
+// writeError writes one BAD_USER_INPUT error, for the answers given
+// before any executor is at hand.
+func writeError(w io.Writer, message string) {
+	writeErrors(w, &graphql.Response{Errors: gqlerror.List{{Message: message, Extensions: map[string]any{"code": codes.BadUserInput}}}})
+}
+
+// Refuse answers r, outside the executor, with status and one
+// BAD_USER_INPUT error carrying message, in the media type r's Accept
+// header prefers (application/json if it allows neither). The middleware
+// uses it for requests refused before the transport.
+func Refuse(w http.ResponseWriter, r *http.Request, status int, message string) {
+	contentType, _ := ContentType(r)
+	w.Header().Set("Content-Type", contentType+"; charset=utf-8")
+	w.WriteHeader(status)
+	writeError(w, message)
 }
 
 // write writes resp as encoding/json would, field for field, but copies

@@ -12,6 +12,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/hbgraph/hbgraph/graph/codes"
 )
 
 // TestWriteMatchesEncodingJSON checks that write produces what gqlgen's
@@ -61,41 +63,67 @@ func TestWriteCopiesData(t *testing.T) {
 	}
 }
 
-func TestResponseContentType(t *testing.T) {
-	for accept, want := range map[string]string{
-		"":                                  contentJSON,
-		"*/*":                               contentJSON,
-		"application/json":                  contentJSON,
-		"application/graphql-response+json": contentGraphQLResponse,
-		"application/graphql-response+json;q=1, application/json;q=0.9": contentGraphQLResponse,
-		"text/html, application/json":                                   contentJSON,
-		"text/html":                                                     contentGraphQLResponse,
+func TestContentType(t *testing.T) {
+	for _, c := range []struct {
+		accept string
+		want   string
+		ok     bool
+	}{
+		{"", contentJSON, true},
+		{"*/*", contentJSON, true},
+		{"application/*", contentJSON, true},
+		{"application/json", contentJSON, true},
+		{"application/json; charset=utf-8", contentJSON, true},
+		{"application/graphql-response+json", contentGraphQLResponse, true},
+		{"Application/GraphQL-Response+JSON", contentGraphQLResponse, true},
+		// Apollo Client's and the spec's recommended header.
+		{"application/graphql-response+json,application/json;q=0.9", contentGraphQLResponse, true},
+		{"application/graphql-response+json; charset=utf-8, application/json; charset=utf-8", contentGraphQLResponse, true},
+		// Equal q: the first listed.
+		{"application/json, application/graphql-response+json", contentJSON, true},
+		// The q values decide, not the order.
+		{"application/json;q=0.5, application/graphql-response+json", contentGraphQLResponse, true},
+		{"application/graphql-response+json;q=0.1, */*", contentJSON, true},
+		// A named type beats a wildcard of the same q.
+		{"*/*, application/graphql-response+json", contentGraphQLResponse, true},
+		{"application/*, application/graphql-response+json", contentGraphQLResponse, true},
+		{"text/html, application/json", contentJSON, true},
+		{"text/html, */*;q=0.8", contentJSON, true},
+		// The most specific range gives a type its q: json is refused.
+		{"application/json;q=0, */*", contentGraphQLResponse, true},
+		// Neither: 406.
+		{"text/html", contentJSON, false},
+		{"application/json;q=0", contentJSON, false},
+		{"application/xml, text/*", contentJSON, false},
 	} {
 		r := httptest.NewRequest(http.MethodPost, "/query", nil)
-		if accept != "" {
-			r.Header.Set("Accept", accept)
+		if c.accept != "" {
+			r.Header.Set("Accept", c.accept)
 		}
-		if got := responseContentType(r); got != want {
-			t.Errorf("Accept %q: %s, want %s", accept, got, want)
+		if got, ok := ContentType(r); got != c.want || ok != c.ok {
+			t.Errorf("Accept %q: %s %v, want %s %v", c.accept, got, ok, c.want, c.ok)
 		}
 	}
 }
 
-func TestStatusFor(t *testing.T) {
+func TestRequestErrorStatus(t *testing.T) {
 	protocol := gqlerror.List{gqlerror.Errorf("cannot parse")}
 	errcode.Set(protocol[0], errcode.ParseFailed)
-	other := gqlerror.List{gqlerror.Errorf("something else")}
+	limit := gqlerror.List{{Message: "too deep", Extensions: map[string]any{"code": codes.BadUserInput}}}
+	apq := gqlerror.List{{Message: "PersistedQueryNotFound", Extensions: map[string]any{"code": codes.PersistedQueryNotFound}}}
 	for _, c := range []struct {
 		contentType string
 		errs        gqlerror.List
 		want        int
 	}{
-		{contentJSON, protocol, http.StatusUnprocessableEntity},
+		{contentJSON, protocol, http.StatusOK},
+		{contentJSON, limit, http.StatusOK},
+		{contentJSON, apq, http.StatusOK},
 		{contentGraphQLResponse, protocol, http.StatusBadRequest},
-		{contentJSON, other, http.StatusOK},
-		{contentGraphQLResponse, other, http.StatusOK},
+		{contentGraphQLResponse, limit, http.StatusBadRequest},
+		{contentGraphQLResponse, apq, http.StatusNotFound},
 	} {
-		if got := statusFor(c.contentType, c.errs); got != c.want {
+		if got := requestErrorStatus(c.contentType, c.errs); got != c.want {
 			t.Errorf("%s, %v: %d, want %d", c.contentType, c.errs, got, c.want)
 		}
 	}
@@ -103,23 +131,24 @@ func TestStatusFor(t *testing.T) {
 
 func TestSupports(t *testing.T) {
 	for _, c := range []struct {
-		method, contentType, upgrade string
-		want                         bool
+		method, upgrade string
+		post, get       bool
 	}{
-		{http.MethodPost, "application/json", "", true},
-		{http.MethodPost, "application/json; charset=utf-8", "", true},
-		{http.MethodPost, "application/graphql", "", false},
-		{http.MethodGet, "application/json", "", false},
-		{http.MethodPost, "application/json", "websocket", false},
-		{http.MethodPost, "", "", false},
+		{http.MethodPost, "", true, false},
+		{http.MethodGet, "", false, true},
+		{http.MethodPost, "websocket", false, false},
+		{http.MethodGet, "websocket", false, false},
+		{http.MethodPut, "", false, false},
 	} {
 		r := httptest.NewRequest(c.method, "/query", nil)
-		r.Header.Set("Content-Type", c.contentType)
 		if c.upgrade != "" {
 			r.Header.Set("Upgrade", c.upgrade)
 		}
-		if got := (Transport{}).Supports(r); got != c.want {
-			t.Errorf("%s %q upgrade %q: %v, want %v", c.method, c.contentType, c.upgrade, got, c.want)
+		if got := (Transport{}).Supports(r); got != c.post {
+			t.Errorf("POST transport, %s upgrade %q: %v, want %v", c.method, c.upgrade, got, c.post)
+		}
+		if got := (GET{}).Supports(r); got != c.get {
+			t.Errorf("GET transport, %s upgrade %q: %v, want %v", c.method, c.upgrade, got, c.get)
 		}
 	}
 }
