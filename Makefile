@@ -7,9 +7,9 @@ BIN    := $(CURDIR)/bin/hbgraph
 NPM_CI := npm ci --no-audit --no-fund
 
 .PHONY: test fmt-check generate-check vendor-check vet unit build \
-	federation-test client-test browser-test chromium bench bench-go
+	federation-test client-test browser-test http-audit-test chromium bench bench-go
 
-test: fmt-check generate-check vendor-check vet unit federation-test client-test browser-test
+test: fmt-check generate-check vendor-check vet unit federation-test client-test browser-test http-audit-test
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
@@ -42,6 +42,11 @@ build:
 # and a second subgraph (tests/federation).
 federation-test: build
 	cd tests/federation && $(NPM_CI) && HBGRAPH_BIN=$(BIN) APOLLO_TELEMETRY_DISABLED=true npm test
+
+# GraphQL over HTTP: graphql-http's auditServer, every MUST, SHOULD and MAY
+# (tests/http-audit).
+http-audit-test: build
+	cd tests/http-audit && $(NPM_CI) && HBGRAPH_BIN=$(BIN) npm test
 
 # A frontend: Apollo Client paging with fetchMore (tests/client).
 client-test: build
