@@ -27,8 +27,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase"
@@ -42,7 +42,9 @@ import (
 	"github.com/hbgraph/hbgraph/graph/jsonpost"
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/graph/nointrospection"
+	"github.com/hbgraph/hbgraph/graph/querycache"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
+	"github.com/hbgraph/hbgraph/graph/shed"
 	"github.com/hbgraph/hbgraph/graphiql"
 	"github.com/hbgraph/hbgraph/importer"
 	"github.com/hbgraph/hbgraph/loaders"
@@ -68,6 +70,13 @@ type config struct {
 	batchWait      time.Duration
 	batchSize      int
 	scanConc       int
+
+	maxInFlight           int
+	maxComplexityInFlight int
+	queryCacheEntries     int
+	queryCacheBytes       int64
+	queryCacheMaxQuery    int
+	memoryLimit           int64
 
 	importFiles   importer.Files
 	importWorkers int
@@ -127,6 +136,12 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&cfg.batchSize, "batch-size", envParsed("HBGRAPH_BATCH_SIZE", loaders.DefaultConfig.BatchSize, strconv.Atoi, &bad), "keys per batched store call; 1 turns batching off (HBGRAPH_BATCH_SIZE)")
 	fs.IntVar(&cfg.scanConc, "scan-concurrency", envParsed("HBGRAPH_SCAN_CONCURRENCY", 0, strconv.Atoi, &bad), "page scans of one batch run at once; 0: 1 on the embedded engine (its scans use CPU, not round trips), 16 on a cluster (HBGRAPH_SCAN_CONCURRENCY)")
 	fs.IntVar(&cfg.gcPercent, "gc-percent", envParsed("HBGRAPH_GC_PERCENT", defaultGCPercent, strconv.Atoi, &bad), "Go's GOGC for this process: heap growth between collections, in percent; 0 keeps GOGC from the environment; repair uses Go's 100 unless this is given (HBGRAPH_GC_PERCENT)")
+	fs.IntVar(&cfg.maxInFlight, "max-in-flight", envParsed("HBGRAPH_MAX_IN_FLIGHT", 256, strconv.Atoi, &bad), "GraphQL requests in flight at once; more are answered 503 with Retry-After at once, never queued (HBGRAPH_MAX_IN_FLIGHT)")
+	fs.IntVar(&cfg.maxComplexityInFlight, "max-complexity-in-flight", envParsed("HBGRAPH_MAX_COMPLEXITY_IN_FLIGHT", 10000, strconv.Atoi, &bad), "sum of the complexity of the operations executing at once; an operation that would pass it is answered 503 with Retry-After (one operation alone always runs) (HBGRAPH_MAX_COMPLEXITY_IN_FLIGHT)")
+	fs.IntVar(&cfg.queryCacheEntries, "query-cache-entries", envParsed("HBGRAPH_QUERY_CACHE_ENTRIES", 1000, strconv.Atoi, &bad), "parsed and validated documents kept (HBGRAPH_QUERY_CACHE_ENTRIES)")
+	fs.Int64Var(&cfg.queryCacheBytes, "query-cache-bytes", envParsed("HBGRAPH_QUERY_CACHE_BYTES", int64(64<<20), parseInt64, &bad), "estimated memory of the documents kept, at 32 bytes per byte of query text (HBGRAPH_QUERY_CACHE_BYTES)")
+	fs.IntVar(&cfg.queryCacheMaxQuery, "query-cache-max-query", envParsed("HBGRAPH_QUERY_CACHE_MAX_QUERY", 16<<10, strconv.Atoi, &bad), "longest query text whose document is kept; longer ones are parsed every time (HBGRAPH_QUERY_CACHE_MAX_QUERY)")
+	fs.Int64Var(&cfg.memoryLimit, "memory-limit", envParsed("HBGRAPH_MEMORY_LIMIT", int64(defaultMemoryLimit), parseInt64, &bad), "Go's soft memory limit (GOMEMLIMIT) in bytes: past it the collector runs whatever --gc-percent says; 0 keeps GOMEMLIMIT from the environment (HBGRAPH_MEMORY_LIMIT)")
 	fs.BoolVar(&cfg.pprof, "pprof", envParsed("HBGRAPH_PPROF", false, strconv.ParseBool, &bad), "serve Go's profiler at /debug/pprof/ (HBGRAPH_PPROF); off by default: it exposes internals")
 	fs.StringVar(&cfg.importFiles.Nodes, "nodes", "", "import: JSON Lines file of nodes")
 	fs.StringVar(&cfg.importFiles.Relationships, "relationships", "", "import: JSON Lines file of relationships")
@@ -156,8 +171,10 @@ func parseConfig(args []string) (config, error) {
 	fs.Visit(func(f *flag.Flag) { cfg.gcPercentSet = cfg.gcPercentSet || f.Name == "gc-percent" })
 	switch {
 	case cfg.maxComplexity < 1, cfg.maxDepth < 1, cfg.maxBodyBytes < 1, cfg.requestTimeout <= 0,
-		cfg.batchWait < 0, cfg.batchSize < 1, cfg.gcPercent < 0, cfg.scanConc < 0:
-		return cfg, errors.New("limits must be positive (batch-wait and scan-concurrency may be 0)")
+		cfg.batchWait < 0, cfg.batchSize < 1, cfg.gcPercent < 0, cfg.scanConc < 0,
+		cfg.maxInFlight < 1, cfg.maxComplexityInFlight < 1, cfg.queryCacheEntries < 0,
+		cfg.queryCacheBytes < 0, cfg.queryCacheMaxQuery < 0, cfg.memoryLimit < 0:
+		return cfg, errors.New("limits must be positive (batch-wait, scan-concurrency, memory-limit and the query cache's may be 0)")
 	case cfg.logFormat != "json" && cfg.logFormat != "console":
 		return cfg, fmt.Errorf("log format %q: want json or console", cfg.logFormat)
 	}
@@ -221,6 +238,12 @@ func newLogger(cfg config) (zerolog.Logger, error) {
 // 800, 1,172 at 1600; peak RSS 133, 166 and 194 MB for the first three.
 const defaultGCPercent = 800
 
+// defaultMemoryLimit bounds the Go heap the server lets grow before it
+// collects regardless of defaultGCPercent: at 800 a burst of concurrent
+// heavy queries grew the heap to 6.9 GB and kept it. Pebble's block cache
+// (256 MiB) is outside the Go heap and outside this limit.
+const defaultMemoryLimit = 768 << 20
+
 func run(args []string) error {
 	cfg, err := parseConfig(args)
 	if err != nil {
@@ -232,6 +255,9 @@ func run(args []string) error {
 	}
 	if gc := cfg.gcPercentFor(); gc > 0 {
 		debug.SetGCPercent(gc)
+	}
+	if cfg.memoryLimit > 0 && cfg.command == "" {
+		debug.SetMemoryLimit(cfg.memoryLimit)
 	}
 	switch cfg.command {
 	case "":
@@ -294,6 +320,14 @@ func run(args []string) error {
 // newGateway builds every HTTP route over st: the GraphQL endpoint with its
 // extensions and middleware, GraphiQL, health, readiness and metrics.
 func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logger) http.Handler {
+	m := newMetrics()
+	limiter := shed.New(cfg.maxInFlight, cfg.maxComplexityInFlight, time.Second)
+	shedCount := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hbgraph_shed_total", Help: "GraphQL requests answered 503 to shed load, by the limit they met.",
+	}, []string{"reason"})
+	m.registry.MustRegister(shedCount)
+	limiter.OnShed = func(reason string) { shedCount.WithLabelValues(reason).Inc() }
+
 	gql := handler.New(generated.NewExecutableSchema(generated.Config{
 		Resolvers:  &resolvers.Resolver{Store: st},
 		Complexity: complexity(),
@@ -301,7 +335,13 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 	gql.AddTransport(transport.Options{})
 	gql.AddTransport(jsonpost.GET{})       // GraphQL over HTTP: GET, queries only
 	gql.AddTransport(jsonpost.Transport{}) // and POST; the data written as the executor wrote it
-	gql.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	docs := querycache.Documents(cfg.queryCacheEntries, cfg.queryCacheBytes, cfg.queryCacheMaxQuery)
+	gql.SetQueryCache(docs)
+	m.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hbgraph_query_cache_entries", Help: "Parsed documents in the query cache."},
+			func() float64 { n, _ := docs.Len(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hbgraph_query_cache_bytes", Help: "Estimated memory of the parsed documents in the query cache."},
+			func() float64 { _, b := docs.Len(); return float64(b) }))
 	// gqlgen's switch also turns off federation's _service { sdl }, which a
 	// gateway needs; with --introspection=false the Refuse extension turns
 	// away only __schema and __type, before execution.
@@ -309,9 +349,12 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 	if !cfg.introspection {
 		gql.Use(nointrospection.Refuse{})
 	}
-	gql.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
+	// Persisted queries keep their text: bounded like the documents, with
+	// the same longest query, at 1 byte a byte.
+	gql.Use(extension.AutomaticPersistedQuery{Cache: querycache.PersistedQueries(cfg.queryCacheEntries, cfg.queryCacheBytes/querycache.BytesPerQueryByte, cfg.queryCacheMaxQuery)})
 	gql.Use(extension.FixedComplexityLimit(cfg.maxComplexity))
 	gql.Use(depth.Limit{Max: cfg.maxDepth})
+	gql.Use(limiter.Extension(operationComplexity))
 	gql.Use(explain.Extension{Always: cfg.explain})
 	gql.AroundFields(loaders.AroundField)
 	gql.SetErrorPresenter(presentError(log))
@@ -324,10 +367,9 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 		return errors.New("panic in resolver")
 	})
 
-	m := newMetrics()
 	loaderCfg := loaders.Config{Wait: cfg.batchWait, BatchSize: cfg.batchSize, ScanConcurrency: cfg.scanConcurrency()}
 	mux := http.NewServeMux()
-	mux.Handle("/query", observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout, loaders.Middleware(st, loaderCfg, gql)))
+	mux.Handle("/query", observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout, limiter.Middleware(loaders.Middleware(st, loaderCfg, gql))))
 	graphiql.Register(mux, "/query") // GraphiQL at /, every asset served from here (offline)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
@@ -420,6 +462,15 @@ func presentError(log zerolog.Logger) graphql.ErrorPresenterFunc {
 		gerr.Extensions["code"] = code
 		return gerr
 	}
+}
+
+// operationComplexity is the complexity the complexity limit computed for
+// the operation.
+func operationComplexity(_ context.Context, oc *graphql.OperationContext) int {
+	if stats, ok := oc.Stats.GetExtension("ComplexityLimit").(*extension.ComplexityStats); ok {
+		return stats.Complexity
+	}
+	return 0
 }
 
 // complexity prices connections by their page size, so a query's cost grows
