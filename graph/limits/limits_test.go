@@ -1,0 +1,353 @@
+package limits_test
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/hbgraph/hbgraph/graph/codes"
+	"github.com/hbgraph/hbgraph/graph/limits"
+)
+
+// Documents every default must let through.
+func legitimate(tb testing.TB) map[string]string {
+	tb.Helper()
+	docs := map[string]string{
+		"readme feed": `query Feed($id: ID!) {
+  node(id: $id) {
+    properties
+    relationships(type: "follows", direction: OUTGOING, first: 10) {
+      totalCount
+      pageInfo { hasNextPage endCursor }
+      edges {
+        cursor
+        node { properties createdAt }
+        neighbor {
+          id
+          property(name: "name")
+          articles(first: 3) { totalCount edges { node { id title postedAt } } }
+          wordCounts(first: 5) { word count }
+        }
+      }
+    }
+  }
+}`,
+		"service sdl": `{ _service { sdl } }`,
+		"entities":    `query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { id properties } ... on Article { id title } ... on Relationship { id type } } }`,
+		"full page":   `{ node(id: "n1") { relationships(type: "t", direction: INCOMING, last: 100) { edges { neighbor { id } } } } }`,
+		"nodes":       `{ nodes(ids: ["a", "b", "c"]) { id wordCounts(first: 1000) { word count } } }`,
+	}
+	for _, f := range []string{"testdata/introspection.graphql", "../../bench/queries/q1.graphql", "../../bench/queries/q2.graphql",
+		"../../bench/queries/q3.graphql", "../../bench/queries/q4.graphql", "../../graphiql/example.graphql"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		docs[f] = string(b)
+	}
+	return docs
+}
+
+func TestLegitimateDocumentsPass(t *testing.T) {
+	g := newGateway(t, limits.DefaultConfig)
+	for name, doc := range legitimate(t) {
+		t.Run(name, func(t *testing.T) {
+			st, err := limits.Scan(doc, limits.DefaultConfig)
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			t.Logf("%+v", st)
+			resp := g.post(t, doc, `{"id": "n1", "r": [], "category": "c"}`)
+			for _, e := range resp.Errors {
+				if e.Extensions.Code != codes.NotFound {
+					t.Errorf("error %q (%s)", e.Message, e.Extensions.Code)
+				}
+			}
+		})
+	}
+}
+
+// repeat returns s n times, joined by sep.
+func repeat(s string, n int, sep string) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = s
+	}
+	return strings.Join(parts, sep)
+}
+
+// numbered returns format (with one %d) for 1..n, joined by spaces.
+func numbered(format string, n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, format+" ", i)
+	}
+	return b.String()
+}
+
+// chain is n fragments, each spreading the next twice (once directly,
+// once through an inline fragment, so that each level counts no repeat).
+func chain(n int, root string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "{ %s { ...F0 } }\n", root)
+	typ := "Query"
+	switch {
+	case root == "__schema":
+		typ = "__Schema"
+	case strings.HasPrefix(root, "node"):
+		typ = "Node"
+	}
+	for i := range n {
+		fmt.Fprintf(&b, "fragment F%d on %s { ...F%d ... { ...F%d } }\n", i, typ, i+1, i+1)
+	}
+	fmt.Fprintf(&b, "fragment F%d on %s { __typename }\n", n, typ)
+	return b.String()
+}
+
+// Each case is refused by Scan with the bound it names, and passes with
+// that bound raised: remove the bound and the case fails.
+func TestScanBounds(t *testing.T) {
+	deep := func(n int) string {
+		return `{ node(id: ` + strings.Repeat("[", n) + `"x"` + strings.Repeat("]", n) + `) { id } }`
+	}
+	for _, c := range []struct {
+		name   string
+		doc    string
+		raise  func(*limits.Config)
+		want   string
+		figure func(limits.Stats) int
+		limit  int
+	}{
+		{"tokens", "{ " + numbered("f%d", 15001) + " }", func(c *limits.Config) { c.Tokens = 16000; c.Fields = 1 << 20 },
+			"more than 15000 tokens", func(s limits.Stats) int { return s.Tokens }, 15000},
+		{"nesting of a value", deep(64), func(c *limits.Config) { c.Nesting = 100 },
+			"nests brackets more than 64 deep", func(s limits.Stats) int { return s.Nesting }, 64},
+		{"nesting of selections", strings.Repeat("{ a ", 70) + strings.Repeat("}", 70), func(c *limits.Config) { c.Nesting = 100 },
+			"nests brackets more than 64 deep", func(s limits.Stats) int { return s.Nesting }, 64},
+		{"fields", "{ " + numbered("f%d", 2001) + " }", func(c *limits.Config) { c.Fields = 3000 },
+			"selects 2001 fields", func(s limits.Stats) int { return s.Fields }, 2000},
+		{"fields through fragments", chain(12, "__schema"), func(c *limits.Config) { c.Fields = 1 << 20 },
+			"selects 16420 fields", func(s limits.Stats) int { return s.Fields }, 2000},
+		{"aliases", "{ " + numbered(`a%d: node(id: "n1") { id }`, 101) + " }", func(c *limits.Config) { c.Aliases = 200 },
+			"more than 100 aliases", func(s limits.Stats) int { return s.Aliases }, 100},
+		{"repeated fields", "{ " + repeat("__typename", 52, " ") + " }", func(c *limits.Config) { c.Repeats = 100 },
+			"repeats a selection in the same set more than 50 times", func(s limits.Stats) int { return s.Repeats }, 50},
+		{"repeated fields across inline fragments", "{ " + repeat("... { id: __typename }", 52, " ") + " }", func(c *limits.Config) { c.Repeats = 100 },
+			"repeats a selection", func(s limits.Stats) int { return s.Repeats }, 50},
+		{"repeated spreads", "{ " + repeat("...F", 52, " ") + " } fragment F on Query { __typename }", func(c *limits.Config) { c.Repeats = 100 },
+			"repeats a selection", func(s limits.Stats) int { return s.Repeats }, 50},
+		{"fragments", "{ ...F0 } " + numbered("fragment F%d on Query { __typename }", 101), func(c *limits.Config) { c.Fragments = 200 },
+			"more than 100 fragments", func(s limits.Stats) int { return s.Fragments }, 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := limits.Scan(c.doc, limits.DefaultConfig)
+			if err == nil || !strings.Contains(err.Message, c.want) || err.Extensions["code"] != codes.BadUserInput {
+				t.Fatalf("want %q (BAD_USER_INPUT), got %v", c.want, err)
+			}
+			cfg := limits.DefaultConfig
+			c.raise(&cfg)
+			st, err := limits.Scan(c.doc, cfg)
+			if err != nil {
+				t.Fatalf("with the bound raised: %v", err)
+			}
+			if got := c.figure(st); got <= c.limit {
+				t.Errorf("figure %d, want over %d", got, c.limit)
+			}
+		})
+	}
+}
+
+// Literals gqlparser cannot convert are refused before they reach
+// ast.Field.ArgumentMap, which panics on them.
+func TestScanNumbers(t *testing.T) {
+	for _, c := range []struct {
+		lit string
+		ok  bool
+	}{
+		{"1e400", false}, {"-1e400", false}, {"99999999999999999999", false}, {"-9223372036854775809", false},
+		{"1e308", true}, {"1e-400", true}, {"9223372036854775807", true}, {"-9223372036854775808", true}, {"0.5", true},
+	} {
+		doc := `mutation { createNode(id: "x", properties: {a: [` + c.lit + `]}) { id } }`
+		_, err := limits.Scan(doc, limits.DefaultConfig)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: got %v, want ok=%v", c.lit, err, c.ok)
+		}
+		if err != nil && (!strings.Contains(err.Message, "out of range") || err.Extensions["code"] != codes.BadUserInput) {
+			t.Errorf("%s: %v", c.lit, err)
+		}
+	}
+}
+
+// A cycle of fragments (which validation refuses) does not hang the scan.
+func TestScanFragmentCycle(t *testing.T) {
+	doc := `{ ...A } fragment A on Query { ...B __typename } fragment B on Query { ...A ...A2 } fragment A2 on Query { ...A2 }`
+	st, err := limits.Scan(doc, limits.DefaultConfig)
+	if err != nil || st.Fields != 11 { // the operation 1+A, A 2+B, B 2+A2 (A is the cycle), A2 1; each fragment's own 2+2+1
+		t.Fatalf("fields %d, err %v", st.Fields, err)
+	}
+	g := newGateway(t, limits.DefaultConfig)
+	if e := g.post(t, doc, "").Errors; len(e) == 0 || e[0].Extensions.Code != codes.ValidationFailed {
+		t.Fatalf("want validation errors, got %+v", e)
+	}
+}
+
+// allocated runs f and returns the bytes it allocated.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// The hostile documents of issue 13, through the handler: each is refused
+// with BAD_USER_INPUT, at once, allocating little more than its own size
+// (the request body, its decoded copy and the recorder's buffers).
+func TestHostileDocuments(t *testing.T) {
+	g := newGateway(t, limits.DefaultConfig)
+	nested := `{ node(id: ` + strings.Repeat("[", 450000) + `"x"` + strings.Repeat("]", 450000) + `) { id } }`
+	for _, c := range []struct {
+		name, doc, vars, want string
+	}{
+		{"list nested 450,000 deep (900 KB)", nested, "", "nests brackets more than 64 deep"},
+		{"__typename x 8,000 (88 KB)", "{ " + repeat("__typename", 8000, " ") + " }", "", "repeats a selection"},
+		{"node(id) x 4,000", "{ " + repeat(`node(id:"n1"){id}`, 4000, " ") + " }", "", "repeats a selection"},
+		{"aliased node(id) x 4,000", "{ " + numbered(`a%d: node(id:"n1"){id}`, 4000) + " }", "", "more than 100 aliases"},
+		{"fragment chain, 30 levels (1 KB)", chain(30, "node(id: \"n1\")"), "", "fields"},
+		{"fragment chain under __schema", chain(30, "__schema"), "", "fields"},
+		{"@skip x 50,000", "{ __typename" + strings.Repeat(" @skip(if: false)", 50000) + " }", "", "more than 15000 tokens"},
+		{"50,000 unused variables", "query(" + numbered("$v%d: Int", 50000) + ") { __typename }", "", "more than 15000 tokens"},
+		{"1e400 in a literal", `mutation { createNode(id: "x", properties: {a: 1e400}) { id } }`, "", "the number 1e400 is out of range"},
+		{"1e400 in a variable", `mutation($p: JSON) { createNode(id: "x", properties: $p) { id } }`, `{"p": {"a": [1e400]}}`, "variable $p: the number 1e400 is out of range"},
+		{"an Int past int64", `{ node(id: "n1") { wordCounts(first: 99999999999999999999) { word } } }`, "", "the integer 99999999999999999999 is out of range"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var resp response
+			start := time.Now()
+			alloc := allocated(func() { resp = g.post(t, c.doc, c.vars) })
+			took := time.Since(start)
+			e := resp.only(t)
+			if e.Extensions.Code != codes.BadUserInput || !strings.Contains(e.Message, c.want) {
+				t.Fatalf("want %q (BAD_USER_INPUT), got %q (%s)", c.want, e.Message, e.Extensions.Code)
+			}
+			if budget := uint64(8*len(c.doc)) + 4<<20; alloc > budget {
+				t.Errorf("allocated %d bytes, more than %d", alloc, budget)
+			}
+			if took > 5*time.Second { // generous: these take milliseconds
+				t.Errorf("took %v", took)
+			}
+			t.Logf("%d bytes: %v, %d bytes allocated", len(c.doc), took, alloc)
+		})
+	}
+	if n := g.panics.Load() + g.internals.Load(); n != 0 {
+		t.Errorf("%d panics or internal errors", n)
+	}
+}
+
+func TestPageSizesBeforeComplexity(t *testing.T) {
+	g := newGateway(t, limits.DefaultConfig)
+	for _, c := range []struct {
+		name, doc, vars, want string
+	}{
+		{"first literal", `{ node(id: "n1") { relationships(type: "t", direction: OUTGOING, first: 1000) { edges { neighbor { id properties createdAt } } } } }`, "",
+			"relationships: first must be between 0 and 100, got 1000"},
+		{"first variable", `query($n: Int) { node(id: "n1") { relationships(type: "t", direction: OUTGOING, first: $n) { totalCount } } }`, `{"n": 1000}`,
+			"relationships: first must be between 0 and 100, got 1000"},
+		{"variable's default", `query($n: Int = 101) { node(id: "n1") { articles(first: $n) { totalCount } } }`, "",
+			"articles: first must be between 0 and 100, got 101"},
+		{"negative last", `{ node(id: "n1") { articles(last: -1) { totalCount } } }`, "", "articles: last must be between 0 and 100, got -1"},
+		{"in a fragment", `{ node(id: "n1") { ...P } } fragment P on Node { relationships(type: "t", direction: OUTGOING, last: 101) { totalCount } }`, "",
+			"relationships: last must be between 0 and 100, got 101"},
+		{"word counts", `{ node(id: "n1") { wordCounts(first: 1001) { word } } }`, "", "wordCounts: first must be between 1 and 1000, got 1001"},
+		{"ids", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, `{"ids": [` + strings.TrimSuffix(repeat(`"x",`, 101, ""), ",") + `]}`,
+			"nodes: at most 100 ids at once, got 101"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := g.post(t, c.doc, c.vars).only(t)
+			if e.Extensions.Code != codes.BadUserInput || e.Message != c.want {
+				t.Fatalf("want %q (BAD_USER_INPUT), got %q (%s)", c.want, e.Message, e.Extensions.Code)
+			}
+		})
+	}
+}
+
+func TestDepthAndComplexity(t *testing.T) {
+	g := newGateway(t, limits.DefaultConfig)
+	deep := `{ node(id: "n1") { ...R } } fragment R on Node { relationships(type: "t", direction: OUTGOING, first: 1) { edges { neighbor {
+		relationships(type: "t", direction: OUTGOING, first: 1) { edges { neighbor {
+		relationships(type: "t", direction: OUTGOING, first: 1) { edges { neighbor {
+		relationships(type: "t", direction: OUTGOING, first: 1) { edges { cursor } } } } } } } } } } } }`
+	e := g.post(t, deep, "").only(t)
+	if e.Extensions.Code != codes.BadUserInput || e.Message != "operation is 13 fields deep; the limit is 12" {
+		t.Fatalf("got %q (%s)", e.Message, e.Extensions.Code)
+	}
+	complex := `{ node(id: "n1") { relationships(type: "t", direction: OUTGOING, first: 100) { edges { neighbor {
+		articles(first: 100) { edges { node { id title } } } } } } } }`
+	e = g.post(t, complex, "").only(t)
+	if e.Extensions.Code != codes.BadUserInput || e.Message != "operation has complexity 40302; the limit is 10000" {
+		t.Fatalf("got %q (%s)", e.Message, e.Extensions.Code)
+	}
+	// The 30-level chain, let past the scan: the walkers price each
+	// fragment once, and find gqlgen's figure: 2^30 spreads of the last
+	// fragment's __typename, each 1, under node, 1.
+	cfg := limits.DefaultConfig
+	cfg.Fields = 1 << 62
+	g = newGateway(t, cfg)
+	e = g.post(t, chain(30, `node(id: "n1")`), "").only(t)
+	if e.Extensions.Code != codes.BadUserInput || e.Message != fmt.Sprintf("operation has complexity %d; the limit is 10000", 1<<30+1) {
+		t.Fatalf("got %q (%s)", e.Message, e.Extensions.Code)
+	}
+}
+
+// Errors past Config.Errors are counted in one last error.
+func TestErrorsCapped(t *testing.T) {
+	g := newGateway(t, limits.DefaultConfig)
+	doc := "query(" + numbered("$v%d: Int", 3000) + ") { __typename }"
+	resp := g.post(t, doc, "")
+	if len(resp.Errors) != 100 {
+		t.Fatalf("%d errors", len(resp.Errors))
+	}
+	last := resp.Errors[99]
+	if last.Message != "2901 more errors omitted (at most 99 are reported)" || last.Extensions.Code != codes.ValidationFailed {
+		t.Errorf("last error %+v", last)
+	}
+	t.Logf("%d bytes of answer", resp.Size)
+}
+
+func TestTrimErrors(t *testing.T) {
+	list := gqlerror.List{}
+	for i := range 5 {
+		e := gqlerror.Errorf("e%d", i)
+		e.Extensions = map[string]any{"code": []string{codes.ValidationFailed, codes.ParseFailed}[i/4]}
+		list = append(list, e)
+	}
+	if got := limits.TrimErrors(list, 5); len(got) != 5 {
+		t.Errorf("trimmed at the limit: %v", got)
+	}
+	got := limits.TrimErrors(list, 3)
+	if len(got) != 3 || got[1].Message != "e1" || got[2].Message != "3 more errors omitted (at most 2 are reported)" || got[2].Extensions["code"] != codes.BadUserInput {
+		t.Errorf("got %v", got)
+	}
+	if got := limits.TrimErrors(list[:4], 2); got[1].Extensions["code"] != codes.ValidationFailed {
+		t.Errorf("one code: %v", got[1].Extensions)
+	}
+}
+
+// A cached document is not scanned again; the variables still are.
+func TestCachedDocumentsSkipTheScan(t *testing.T) {
+	cfg := limits.DefaultConfig
+	g := newGateway(t, cfg)
+	doc := `mutation($p: JSON) { createNode(id: "c", properties: $p) { id } }`
+	if resp := g.post(t, doc, `{"p": {"a": 1}}`); len(resp.Errors) != 0 {
+		t.Fatalf("%+v", resp.Errors)
+	}
+	e := g.post(t, doc, `{"p": {"a": 1e999}}`).only(t)
+	if e.Extensions.Code != codes.BadUserInput {
+		t.Fatalf("%+v", e)
+	}
+}
