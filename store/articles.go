@@ -13,14 +13,19 @@ import (
 
 // The blog of seed 001, in table articles, family a (layouts in store/keys):
 //
-//	timeline row   H(author) str(author) 0x00 rev(posted) u64(seq)
+//	timeline row   H(author) str(author) 0x00 rev(posted) desc(seq)
 //	               t title, b body, k category, u updated (int64 ms);
 //	               every cell stamped u
-//	category row   H(author) str(author) 0x01 str(category) rev(posted) u64(seq)
+//	category row   H(author) str(author) 0x01 str(category) rev(posted) desc(seq)
 //	               the same four cells, stamped u (seed 002's index rows)
 //	counters row   H(author) str(author) 0x02
 //	               seq (Increment: the last seq handed out), n (articles),
 //	               n/<category> (articles in category); int64 cells
+//	layout row     keys.ArticleLayoutRow(): v, the layout version (layout.go)
+//
+// Every operation on articles first checks the layout (CheckArticleLayout):
+// a table of another layout fails it with ErrArticleLayout until Repair has
+// migrated it.
 //
 // An article is written in this order, each step after a fault point named
 // after it: seq, timeline row (CheckAndMutate "u absent"), category row,
@@ -185,6 +190,9 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	if err := validateType("category", category); err != nil {
 		return Article{}, err
 	}
+	if err := s.CheckArticleLayout(ctx); err != nil {
+		return Article{}, err
+	}
 	if _, err := s.GetNode(ctx, authorID); err != nil {
 		return Article{}, fmt.Errorf("post article: author: %w", err)
 	}
@@ -271,6 +279,9 @@ func (s *Store) GetArticle(ctx context.Context, id string) (Article, error) {
 	if err != nil {
 		return Article{}, err
 	}
+	if err := s.CheckArticleLayout(ctx); err != nil {
+		return Article{}, err
+	}
 	c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
 	if err != nil {
 		return Article{}, err
@@ -303,7 +314,11 @@ func (s *Store) GetArticles(ctx context.Context, ids []string) ([]Article, []err
 		}
 		ks, rows, at = append(ks, k), append(rows, row), append(at, i)
 	}
-	res, err := s.getBatch(ctx, keys.TableArticles, keys.FamilyArticles, rows)
+	err := s.CheckArticleLayout(ctx)
+	var res []cells
+	if err == nil {
+		res, err = s.getBatch(ctx, keys.TableArticles, keys.FamilyArticles, rows)
+	}
 	if err != nil {
 		for _, i := range at {
 			errs[i] = err
@@ -358,6 +373,9 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 	}
 	if title == nil && body == nil && category == nil {
 		return s.GetArticle(ctx, id)
+	}
+	if err := s.CheckArticleLayout(ctx); err != nil {
+		return Article{}, err
 	}
 	var old, next articleCells
 	for attempt := 0; ; attempt++ {
@@ -438,6 +456,9 @@ func (s *Store) DeleteArticle(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.CheckArticleLayout(ctx); err != nil {
+		return err
+	}
 	var old articleCells
 	var ts int64
 	for attempt := 0; ; attempt++ {
@@ -503,8 +524,9 @@ type ArticlePage struct {
 }
 
 // Articles returns one page of author authorID's articles selected by q,
-// newest first (those posted in the same millisecond by sequence number,
-// the earlier first: the key order of seed 001). It reads only the rows of the layout whose fixed prefix
+// newest first: by posting time, and those posted in the same millisecond
+// by sequence number, the last created (the highest) first, forward and
+// backward alike. It reads only the rows of the layout whose fixed prefix
 // covers most of the query (seed 003): the category index for a category,
 // else the timeline, narrowed to q's window; it never filters.
 //
@@ -526,6 +548,9 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 		pr.layout, pr.prefix = keys.TimelineLayout, keys.TimelinePrefix(authorID)
 	}
 	if err := req.validate(); err != nil {
+		return ArticlePage{}, err
+	}
+	if err := s.CheckArticleLayout(ctx); err != nil {
 		return ArticlePage{}, err
 	}
 	if req.Cursor != "" {

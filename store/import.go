@@ -97,6 +97,9 @@ func (s *Store) ImportArticle(ctx context.Context, authorID string, seq uint64, 
 	if err != nil {
 		return "", false, err
 	}
+	if err := s.CheckArticleLayout(ctx); err != nil {
+		return "", false, err
+	}
 	if _, err := s.GetNode(ctx, authorID); err != nil {
 		return "", false, err
 	}

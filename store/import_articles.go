@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/hbgraph/hbgraph/store/keys"
@@ -11,7 +12,7 @@ import (
 // ImportArticle takes.
 type ArticleImport struct {
 	Author                string
-	Seq                   uint64 // the article id, >= 1
+	Seq                   uint64 // the article id, 1..math.MaxInt64 (the seq counter is an int64)
 	Title, Body, Category string
 	Posted                time.Time
 }
@@ -32,8 +33,8 @@ func (a ArticleImport) validate() (keys.Article, []byte, articleCells, error) {
 		return keys.Article{}, nil, articleCells{}, err
 	}
 	posted := a.Posted.UnixMilli()
-	if a.Seq == 0 || posted < 0 {
-		return keys.Article{}, nil, articleCells{}, invalid("article id must be >= 1 and posted_at >= 0")
+	if a.Seq == 0 || a.Seq > math.MaxInt64 || posted < 0 {
+		return keys.Article{}, nil, articleCells{}, invalid("article id must be 1..%d and posted_at >= 0", int64(math.MaxInt64))
 	}
 	k := keys.Article{Author: a.Author, Posted: posted, Seq: a.Seq}
 	row, err := k.Key()
@@ -86,6 +87,12 @@ const (
 // see Store.fault); the items it left unsettled carry it as their Err.
 func (s *Store) ImportArticles(ctx context.Context, arts []ArticleImport) ([]ImportOutcome, error) {
 	out := make([]ImportOutcome, len(arts))
+	if err := s.CheckArticleLayout(ctx); err != nil {
+		for i := range out {
+			out[i].Err = err
+		}
+		return out, err
+	}
 	pending := make([]*articleImport, 0, len(arts))
 	for i, a := range arts {
 		k, row, c, err := a.validate()

@@ -117,6 +117,11 @@ func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
 		}
 		return nil
 	}
+	if _, ok := byTable[keys.TableArticles]; ok {
+		if err := s.CheckArticleLayout(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if len(byTable) == 1 { // the usual case: no goroutine needed
 		for table, idx := range byTable {
 			return out, read(table, idx)

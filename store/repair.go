@@ -45,7 +45,9 @@ func (r RepairReport) String() string {
 // degree counter is set to the number of index rows it counts, (see
 // repairArticles) every article gets exactly its category row and every
 // article counter its exact count, and (see repairWordCounts) every
-// author's word counts equal a recount of the author's articles.
+// author's word counts equal a recount of the author's articles. Before
+// all that it migrates a table articles of an older layout to the current
+// one (migrateArticleLayout), after which the store serves articles again.
 //
 // It reads each table once, holding one entry per relationship, index row
 // and counter of the graph in memory, and then each author's articles
@@ -54,6 +56,9 @@ func (r RepairReport) String() string {
 // that).
 func (s *Store) Repair(ctx context.Context) (RepairReport, error) {
 	report := RepairReport{}
+	if err := s.migrateArticleLayout(ctx, report.fix); err != nil {
+		return report, fmt.Errorf("migrate articles: %w", err)
+	}
 	if err := s.repairGraph(ctx, report.fix); err != nil {
 		return report, fmt.Errorf("repair graph: %w", err)
 	}

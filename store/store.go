@@ -20,6 +20,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/tsuna/gohbase"
@@ -70,6 +71,9 @@ type Store struct {
 	// point between two writes of a multi-row operation; an error from it
 	// stops the operation there, as a crash would.
 	fault func(point string) error
+	// articleLayoutOK is set once CheckArticleLayout has found the table
+	// articles of the current layout.
+	articleLayoutOK atomic.Bool
 }
 
 // New returns a Store over hc. It fails on invalid options.

@@ -238,6 +238,9 @@ func (s *Store) RebuildWordCounts(ctx context.Context, authorID string) error {
 	if err := validateID("author id", authorID); err != nil {
 		return err
 	}
+	if err := s.CheckArticleLayout(ctx); err != nil {
+		return err
+	}
 	if _, err := s.rebuildWordCounts(ctx, authorID); err != nil {
 		return fmt.Errorf("rebuild word counts: %w", err)
 	}
