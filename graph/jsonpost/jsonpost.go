@@ -77,7 +77,7 @@ func (GET) Supports(r *http.Request) bool {
 
 // Do reads the request's body, runs its operation and writes the response.
 func (Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	contentType, ok := negotiate(w, r)
+	contentType, ok := negotiate(w, r, exec)
 	if !ok {
 		return
 	}
@@ -108,7 +108,7 @@ func (Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 // Do reads the request's URL parameters, runs its query and writes the
 // response.
 func (GET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	contentType, ok := negotiate(w, r)
+	contentType, ok := negotiate(w, r, exec)
 	if !ok {
 		return
 	}
@@ -181,12 +181,12 @@ func requestErrorStatus(contentType string, errs gqlerror.List) int {
 // negotiate sets the response's Content-Type from r's Accept header. If
 // the header allows neither of the media types, it answers 406 and returns
 // false.
-func negotiate(w http.ResponseWriter, r *http.Request) (string, bool) {
+func negotiate(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) (string, bool) {
 	contentType, ok := ContentType(r)
 	w.Header().Set("Content-Type", contentType+"; charset=utf-8")
 	if !ok {
-		w.WriteHeader(http.StatusNotAcceptable)
-		writeError(w, "the Accept header allows neither "+contentGraphQLResponse+" nor "+contentJSON)
+		refuse(w, r, exec, contentType, http.StatusNotAcceptable,
+			errors.New("the Accept header allows neither "+contentGraphQLResponse+" nor "+contentJSON))
 	}
 	return contentType, ok
 }

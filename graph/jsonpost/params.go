@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -18,14 +20,22 @@ const maxOperationName = 1024
 // errBatch refuses a JSON array body: one request carries one operation.
 var errBatch = errors.New("batched operations (a JSON array body) are not supported: send one operation per request, as a JSON object")
 
-// rawRequest is a POST body's parameters before their types are checked.
-// Every field is kept raw, so that a parameter of the wrong type is
-// reported by its name, never by a Go type.
-type rawRequest struct {
-	Query         json.RawMessage `json:"query"`
-	OperationName json.RawMessage `json:"operationName"`
-	Variables     json.RawMessage `json:"variables"`
-	Extensions    json.RawMessage `json:"extensions"`
+// request is a POST body's parameters, decoded in one pass. A parameter
+// of the wrong type is reported by its name (json.UnmarshalTypeError's
+// Field), never by a Go type.
+type request struct {
+	Query         string         `json:"query"`
+	OperationName string         `json:"operationName"`
+	Variables     map[string]any `json:"variables"`
+	Extensions    map[string]any `json:"extensions"`
+}
+
+// typeErrors are the messages for a parameter of the wrong type.
+var typeErrors = map[string]string{
+	"query":         "query must be a string",
+	"operationName": "operationName must be a string",
+	"variables":     "variables must be a JSON object",
+	"extensions":    "extensions must be a JSON object",
 }
 
 // decodeBody turns a POST body into the request's parameters. Its errors
@@ -44,29 +54,40 @@ func decodeBody(body []byte) (*graphql.RawParams, error) {
 	if err := checkText(body); err != nil {
 		return nil, fmt.Errorf("the request body %w", err)
 	}
-	var raw rawRequest
-	if err := json.Unmarshal(body, &raw); err != nil {
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) {
-			return nil, fmt.Errorf("the request body is not valid JSON: %s (at byte %d)", syntax.Error(), syntax.Offset)
-		}
-		return nil, errors.New("the request body is not valid JSON")
+	var req request
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // numbers stay json.Number, as gqlgen's transports keep them
+	err := dec.Decode(&req)
+	if err == nil && firstByte(body[dec.InputOffset():]) != 0 {
+		err = errors.New("the request body is not valid JSON: more follows its object")
 	}
-	p := &graphql.RawParams{}
-	var err error
-	if p.Query, err = stringParam("query", raw.Query); err != nil {
-		return nil, err
+	if err != nil {
+		return nil, decodeError(err)
 	}
-	if p.OperationName, err = stringParam("operationName", raw.OperationName); err != nil {
-		return nil, err
-	}
-	if p.Variables, err = objectParam("variables", raw.Variables); err != nil {
-		return nil, err
-	}
-	if p.Extensions, err = objectParam("extensions", raw.Extensions); err != nil {
-		return nil, err
-	}
+	p := &graphql.RawParams{Query: req.Query, OperationName: req.OperationName, Variables: req.Variables, Extensions: req.Extensions}
 	return p, checkParams(p)
+}
+
+// decodeError words err from decoding a body without quoting it or
+// naming a Go type.
+func decodeError(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Errorf("the request body is not valid JSON: %s (at byte %d)", syntax.Error(), syntax.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the request body is not valid JSON: it ends early")
+	case errors.As(err, &typ):
+		param, _, _ := strings.Cut(typ.Field, ".")
+		if msg, ok := typeErrors[param]; ok {
+			return errors.New(msg)
+		}
+		return errors.New("the request body must be a JSON object with a query")
+	case strings.HasPrefix(err.Error(), "the request body"):
+		return err
+	}
+	return errors.New("the request body is not valid JSON")
 }
 
 // decodeQueryString is decodeBody for a GET request's URL parameters.
@@ -105,23 +126,6 @@ func checkParams(p *graphql.RawParams) error {
 		return fmt.Errorf("operationName is %d bytes long; at most %d", n, maxOperationName)
 	}
 	return nil
-}
-
-// stringParam decodes a parameter that must be a string (or absent, or
-// null: then "").
-func stringParam(name string, raw json.RawMessage) (string, error) {
-	switch firstByte(raw) {
-	case 0, 'n':
-		if isNull(raw) {
-			return "", nil
-		}
-	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err == nil {
-			return s, nil
-		}
-	}
-	return "", fmt.Errorf("%s must be a string", name)
 }
 
 // objectParam decodes a parameter that must be a JSON object (or absent,

@@ -1,6 +1,7 @@
 package jsonpost
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/url"
 	"reflect"
@@ -144,4 +145,28 @@ func TestLoneSurrogate(t *testing.T) {
 			t.Errorf("%s: %d, want %d", s, got, want)
 		}
 	}
+}
+
+// BenchmarkDecodeBody: the checks decodeBody adds (UTF-8, surrogates,
+// parameter types) against gqlgen's one Decode into RawParams, on a
+// typical request.
+func BenchmarkDecodeBody(b *testing.B) {
+	body := []byte(`{"query":"query Timeline($id: ID!, $after: String) { node(id: $id) { id properties articles(first: 20, after: $after) { edges { cursor node { id title body category postedAt } } pageInfo { hasNextPage endCursor } } } }","operationName":"Timeline","variables":{"id":"author-42","after":"YXJ0aWNsZS0xMjM0NQ"}}`)
+	b.Run("decodeBody", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := decodeBody(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("gqlgen", func(b *testing.B) {
+		for b.Loop() {
+			var p graphql.RawParams
+			dec := json.NewDecoder(bytes.NewReader(body))
+			dec.UseNumber()
+			if err := dec.Decode(&p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
