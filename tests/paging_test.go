@@ -250,7 +250,9 @@ func TestPaging(t *testing.T) {
 	}
 
 	// 23 articles in two categories, posted in one request: ties in a
-	// millisecond keep posting order (key: rev(posted) seq).
+	// millisecond come the last posted first (key: rev(posted)
+	// desc(articleId)), so the newest-first order is the reverse of
+	// posting order.
 	fields = fields[:0]
 	for i := range 23 {
 		category := "a"
@@ -263,6 +265,7 @@ func TestPaging(t *testing.T) {
 	for _, raw := range s.bulk(t, fields) {
 		posts = append(posts, decode[articleOut](t, raw))
 	}
+	slices.Reverse(posts)
 	slices.SortStableFunc(posts, func(a, b articleOut) int { return strings.Compare(b.PostedAt, a.PostedAt) })
 	var all, inA []string
 	for _, a := range posts {
@@ -300,6 +303,84 @@ func TestPaging(t *testing.T) {
 	window := connection{"window", `query` + vars + ` { node(id: "clock") { c: articles(postedAfter: ` + lit(since) + `, postedBefore: ` + lit(until) + `, ` +
 		args + `) ` + sel + ` } }`, inWindow, len(timed)}
 	t.Run(window.name, func(t *testing.T) { checkPaging(t, s, window, 4) })
+}
+
+// TestArticleTiesNewestFirst posts articles in one request, so that many
+// share a millisecond, and pages through the author's articles and one
+// category of them with first/after and last/before: newest first means
+// the reverse of posting order, ties included (issue 12: they came
+// T4 T5 T6 T7 T0 T1 T2 T3).
+func TestArticleTiesNewestFirst(t *testing.T) {
+	parallelTest(t)
+	s := startServer(t)
+	var posts []articleOut
+	for attempt := 0; ; attempt++ {
+		author := fmt.Sprintf("tie%d", attempt)
+		s.createNode(t, author, nil)
+		var fields []string
+		for i := range 24 {
+			category := "x"
+			if i%3 == 0 {
+				category = "y"
+			}
+			fields = append(fields, fmt.Sprintf(`postArticle(authorId: %q, title: "T%d", body: "b", category: %q) { %s }`,
+				author, i, category, articleFields))
+		}
+		posts = posts[:0]
+		for _, raw := range s.bulk(t, fields) {
+			posts = append(posts, decode[articleOut](t, raw))
+		}
+		ties := 0
+		for i := 1; i < len(posts); i++ {
+			if posts[i].PostedAt == posts[i-1].PostedAt {
+				ties++
+			}
+		}
+		if ties >= 3 {
+			break
+		}
+		if attempt == 4 {
+			t.Fatalf("5 requests of 24 posts each, none with 3 posts sharing a millisecond with the one before: nothing to test")
+		}
+	}
+	author := posts[0].Author.ID
+	var all, inY []string
+	for i := len(posts) - 1; i >= 0; i-- {
+		all = append(all, posts[i].ID)
+		if posts[i].Category == "y" {
+			inY = append(inY, posts[i].ID)
+		}
+	}
+	// The issue's query, read as titles.
+	var first10 struct {
+		Node struct {
+			Articles struct {
+				Edges []struct {
+					Node struct{ Title string } `json:"node"`
+				} `json:"edges"`
+			} `json:"articles"`
+		} `json:"node"`
+	}
+	s.mustDo(t, `query($a: ID!) { node(id: $a) { articles(first: 10) { edges { node { title } } } } }`, map[string]any{"a": author}, &first10)
+	var titles []string
+	for _, e := range first10.Node.Articles.Edges {
+		titles = append(titles, e.Node.Title)
+	}
+	if got, want := strings.Join(titles, " "), "T23 T22 T21 T20 T19 T18 T17 T16 T15 T14"; got != want {
+		t.Fatalf("articles(first: 10) = %s, want %s", got, want)
+	}
+
+	const args = `first: $first, after: $after, last: $last, before: $before`
+	const sel = `{ totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor } edges { cursor node { id } } }`
+	const vars = `($first: Int, $after: String, $last: Int, $before: String)`
+	for _, c := range []connection{
+		{"articles", `query` + vars + ` { node(id: ` + lit(author) + `) { c: articles(` + args + `) ` + sel + ` } }`, all, 0},
+		{"category", `query` + vars + ` { node(id: ` + lit(author) + `) { c: articles(category: "y", ` + args + `) ` + sel + ` } }`, inY, 0},
+	} {
+		for _, size := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s/%d", c.name, size), func(t *testing.T) { checkPaging(t, s, c, size) })
+		}
+	}
 }
 
 // TestPageLookaheadOnlyWhenAsked checks that a page reads the row past its
