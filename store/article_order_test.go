@@ -374,3 +374,31 @@ func mustPostedID(t *testing.T, s *Store) string {
 	}
 	return p.Articles[0].ID
 }
+
+// TestEmptyIgnoresArticleLayout: the layout version that the first read of
+// articles records in an empty table does not make the store look used.
+func TestEmptyIgnoresArticleLayout(t *testing.T) {
+	ctx := t.Context()
+	s := newTestStore(t)
+	if _, err := s.Articles(ctx, "nobody", ArticleQuery{}, PageRequest{Size: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, keys.ArticleLayoutRow()); err != nil || c[qualLayoutVersion] == nil {
+		t.Fatalf("no layout version recorded: %v, %v", c, err)
+	}
+	if empty, err := s.Empty(ctx); err != nil || !empty {
+		t.Fatalf("Empty() = %v, %v after a read of articles; want true", empty, err)
+	}
+	// Any other row of the table counts, whichever sorts first.
+	for _, author := range []string{"", "zz"} {
+		if err := s.put(ctx, keys.TableArticles, keys.FamilyArticles, keys.Counters(author), cells{qualSeq: encodeMs(1)}, s.nowMs()); err != nil {
+			t.Fatal(err)
+		}
+		if empty, err := s.Empty(ctx); err != nil || empty {
+			t.Fatalf("Empty() = %v, %v with the counters of %q; want false", empty, err, author)
+		}
+		if err := s.deleteRow(ctx, keys.TableArticles, keys.Counters(author), s.nowMs()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
