@@ -62,8 +62,12 @@ type Config struct {
 	// (or fragment spread) already appears in the same selection set,
 	// inline fragments included.
 	Repeats int
-	// Fragments is the most fragment definitions in a document.
+	// Fragments is the most fragment definitions in a document: validation
+	// compares the fragments spread in one selection set pairwise.
 	Fragments int
+	// Variables is the most variable definitions in a document: validation
+	// compares each with every other and with its uses.
+	Variables int
 	// Depth is the deepest an operation may nest fields (__schema and
 	// __type do not count: introspection reads the schema, not the store).
 	Depth int
@@ -84,10 +88,11 @@ type Config struct {
 var DefaultConfig = Config{
 	Tokens:     15000,
 	Nesting:    64,
-	Fields:     2000,
+	Fields:     1000,
 	Aliases:    100,
-	Repeats:    50,
-	Fragments:  100,
+	Repeats:    20,
+	Fragments:  32,
+	Variables:  100,
 	Depth:      12,
 	Complexity: 10000,
 	Errors:     100,
@@ -129,7 +134,7 @@ func (e *Extension) Validate(es graphql.ExecutableSchema) error {
 		n    int
 	}{
 		{"tokens", c.Tokens}, {"nesting", c.Nesting}, {"fields", c.Fields}, {"aliases", c.Aliases},
-		{"repeats", c.Repeats}, {"fragments", c.Fragments}, {"depth", c.Depth},
+		{"repeats", c.Repeats}, {"fragments", c.Fragments}, {"variables", c.Variables}, {"depth", c.Depth},
 		{"complexity", c.Complexity}, {"errors", c.Errors},
 	} {
 		if v.n < 1 {

@@ -91,7 +91,7 @@ func numbered(format string, n int) string {
 }
 
 // chain is n fragments, each spreading the next twice (once directly,
-// once through an inline fragment, so that each level counts no repeat).
+// once through an inline fragment: one repeat per level).
 func chain(n int, root string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{ %s { ...F0 } }\n", root)
@@ -129,20 +129,22 @@ func TestScanBounds(t *testing.T) {
 			"nests brackets more than 64 deep", func(s limits.Stats) int { return s.Nesting }, 64},
 		{"nesting of selections", strings.Repeat("{ a ", 70) + strings.Repeat("}", 70), func(c *limits.Config) { c.Nesting = 100 },
 			"nests brackets more than 64 deep", func(s limits.Stats) int { return s.Nesting }, 64},
-		{"fields", "{ " + numbered("f%d", 2001) + " }", func(c *limits.Config) { c.Fields = 3000 },
-			"selects 2001 fields", func(s limits.Stats) int { return s.Fields }, 2000},
+		{"fields", "{ " + numbered("f%d", 1001) + " }", func(c *limits.Config) { c.Fields = 3000 },
+			"selects 1001 fields", func(s limits.Stats) int { return s.Fields }, 1000},
 		{"fields through fragments", chain(12, "__schema"), func(c *limits.Config) { c.Fields = 1 << 20 },
-			"selects 16420 fields", func(s limits.Stats) int { return s.Fields }, 2000},
+			"selects 16420 fields", func(s limits.Stats) int { return s.Fields }, 1000},
 		{"aliases", "{ " + numbered(`a%d: node(id: "n1") { id }`, 101) + " }", func(c *limits.Config) { c.Aliases = 200 },
 			"more than 100 aliases", func(s limits.Stats) int { return s.Aliases }, 100},
-		{"repeated fields", "{ " + repeat("__typename", 52, " ") + " }", func(c *limits.Config) { c.Repeats = 100 },
-			"repeats a selection in the same set more than 50 times", func(s limits.Stats) int { return s.Repeats }, 50},
-		{"repeated fields across inline fragments", "{ " + repeat("... { id: __typename }", 52, " ") + " }", func(c *limits.Config) { c.Repeats = 100 },
-			"repeats a selection", func(s limits.Stats) int { return s.Repeats }, 50},
-		{"repeated spreads", "{ " + repeat("...F", 52, " ") + " } fragment F on Query { __typename }", func(c *limits.Config) { c.Repeats = 100 },
-			"repeats a selection", func(s limits.Stats) int { return s.Repeats }, 50},
-		{"fragments", "{ ...F0 } " + numbered("fragment F%d on Query { __typename }", 101), func(c *limits.Config) { c.Fragments = 200 },
-			"more than 100 fragments", func(s limits.Stats) int { return s.Fragments }, 100},
+		{"repeated fields", "{ " + repeat("__typename", 22, " ") + " }", func(c *limits.Config) { c.Repeats = 100 },
+			"repeats a selection in the same set more than 20 times", func(s limits.Stats) int { return s.Repeats }, 20},
+		{"repeated fields across inline fragments", "{ " + repeat("... { id: __typename }", 22, " ") + " }", func(c *limits.Config) { c.Repeats = 100 },
+			"repeats a selection", func(s limits.Stats) int { return s.Repeats }, 20},
+		{"repeated spreads", "{ " + repeat("...F", 22, " ") + " } fragment F on Query { __typename }", func(c *limits.Config) { c.Repeats = 100 },
+			"repeats a selection", func(s limits.Stats) int { return s.Repeats }, 20},
+		{"fragments", "{ ...F0 } " + numbered("fragment F%d on Query { __typename }", 33), func(c *limits.Config) { c.Fragments = 200 },
+			"more than 32 fragments", func(s limits.Stats) int { return s.Fragments }, 32},
+		{"variables", "query(" + numbered("$v%d: Int = 1", 101) + ") { __typename }", func(c *limits.Config) { c.Variables = 200 },
+			"more than 100 variables", func(s limits.Stats) int { return s.Variables }, 100},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := limits.Scan(c.doc, limits.DefaultConfig)
@@ -218,10 +220,10 @@ func TestHostileDocuments(t *testing.T) {
 		{"__typename x 8,000 (88 KB)", "{ " + repeat("__typename", 8000, " ") + " }", "", "repeats a selection"},
 		{"node(id) x 4,000", "{ " + repeat(`node(id:"n1"){id}`, 4000, " ") + " }", "", "repeats a selection"},
 		{"aliased node(id) x 4,000", "{ " + numbered(`a%d: node(id:"n1"){id}`, 4000) + " }", "", "more than 100 aliases"},
-		{"fragment chain, 30 levels (1 KB)", chain(30, "node(id: \"n1\")"), "", "fields"},
-		{"fragment chain under __schema", chain(30, "__schema"), "", "fields"},
+		{"fragment chain, 30 levels (1 KB)", chain(30, "node(id: \"n1\")"), "", "repeats a selection"},
+		{"fragment chain under __schema", chain(30, "__schema"), "", "repeats a selection"},
 		{"@skip x 50,000", "{ __typename" + strings.Repeat(" @skip(if: false)", 50000) + " }", "", "more than 15000 tokens"},
-		{"50,000 unused variables", "query(" + numbered("$v%d: Int", 50000) + ") { __typename }", "", "more than 15000 tokens"},
+		{"50,000 unused variables", "query(" + numbered("$v%d: Int", 50000) + ") { __typename }", "", "more than 100 variables"},
 		{"1e400 in a literal", `mutation { createNode(id: "x", properties: {a: 1e400}) { id } }`, "", "the number 1e400 is out of range"},
 		{"1e400 in a variable", `mutation($p: JSON) { createNode(id: "x", properties: $p) { id } }`, `{"p": {"a": [1e400]}}`, "variable $p: the number 1e400 is out of range"},
 		{"an Int past int64", `{ node(id: "n1") { wordCounts(first: 99999999999999999999) { word } } }`, "", "the integer 99999999999999999999 is out of range"},
@@ -296,7 +298,7 @@ func TestDepthAndComplexity(t *testing.T) {
 	// fragment once, and find gqlgen's figure: 2^30 spreads of the last
 	// fragment's __typename, each 1, under node, 1.
 	cfg := limits.DefaultConfig
-	cfg.Fields = 1 << 62
+	cfg.Fields, cfg.Repeats = 1<<62, 1<<62
 	g = newGateway(t, cfg)
 	e = g.post(t, chain(30, `node(id: "n1")`), "").only(t)
 	if e.Extensions.Code != codes.BadUserInput || e.Message != fmt.Sprintf("operation has complexity %d; the limit is 10000", 1<<30+1) {
@@ -307,13 +309,13 @@ func TestDepthAndComplexity(t *testing.T) {
 // Errors past Config.Errors are counted in one last error.
 func TestErrorsCapped(t *testing.T) {
 	g := newGateway(t, limits.DefaultConfig)
-	doc := "query(" + numbered("$v%d: Int", 3000) + ") { __typename }"
+	doc := "{ __typename" + strings.Repeat(" @skip(if: false)", 2000) + " }" // 1999 errors: skip is not repeatable
 	resp := g.post(t, doc, "")
 	if len(resp.Errors) != 100 {
 		t.Fatalf("%d errors", len(resp.Errors))
 	}
 	last := resp.Errors[99]
-	if last.Message != "2901 more errors omitted (at most 99 are reported)" || last.Extensions.Code != codes.ValidationFailed {
+	if last.Message != "1900 more errors omitted (at most 99 are reported)" || last.Extensions.Code != codes.ValidationFailed {
 		t.Errorf("last error %+v", last)
 	}
 	t.Logf("%d bytes of answer", resp.Size)
