@@ -1,11 +1,16 @@
 package limits_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
@@ -123,6 +128,41 @@ func BenchmarkAtTheBounds(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				parseAndValidate(s, q, limits.DefaultConfig.Tokens)
+			}
+		})
+	}
+}
+
+// BenchmarkOperationContext is what the extension adds to every request
+// for q3 on a query cache hit (page sizes, depth, complexity and the
+// variables), beside gqlgen's ComplexityLimit alone and nothing.
+func BenchmarkOperationContext(b *testing.B) {
+	q, err := os.ReadFile("../../bench/queries/q3.graphql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cache := lru.New[*ast.QueryDocument](10)
+	for _, c := range []struct {
+		name string
+		ext  graphql.HandlerExtension
+	}{
+		{"none", nil},
+		{"gqlgen-complexity", extension.FixedComplexityLimit(10000)},
+		{"limits", limits.New(limits.DefaultConfig, cache)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			exec := executor.New(generated.NewExecutableSchema(generated.Config{Resolvers: &resolvers.Resolver{}, Complexity: limits.Pricing()}))
+			exec.SetQueryCache(cache)
+			if c.ext != nil {
+				exec.Use(c.ext)
+			}
+			ctx := graphql.StartOperationTrace(context.Background())
+			b.ReportAllocs()
+			for b.Loop() {
+				params := &graphql.RawParams{Query: string(q), Variables: map[string]any{"id": "n0"}}
+				if _, errs := exec.CreateOperationContext(ctx, params); errs != nil {
+					b.Fatal(errs)
+				}
 			}
 		})
 	}

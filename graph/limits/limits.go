@@ -49,7 +49,7 @@ type Config struct {
 	// (handler.Server.SetParserTokenLimit).
 	Tokens int
 	// Nesting is the deepest a document may nest braces, brackets and
-	// parentheses, selection sets and values alike.
+	// parentheses, selection sets and values alike; more than Depth.
 	Nesting int
 	// Fields is the most selections (fields, fragment spreads, inline
 	// fragments) a document may make, counting each fragment spread as the
@@ -140,6 +140,11 @@ func (e *Extension) Validate(es graphql.ExecutableSchema) error {
 		if v.n < 1 {
 			return fmt.Errorf("limits: %s must be at least 1, got %d", v.name, v.n)
 		}
+	}
+	if c.Nesting <= c.Depth {
+		// A query Depth fields deep nests Depth+1 braces, more with
+		// arguments: the nesting bound would refuse it first.
+		return fmt.Errorf("limits: nesting (%d) must be more than depth (%d)", c.Nesting, c.Depth)
 	}
 	if es == nil {
 		return errors.New("limits: no executable schema")

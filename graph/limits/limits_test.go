@@ -353,3 +353,19 @@ func TestCachedDocumentsSkipTheScan(t *testing.T) {
 		t.Fatalf("%+v", e)
 	}
 }
+
+// _entities costs its representations times its selections, like
+// nodes(ids:): 3,000 representations of a node with its properties are
+// too complex.
+func TestEntitiesPricedByRepresentations(t *testing.T) {
+	g := newGateway(t, limits.DefaultConfig)
+	reps := "[" + strings.TrimSuffix(repeat(`{"__typename": "Node", "id": "x"},`, 3000, ""), ",") + "]"
+	doc := `query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { id properties createdAt updatedAt } } }`
+	e := g.post(t, doc, `{"r": `+reps+`}`).only(t)
+	if e.Extensions.Code != codes.BadUserInput || e.Message != "operation has complexity 12001; the limit is 10000" {
+		t.Fatalf("got %q (%s)", e.Message, e.Extensions.Code)
+	}
+	if resp := g.post(t, doc, `{"r": [{"__typename": "Node", "id": "x"}]}`); len(resp.Errors) != 0 {
+		t.Fatalf("%+v", resp.Errors)
+	}
+}

@@ -199,6 +199,12 @@ func (w *walker) fieldComplexity(ctx context.Context, f *ast.Field) int {
 		child = w.complexity(ctx, f.SelectionSet)
 	}
 	args := f.ArgumentMap(w.vars)
+	if f.ObjectDefinition.Name == "Query" && f.Name == "_entities" {
+		// Federation's entity field is not in the ComplexityRoot gqlgen
+		// generates: priced here like nodes(ids:), by its representations.
+		reps, _ := args["representations"].([]any)
+		return saturatingAdd(1, saturatingMul(max(len(reps), 1), child))
+	}
 	price := func(obj *ast.Definition) int {
 		if c, ok := w.es.Complexity(ctx, obj.Name, f.Name, child, args); ok && c >= 1 {
 			return c
