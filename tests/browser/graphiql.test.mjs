@@ -1,18 +1,25 @@
 // hbgraph's GraphiQL page in a real browser: Debian's Chromium, headless,
-// driven over CDP by playwright-core (which downloads no browser). The page
-// loads with every request going to hbgraph itself, a query and variables
-// typed into GraphiQL's editors run from its run button, and the result
-// pane shows the node the test wrote.
+// driven over CDP by playwright-core (which downloads no browser), used as
+// a person uses it: clicks and keys, never by setting an editor's value.
+// With every request going to hbgraph itself and no console error, the
+// page opens on its example and runs it; typed variables survive a reload;
+// a query typed or pasted over a named one runs at once (GraphiQL 4.1.2
+// used to send the old operation's name: "operation Neighborhood not
+// found"); of two operations, Ctrl-Enter runs the one under the cursor and
+// the run button's picker the one picked; two tabs survive a reload; the
+// Docs pane shows Node; the explorer builds a query that runs.
 //
 //   HBGRAPH_BIN=/abs/path/to/hbgraph npm test
 //
 // HBGRAPH_BIN is a built hbgraph binary; the test starts it on 127.0.0.1
-// with a temporary data directory and stops it with SIGTERM. It writes a
-// screenshot to docs/graphiql.png (or to $HBGRAPH_SCREENSHOT). It fails,
-// never skips, when the binary or /usr/bin/chromium is missing.
+// with a temporary data directory (and --example-data when the binary has
+// that flag, checking that the example shows alice's neighbourhood) and
+// stops it with SIGTERM. It writes a screenshot of the example's result to
+// docs/graphiql.png (or to $HBGRAPH_SCREENSHOT). It fails, never skips,
+// when the binary or /usr/bin/chromium is missing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -120,10 +127,10 @@ function proc(cmd, args, { group = false } = {}) {
 }
 
 // startServer starts hbgraph on a free port and waits until /healthz answers.
-async function startServer(bin, dataDir) {
+async function startServer(bin, dataDir, flags = []) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const p = proc(bin, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'warn']);
+  const p = proc(bin, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'warn', ...flags]);
   const deadline = Date.now() + 15_000;
   for (;;) {
     if (!p.alive()) {
@@ -200,8 +207,16 @@ async function graphql(base, query, variables) {
 // withTimeout bounds a clean-up step, which must not hang the run.
 const withTimeout = (promise, ms) => Promise.race([promise, sleep(ms)]);
 
-test('GraphiQL runs a query offline, from hbgraph alone', { timeout: 120_000 }, async (t) => {
+// exampleDataFlag reports whether the binary has --example-data (hbgraph
+// loads the example graph into an empty store at start).
+function exampleDataFlag(bin) {
+  const res = spawnSync(bin, ['--help'], { encoding: 'utf8', timeout: 10_000 });
+  return /-example-data\b/.test(`${res.stdout}${res.stderr}`);
+}
+
+test('GraphiQL works offline, from hbgraph alone, as a person uses it', { timeout: 240_000 }, async (t) => {
   const bin = requireEnv();
+  const exampleData = exampleDataFlag(bin);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hbgraph-browser-'));
   const dataDir = path.join(tmp, 'data');
   const profileDir = path.join(tmp, 'profile');
@@ -222,7 +237,7 @@ test('GraphiQL runs a query offline, from hbgraph alone', { timeout: 120_000 }, 
     }
   });
 
-  server = await startServer(bin, dataDir);
+  server = await startServer(bin, dataDir, exampleData ? ['--example-data'] : []);
   const origin = server.base;
 
   const created = await graphql(
@@ -259,18 +274,97 @@ test('GraphiQL runs a query offline, from hbgraph alone', { timeout: 120_000 }, 
       window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`),
     );
   });
-  const editorValue = (sel) => page.evaluate((s) => document.querySelector(s).CodeMirror.getValue(), sel);
-  const isQuery = (r, text) => r.url() === `${origin}/query` && (r.request().postData() ?? '').includes(text);
 
-  const introspected = page.waitForResponse((r) => isQuery(r, 'IntrospectionQuery'));
+  // Nothing but hbgraph was asked for anything, and nothing went wrong.
+  const checkQuiet = async (when) => {
+    const foreign = requests.filter((u) => !u.startsWith('data:') && new URL(u).origin !== origin);
+    assert.deepEqual(foreign, [], `${when}: requests to hosts other than ${origin}`);
+    assert.deepEqual(failedRequests, [], `${when}: failed requests`);
+    assert.deepEqual(pageErrors, [], `${when}: uncaught page errors`);
+    assert.deepEqual(consoleErrors, [], `${when}: console errors`);
+    assert.deepEqual(await page.evaluate(() => window.__cspViolations), [], `${when}: CSP violations`);
+  };
+
+  const editorValue = (sel) => page.evaluate((s) => document.querySelector(s).CodeMirror.getValue(), sel);
+  const queryEditor = page.locator(QUERY_EDITOR);
+  const variablesEditor = page.locator(VARIABLES_EDITOR);
+  const runButton = page.locator('button.graphiql-execute-button');
+  const tabTitles = () => page.locator('.graphiql-tab').allInnerTexts();
+
+  // typeInto replaces an editor's text the way a person does: click into
+  // it, select all, type. A one-line text is typed key by key (with
+  // CodeMirror's bracket closing and completion reacting to each key, as
+  // they do to a person's), unless paste is set; a longer one arrives as
+  // one input, as from a paste or an input method.
+  const typeInto = async (editor, text, { paste = false } = {}) => {
+    await editor.click();
+    await page.keyboard.press('ControlOrMeta+A');
+    if (paste || text.includes('\n')) await page.keyboard.insertText(text);
+    else await page.keyboard.type(text);
+  };
+  // run does what start does (a click, keys) and returns what GraphiQL
+  // sent and what hbgraph answered, once the result pane shows it. It
+  // fails unless hbgraph answered 200 without errors.
+  const run = async (what, start) => {
+    const answered = page.waitForResponse(
+      (r) => r.url() === `${origin}/query` && !(r.request().postData() ?? '').includes('IntrospectionQuery'),
+    );
+    await start();
+    const res = await answered;
+    const text = await res.text();
+    const sent = res.request().postDataJSON();
+    assert.equal(res.status(), 200, `${what}: GraphiQL sent ${JSON.stringify(sent)}, hbgraph answered ${text}`);
+    const body = JSON.parse(text);
+    assert.equal(body.errors, undefined, `${what}: ${text}`);
+    await page.waitForFunction(
+      ([sel, want]) => {
+        try {
+          return JSON.stringify(JSON.parse(document.querySelector(sel).CodeMirror.getValue())) === want;
+        } catch {
+          return false;
+        }
+      },
+      [RESPONSE, JSON.stringify(body)],
+    );
+    return { sent, body };
+  };
+  const click = (locator) => () => locator.click();
+  // clickAt returns a click at the middle of where locator is now: a click
+  // without the wait for the element to be still that locator.click()
+  // does, as fast as a person's click right after a paste.
+  const clickAt = async (locator) => {
+    const box = await locator.boundingBox();
+    return () => page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+  };
+  const press = (keys) => () => page.keyboard.press(keys);
+  // savedTabs waits until GraphiQL has saved tabs that satisfy want (it
+  // saves a moment after a change).
+  const savedTabs = async (what, want) => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const saved = JSON.parse(
+        (await page.evaluate(() => localStorage.getItem('graphiql:tabState'))) ?? '{"tabs":[]}',
+      );
+      if (want(saved)) return;
+      if (Date.now() > deadline) assert.fail(`${what}: GraphiQL did not save its tabs: ${JSON.stringify(saved)}`);
+      await sleep(50);
+    }
+  };
+  const reload = async () => {
+    const introspected = page.waitForResponse((r) => (r.request().postData() ?? '').includes('IntrospectionQuery'));
+    await page.reload({ waitUntil: 'load' });
+    await queryEditor.waitFor({ state: 'visible' });
+    await introspected;
+  };
+
+  // 1. A fresh profile opens on the page's example query and its variables,
+  // and GraphiQL has the schema (for docs, completion and the explorer)
+  // once its introspection came back.
+  const introspected = page.waitForResponse((r) => (r.request().postData() ?? '').includes('IntrospectionQuery'));
   const res = await page.goto(`${origin}/`, { waitUntil: 'load' });
   assert.equal(res.status(), 200);
   const csp = res.headers()['content-security-policy'] ?? '';
   assert.match(csp, /script-src 'self'(;|$)/, `CSP: ${csp}`);
-
-  // GraphiQL is up once its query editor is, and has the schema (for its
-  // docs, completion and the explorer) once introspection came back.
-  const queryEditor = page.locator(QUERY_EDITOR);
   await queryEditor.waitFor({ state: 'visible' });
   const introspection = await introspected;
   assert.equal(introspection.status(), 200);
@@ -280,45 +374,80 @@ test('GraphiQL runs a query offline, from hbgraph alone', { timeout: 120_000 }, 
     undefined,
     `hbgraph refused GraphiQL's introspection query, so GraphiQL has no schema: ${JSON.stringify(schema.errors)}`,
   );
-  // A fresh profile opens on the page's example query and its variables.
-  assert.match(await editorValue(QUERY_EDITOR), /query Neighborhood\(\$id: ID!/);
+  const example = await page.locator('#graphiql').getAttribute('data-default-query');
+  assert.match(example, /query Neighborhood\(\$id: ID!/);
+  assert.equal(await editorValue(QUERY_EDITOR), example);
   assert.match(await editorValue(VARIABLES_EDITOR), /"id": "alice"/);
+  assert.deepEqual(await tabTitles(), ['Neighborhood']);
 
-  // The explorer plugin is there and shows the schema.
+  // 2. The example runs as it opens, from the run button: with the example
+  // data, on alice's neighbourhood.
+  const ranExample = await run('the example', click(runButton));
+  assert.equal(ranExample.sent.operationName, 'Neighborhood');
+  if (exampleData) {
+    const alice = ranExample.body.data.node;
+    assert.equal(alice?.properties?.name, 'Alice Archer', JSON.stringify(ranExample.body));
+    assert.ok(alice.following.totalCount > 0 && alice.following.edges.length > 0, JSON.stringify(alice));
+    assert.ok(
+      alice.following.edges.some((e) => e.neighbor.articles.edges.length > 0),
+      `no articles among whom alice follows: ${JSON.stringify(alice)}`,
+    );
+    assert.ok(alice.wordCounts.length > 0, JSON.stringify(alice));
+    await page.locator(`${RESPONSE} .CodeMirror-code`).filter({ hasText: 'Alice Archer' }).waitFor();
+    await screenshot(page);
+  } else {
+    assert.deepEqual(ranExample.body, { data: { node: null } });
+  }
+
+  // 3. The explorer plugin opens on the schema; the settings dialog adds a
+  // <style> element (Radix's scroll lock): it carries the page's style
+  // nonce, or the CSP blocks it (checkQuiet).
   await page.locator('button[aria-label="Show GraphiQL Explorer"]').click();
   await page.locator('.graphiql-plugin').getByText('relationships', { exact: true }).first().waitFor();
   await page.locator('button[aria-label="Hide GraphiQL Explorer"]').click();
-  // The settings dialog adds a <style> element (Radix's scroll lock): it
-  // carries the page's style nonce, or the CSP blocks it (checked below).
   await page.locator('button[aria-label="Open settings dialog"]').click();
   await page.getByRole('dialog').waitFor();
   await page.keyboard.press('Escape');
   await page.getByRole('dialog').waitFor({ state: 'detached' });
+  await checkQuiet('the example');
 
-  // Replace the query and the variables the way a person does: click into
-  // the editor, select all, type. (insertText sends the text as one input,
-  // so CodeMirror's bracket closing and completion, which follow key
-  // presses, stay out of it.)
-  await queryEditor.click();
-  await page.keyboard.press('ControlOrMeta+A');
-  await page.keyboard.insertText(QUERY);
+  // 4. Edit the example's variables, reload: the example comes back with
+  // the variables as typed, in one tab, and runs on them.
+  const BOB = '{"id": "bob"}';
+  await typeInto(variablesEditor, BOB);
+  assert.equal(await editorValue(VARIABLES_EDITOR), BOB, 'the variables editor does not hold what was typed');
+  await savedTabs('variables typed', (s) => s.tabs.some((tab) => tab.variables === BOB));
+  await reload();
+  assert.equal(await editorValue(QUERY_EDITOR), example);
+  assert.equal(await editorValue(VARIABLES_EDITOR), BOB, 'the example was forced back over the variables typed');
+  assert.deepEqual(await tabTitles(), ['Neighborhood']);
+  const ranBob = await run('the example on bob', click(runButton));
+  assert.deepEqual(ranBob.sent.variables, { id: 'bob' });
+  if (exampleData) assert.equal(ranBob.body.data.node?.properties?.name, 'Bob Brandt', JSON.stringify(ranBob.body));
+  await checkQuiet('variables kept over a reload');
+
+  // 5. The issue's newcomer: replace the example with an anonymous query
+  // and run it at once, with the run button. (GraphiQL 4.1.2 takes 100 ms
+  // to notice the document changed, and used to send the example's
+  // operation name with it: "operation Neighborhood not found".)
+  const ANONYMOUS = `{ node(id: "${NODE_ID}") { id properties } }`;
+  await typeInto(queryEditor, ANONYMOUS);
+  const ranAnonymous = await run('an anonymous query typed over the example', click(runButton));
+  assert.equal(ranAnonymous.sent.query, ANONYMOUS, 'the query editor does not hold what was typed');
+  assert.equal(ranAnonymous.sent.operationName ?? null, null);
+  assert.deepEqual(ranAnonymous.body, { data: { node: { id: NODE_ID, properties: PROPERTIES } } });
+  await checkQuiet('an anonymous query');
+
+  // 6. A named query with variables, both typed, run from the run button
+  // once GraphiQL shows the operation's name on its tab.
+  await typeInto(queryEditor, QUERY);
   assert.equal(await editorValue(QUERY_EDITOR), QUERY, 'the query editor does not hold what was typed');
-  await page.locator(VARIABLES_EDITOR).click();
-  await page.keyboard.press('ControlOrMeta+A');
-  await page.keyboard.insertText(VARIABLES);
+  await typeInto(variablesEditor, VARIABLES);
   assert.equal(await editorValue(VARIABLES_EDITOR), VARIABLES, 'the variables editor does not hold what was typed');
-  // GraphiQL takes the operation's name from the editor a moment after a
-  // change (and sends it with the query): its tab shows it then.
   await page.locator('.graphiql-tab-active').filter({ hasText: 'ReadNode' }).waitFor();
-
-  // Run it with the run button and read the result pane.
-  const ran = page.waitForResponse((r) => isQuery(r, 'ReadNode'));
-  await page.locator('button.graphiql-execute-button').click();
-  const ranRes = await ran;
-  assert.equal(ranRes.status(), 200, `running the query: ${await ranRes.text()}`);
-  const sent = ranRes.request().postDataJSON();
+  const ranNamed = await run('a named query', click(runButton));
   assert.deepEqual(
-    { query: sent.query, variables: sent.variables, operationName: sent.operationName },
+    { query: ranNamed.sent.query, variables: ranNamed.sent.variables, operationName: ranNamed.sent.operationName },
     { query: QUERY, variables: { id: NODE_ID }, operationName: 'ReadNode' },
     'GraphiQL did not send what was typed',
   );
@@ -334,47 +463,128 @@ test('GraphiQL runs a query offline, from hbgraph alone', { timeout: 120_000 }, 
   ]) {
     assert.ok(shown.includes(want), `the result pane lacks ${want}:\n${shown}`);
   }
-  assert.deepEqual(JSON.parse(await editorValue(RESPONSE)), {
-    data: { node: { id: NODE_ID, properties: PROPERTIES, name: PROPERTIES.name } },
-  });
+  assert.deepEqual(ranNamed.body, { data: { node: { id: NODE_ID, properties: PROPERTIES, name: PROPERTIES.name } } });
+  if (!exampleData) await screenshot(page);
 
-  fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
-  await page.mouse.move(0, 0);
-  await page.screenshot({ path: SCREENSHOT, animations: 'disabled', caret: 'hide' });
+  // 7. An anonymous query pasted over the named one and run at once from
+  // the run button: within GraphiQL's 100 ms, which sent the old name with
+  // it. (Ctrl-Enter at once is step 8's first run.)
+  const NAME_ONLY = `{ node(id: "${NODE_ID}") { name: property(name: "name") } }`;
+  const clickRun = await clickAt(runButton);
+  await typeInto(queryEditor, NAME_ONLY, { paste: true });
+  const ranAtOnce = await run('an anonymous query pasted over a named one, run at once', clickRun);
+  assert.equal(ranAtOnce.sent.query, NAME_ONLY);
+  assert.equal(ranAtOnce.sent.operationName ?? null, null);
+  assert.deepEqual(ranAtOnce.body, { data: { node: { name: PROPERTIES.name } } });
 
-  // Nothing but hbgraph was asked for anything, and nothing went wrong.
-  const checkQuiet = async () => {
-    const foreign = requests.filter((u) => !u.startsWith('data:') && new URL(u).origin !== origin);
-    assert.deepEqual(foreign, [], `requests to hosts other than ${origin}`);
-    assert.deepEqual(failedRequests, [], 'failed requests');
-    assert.deepEqual(pageErrors, [], 'uncaught page errors');
-    assert.deepEqual(consoleErrors, [], 'console errors');
-    assert.deepEqual(await page.evaluate(() => window.__cspViolations), [], 'CSP violations');
-  };
+  // 8. Two named operations: Ctrl-Enter runs the one under the cursor
+  // (GraphiQL's rule), at once and after GraphiQL caught up; the run
+  // button offers both and runs the one picked.
+  const TWO = `query First { node(id: "${NODE_ID}") { id } }\nquery Second { node(id: "${NODE_ID}") { name: property(name: "name") } }`;
+  const FIRST = { data: { node: { id: NODE_ID } } };
+  const SECOND = { data: { node: { name: PROPERTIES.name } } };
+  await typeInto(queryEditor, TWO); // the cursor ends in Second
+  let ran = await run('two operations, cursor in the second, Ctrl-Enter at once', press('Control+Enter'));
+  assert.deepEqual([ran.sent.operationName, ran.body], ['Second', SECOND]);
+  await page.waitForFunction((sel) => {
+    const cm = document.querySelector(sel).CodeMirror;
+    return cm.operations?.length === 2;
+  }, QUERY_EDITOR);
+  ran = await run('two operations, cursor in the second, Ctrl-Enter', press('Control+Enter'));
+  assert.deepEqual([ran.sent.operationName, ran.body], ['Second', SECOND]);
+  await queryEditor.locator('.CodeMirror-code .CodeMirror-line').first().click();
+  ran = await run('two operations, cursor in the first, Ctrl-Enter', press('Control+Enter'));
+  assert.deepEqual([ran.sent.operationName, ran.body], ['First', FIRST]);
+  await runButton.click();
+  ran = await run('two operations, Second picked', click(page.getByRole('menuitem', { name: 'Second' })));
+  assert.deepEqual([ran.sent.operationName, ran.body], ['Second', SECOND]);
+  await runButton.click();
+  ran = await run('two operations, First picked', click(page.getByRole('menuitem', { name: 'First' })));
+  assert.deepEqual([ran.sent.operationName, ran.body], ['First', FIRST]);
+  await checkQuiet('two operations');
+
+  // 9. A second tab, with a query and variables of its own.
+  await page.locator('button[aria-label="New tab"]').click();
+  await page.locator('.graphiql-tab').nth(1).waitFor();
+  const WHO = 'query Who($who: ID!) { node(id: $who) { name: property(name: "name") } }';
+  const WHO_VARIABLES = `{"who": "${NODE_ID}"}`;
+  await typeInto(queryEditor, WHO);
+  await typeInto(variablesEditor, WHO_VARIABLES);
+  assert.equal(await editorValue(QUERY_EDITOR), WHO);
+  assert.equal(await editorValue(VARIABLES_EDITOR), WHO_VARIABLES);
+  ran = await run('the second tab', click(runButton));
+  assert.deepEqual([ran.sent.operationName, ran.sent.variables, ran.body], ['Who', { who: NODE_ID }, SECOND]);
+
+  // 10. Reload: both tabs come back as left, the second active; no example.
+  await savedTabs(
+    'two tabs',
+    (s) =>
+      s.tabs.length === 2 &&
+      s.activeTabIndex === 1 &&
+      s.tabs[0].query?.startsWith('query First') &&
+      s.tabs[1].query?.startsWith('query Who') &&
+      s.tabs[1].variables === WHO_VARIABLES,
+  );
+  await reload();
+  assert.equal((await tabTitles()).length, 2, `tabs after reload: ${await tabTitles()}`);
+  assert.equal(await editorValue(QUERY_EDITOR), WHO);
+  assert.equal(await editorValue(VARIABLES_EDITOR), WHO_VARIABLES);
+  await page.locator('.graphiql-tab').first().locator('button').first().click();
+  await page.waitForFunction(([sel, want]) => document.querySelector(sel).CodeMirror.getValue() === want, [
+    QUERY_EDITOR,
+    TWO,
+  ]);
+  assert.equal(await editorValue(VARIABLES_EDITOR), VARIABLES);
+  await queryEditor.locator('.CodeMirror-code .CodeMirror-line').first().click();
+  ran = await run('the first tab after a reload', press('Control+Enter'));
+  assert.deepEqual([ran.sent.operationName, ran.body], ['First', FIRST]);
+  await checkQuiet('two tabs over a reload');
+
+  // 11. The Docs pane opens on the schema and shows Node.
+  await page.locator('button[aria-label="Show Documentation Explorer"]').click();
+  const docs = page.locator('.graphiql-doc-explorer');
+  await docs.getByText('All Schema Types').waitFor();
+  await docs.getByRole('link', { name: 'Node', exact: true }).first().click();
+  await page.locator('.graphiql-doc-explorer-title').filter({ hasText: /^Node$/ }).waitFor();
+  await docs.getByText('relationships', { exact: true }).first().waitFor();
+  await page.locator('button[aria-label="Hide Documentation Explorer"]').click();
+
+  // 12. In a new tab, the explorer builds a query by clicks and typing,
+  // and it runs.
+  await page.locator('button[aria-label="New tab"]').click();
+  await page.locator('.graphiql-tab').nth(2).waitFor();
+  await page.locator('button[aria-label="Show GraphiQL Explorer"]').click();
+  const explorer = page.locator('.graphiql-plugin');
+  await explorer.locator('[data-field-name="node"]').first().click();
+  // Expanded, node shows its argument, then Node's fields (the only id
+  // and properties fields in view: Query has none).
+  await explorer.locator('[data-arg-name="id"] input').click();
+  await page.keyboard.type(NODE_ID);
+  await explorer.locator('[data-field-name="id"]').click();
+  await explorer.locator('[data-field-name="properties"]').click();
+  await page.waitForFunction(
+    ([sel, id]) => /node\(id: "([^"]*)"\)\s*\{\s*id\s+properties\s*\}/.exec(document.querySelector(sel).CodeMirror.getValue())?.[1] === id,
+    [QUERY_EDITOR, NODE_ID],
+  );
+  ran = await run('the explorer', click(runButton));
+  assert.deepEqual(ran.body, { data: { node: { id: NODE_ID, properties: PROPERTIES } } });
+  await page.locator('button[aria-label="Hide GraphiQL Explorer"]').click();
+
   assert.ok(
     requests.some((u) => u.startsWith(`${origin}/assets/graphiql-`)),
     `GraphiQL did not come from hbgraph: ${requests.join('\n')}`,
   );
-  await checkQuiet();
-
-  // A second visit opens on what the first left, in one tab (once GraphiQL
-  // has saved its tabs, which it does a moment after a change).
-  await page.waitForFunction(
-    ([query, variables]) => {
-      const saved = JSON.parse(localStorage.getItem('graphiql:tabState') ?? '{"tabs":[]}');
-      return saved.tabs.some((tab) => tab.query === query && tab.variables === variables);
-    },
-    [QUERY, VARIABLES],
-  );
-  await page.reload({ waitUntil: 'load' });
-  await queryEditor.waitFor({ state: 'visible' });
-  assert.equal(await editorValue(QUERY_EDITOR), QUERY);
-  assert.equal(await editorValue(VARIABLES_EDITOR), VARIABLES);
-  assert.deepEqual(await page.locator('.graphiql-tab').allInnerTexts(), ['ReadNode']);
-  await checkQuiet();
+  await checkQuiet('docs and explorer');
 
   await withTimeout(browser.close().catch(() => {}), 5_000);
   await chrome.stop('SIGTERM', 5_000);
   serverExit = await server.stop('SIGTERM', 25_000);
   assert.deepEqual(serverExit, { code: 0, signal: null }, `hbgraph did not exit cleanly:\n${server.output()}`);
 });
+
+// screenshot writes the page to SCREENSHOT, the same every run.
+async function screenshot(page) {
+  fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: SCREENSHOT, animations: 'disabled', caret: 'hide' });
+}
