@@ -245,6 +245,7 @@ func TestArticleLayout1IsRefusedThenMigrated(t *testing.T) {
 	_, _, refused["ImportArticle"] = s.ImportArticle(ctx, "tie", 100, "t", "", "c", time.UnixMilli(5))
 	_, refused["ImportArticles"] = s.ImportArticles(ctx, []ArticleImport{{Author: "tie", Seq: 101, Title: "t", Category: "c"}})
 	refused["RebuildWordCounts"] = s.RebuildWordCounts(ctx, "tie")
+	refused["AdvanceArticleSeq"] = s.AdvanceArticleSeq(ctx, "tie", 100)
 	g, err := ArticleGet(arts[0].ID)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/hbgraph/hbgraph/store/keys"
@@ -131,9 +132,18 @@ func (s *Store) ImportArticle(ctx context.Context, authorID string, seq uint64, 
 
 // AdvanceArticleSeq makes the author's next sequence number greater than
 // atLeast (an Increment by the shortfall: concurrent advances can only
-// push it further, which is harmless).
+// push it further, which is harmless). atLeast is at most math.MaxInt64,
+// as article ids are.
 func (s *Store) AdvanceArticleSeq(ctx context.Context, authorID string, atLeast uint64) error {
 	if err := validateID("author id", authorID); err != nil {
+		return err
+	}
+	if atLeast > math.MaxInt64 {
+		return invalid("article id %d is above %d", atLeast, int64(math.MaxInt64))
+	}
+	// Its counters row is a row of the table: a table with rows and no
+	// layout version is read as one of layout 1.
+	if err := s.CheckArticleLayout(ctx); err != nil {
 		return err
 	}
 	row := keys.Counters(authorID)
