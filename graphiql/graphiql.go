@@ -62,8 +62,9 @@ var files embed.FS
 // AssetsPrefix is the path under which Handler serves the page's files.
 const AssetsPrefix = "/assets/"
 
-// exampleVariables go with example.graphql: alice is the node the README's
-// first mutation creates.
+// exampleVariables go with example.graphql: alice is the node whose
+// neighbourhood the example data shows (hbgraph --example-data, package
+// example), and the node the README's first mutation creates.
 const exampleVariables = "{\n  \"id\": \"alice\"\n}"
 
 // Versions are the versions of the vendored packages, from versions.env.
