@@ -1,6 +1,8 @@
 package limits_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
@@ -8,10 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/hbgraph/hbgraph/graph/codes"
+	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/limits"
+	"github.com/hbgraph/hbgraph/graph/resolvers"
 )
 
 // Documents every default must let through.
@@ -340,8 +346,9 @@ func TestTrimErrors(t *testing.T) {
 	}
 }
 
-// A cached document is not scanned again; the variables still are.
-func TestCachedDocumentsSkipTheScan(t *testing.T) {
+// Through the handler: a document gqlgen has cached still has its variables
+// checked.
+func TestVariablesCheckedOnCacheHits(t *testing.T) {
 	cfg := limits.DefaultConfig
 	g := newGateway(t, cfg)
 	doc := `mutation($p: JSON) { createNode(id: "c", properties: $p) { id } }`
@@ -367,5 +374,58 @@ func TestEntitiesPricedByRepresentations(t *testing.T) {
 	}
 	if resp := g.post(t, doc, `{"r": [{"__typename": "Node", "id": "x"}]}`); len(resp.Errors) != 0 {
 		t.Fatalf("%+v", resp.Errors)
+	}
+}
+
+// alwaysCached is a query cache that holds every document.
+type alwaysCached struct {
+	graphql.NoCache[*ast.QueryDocument]
+}
+
+func (alwaysCached) Get(context.Context, string) (*ast.QueryDocument, bool) {
+	return &ast.QueryDocument{}, true
+}
+
+// A document in the query cache passed the scan when it was added: it is
+// not scanned again. The variables are checked on every request.
+func TestCachedDocumentsAreNotScanned(t *testing.T) {
+	ctx := context.Background()
+	tooDeep := "{ a" + strings.Repeat(" { a", 100) + strings.Repeat(" }", 101)
+	for _, c := range []struct {
+		name  string
+		cache graphql.Cache[*ast.QueryDocument]
+		vars  map[string]any
+		want  string
+	}{
+		{"miss", graphql.NoCache[*ast.QueryDocument]{}, nil, "nests brackets"},
+		{"no cache", nil, nil, "nests brackets"},
+		{"hit", alwaysCached{}, nil, ""},
+		{"hit, bad variables", alwaysCached{}, map[string]any{"p": map[string]any{"a": []any{json.Number("-1e999")}}}, "variable $p: the number -1e999 is out of range"},
+		{"hit, invalid UTF-8", alwaysCached{}, map[string]any{"p": "\xff"}, "variable $p: a string is not valid UTF-8"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := limits.New(limits.DefaultConfig, c.cache).MutateOperationParameters(ctx, &graphql.RawParams{Query: tooDeep, Variables: c.vars})
+			if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Message, c.want) {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	es := generated.NewExecutableSchema(generated.Config{Resolvers: &resolvers.Resolver{}})
+	if err := limits.New(limits.DefaultConfig, nil).Validate(es); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []func(*limits.Config){
+		func(c *limits.Config) { c.Tokens = 0 },
+		func(c *limits.Config) { c.Errors = -1 },
+		func(c *limits.Config) { c.Nesting, c.Depth = 20, 20 },
+	} {
+		cfg := limits.DefaultConfig
+		bad(&cfg)
+		if err := limits.New(cfg, nil).Validate(es); err == nil {
+			t.Errorf("%+v accepted", cfg)
+		}
 	}
 }
