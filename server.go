@@ -36,6 +36,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/hbgraph/hbgraph/example"
 	"github.com/hbgraph/hbgraph/explain"
 	"github.com/hbgraph/hbgraph/graph/depth"
 	"github.com/hbgraph/hbgraph/graph/generated"
@@ -81,7 +82,8 @@ type config struct {
 	importFiles   importer.Files
 	importWorkers int
 
-	pprof bool
+	pprof       bool
+	exampleData bool
 	// gcPercent is GOGC for this process (0 keeps the environment's);
 	// gcPercentSet tells whether a flag or HBGRAPH_GC_PERCENT gave it.
 	gcPercent    int
@@ -142,6 +144,7 @@ func parseConfig(args []string) (config, error) {
 	fs.Int64Var(&cfg.queryCacheBytes, "query-cache-bytes", envParsed("HBGRAPH_QUERY_CACHE_BYTES", int64(64<<20), parseInt64, &bad), "estimated memory of the documents kept, at 32 bytes per byte of query text (HBGRAPH_QUERY_CACHE_BYTES)")
 	fs.IntVar(&cfg.queryCacheMaxQuery, "query-cache-max-query", envParsed("HBGRAPH_QUERY_CACHE_MAX_QUERY", 16<<10, strconv.Atoi, &bad), "longest query text whose document is kept; longer ones are parsed every time (HBGRAPH_QUERY_CACHE_MAX_QUERY)")
 	fs.Int64Var(&cfg.memoryLimit, "memory-limit", envParsed("HBGRAPH_MEMORY_LIMIT", int64(defaultMemoryLimit), parseInt64, &bad), "Go's soft memory limit (GOMEMLIMIT) in bytes: past it the collector runs whatever --gc-percent says; 0 keeps GOMEMLIMIT from the environment (HBGRAPH_MEMORY_LIMIT)")
+	fs.BoolVar(&cfg.exampleData, "example-data", envParsed("HBGRAPH_EXAMPLE_DATA", false, strconv.ParseBool, &bad), "serve: write a small example graph (40 people, their follows, 105 articles) if the store is empty; a store that holds data is left as it is (HBGRAPH_EXAMPLE_DATA)")
 	fs.BoolVar(&cfg.pprof, "pprof", envParsed("HBGRAPH_PPROF", false, strconv.ParseBool, &bad), "serve Go's profiler at /debug/pprof/ (HBGRAPH_PPROF); off by default: it exposes internals")
 	fs.StringVar(&cfg.importFiles.Nodes, "nodes", "", "import: JSON Lines file of nodes")
 	fs.StringVar(&cfg.importFiles.Relationships, "relationships", "", "import: JSON Lines file of relationships")
@@ -287,6 +290,24 @@ func run(args []string) error {
 		return err
 	}
 	defer hc.Close()
+	// A data directory written before the current article layout is
+	// refused here, naming the command that migrates it, rather than
+	// failing every request that reads articles.
+	layoutCtx, cancelLayout := context.WithTimeout(context.Background(), 30*time.Second)
+	err = st.CheckArticleLayout(layoutCtx)
+	cancelLayout()
+	if err != nil {
+		return err
+	}
+	if cfg.exampleData {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		sum, err := example.Load(ctx, st)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("example data: %w", err)
+		}
+		log.Info().Msg(sum.String())
+	}
 	srv := &http.Server{
 		Addr:              cfg.listen,
 		Handler:           newGateway(cfg, st, hc, log),

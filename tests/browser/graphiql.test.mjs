@@ -12,14 +12,13 @@
 //   HBGRAPH_BIN=/abs/path/to/hbgraph npm test
 //
 // HBGRAPH_BIN is a built hbgraph binary; the test starts it on 127.0.0.1
-// with a temporary data directory (and --example-data when the binary has
-// that flag, checking that the example shows alice's neighbourhood) and
-// stops it with SIGTERM. It writes a screenshot of the example's result to
+// with a temporary data directory and --example-data, checks that the
+// example shows alice's neighbourhood, and stops it with SIGTERM. It writes a screenshot of the example's result to
 // docs/graphiql.png (or to $HBGRAPH_SCREENSHOT). It fails, never skips,
 // when the binary or /usr/bin/chromium is missing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -207,16 +206,8 @@ async function graphql(base, query, variables) {
 // withTimeout bounds a clean-up step, which must not hang the run.
 const withTimeout = (promise, ms) => Promise.race([promise, sleep(ms)]);
 
-// exampleDataFlag reports whether the binary has --example-data (hbgraph
-// loads the example graph into an empty store at start).
-function exampleDataFlag(bin) {
-  const res = spawnSync(bin, ['--help'], { encoding: 'utf8', timeout: 10_000 });
-  return /-example-data\b/.test(`${res.stdout}${res.stderr}`);
-}
-
 test('GraphiQL works offline, from hbgraph alone, as a person uses it', { timeout: 240_000 }, async (t) => {
   const bin = requireEnv();
-  const exampleData = exampleDataFlag(bin);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hbgraph-browser-'));
   const dataDir = path.join(tmp, 'data');
   const profileDir = path.join(tmp, 'profile');
@@ -237,7 +228,7 @@ test('GraphiQL works offline, from hbgraph alone, as a person uses it', { timeou
     }
   });
 
-  server = await startServer(bin, dataDir, exampleData ? ['--example-data'] : []);
+  server = await startServer(bin, dataDir, ['--example-data']);
   const origin = server.base;
 
   const created = await graphql(
@@ -384,20 +375,16 @@ test('GraphiQL works offline, from hbgraph alone, as a person uses it', { timeou
   // data, on alice's neighbourhood.
   const ranExample = await run('the example', click(runButton));
   assert.equal(ranExample.sent.operationName, 'Neighborhood');
-  if (exampleData) {
-    const alice = ranExample.body.data.node;
-    assert.equal(alice?.properties?.name, 'Alice Archer', JSON.stringify(ranExample.body));
-    assert.ok(alice.following.totalCount > 0 && alice.following.edges.length > 0, JSON.stringify(alice));
-    assert.ok(
-      alice.following.edges.some((e) => e.neighbor.articles.edges.length > 0),
-      `no articles among whom alice follows: ${JSON.stringify(alice)}`,
-    );
-    assert.ok(alice.wordCounts.length > 0, JSON.stringify(alice));
-    await page.locator(`${RESPONSE} .CodeMirror-code`).filter({ hasText: 'Alice Archer' }).waitFor();
-    await screenshot(page);
-  } else {
-    assert.deepEqual(ranExample.body, { data: { node: null } });
-  }
+  const alice = ranExample.body.data.node;
+  assert.equal(alice?.properties?.name, 'Alice Archer', JSON.stringify(ranExample.body));
+  assert.ok(alice.following.totalCount > 0 && alice.following.edges.length > 0, JSON.stringify(alice));
+  assert.ok(
+    alice.following.edges.some((e) => e.neighbor.articles.edges.length > 0),
+    `no articles among whom alice follows: ${JSON.stringify(alice)}`,
+  );
+  assert.ok(alice.wordCounts.length > 0, JSON.stringify(alice));
+  await page.locator(`${RESPONSE} .CodeMirror-code`).filter({ hasText: 'Alice Archer' }).waitFor();
+  await screenshot(page);
 
   // 3. The explorer plugin opens on the schema; the settings dialog adds a
   // <style> element (Radix's scroll lock): it carries the page's style
@@ -423,7 +410,7 @@ test('GraphiQL works offline, from hbgraph alone, as a person uses it', { timeou
   assert.deepEqual(await tabTitles(), ['Neighborhood']);
   const ranBob = await run('the example on bob', click(runButton));
   assert.deepEqual(ranBob.sent.variables, { id: 'bob' });
-  if (exampleData) assert.equal(ranBob.body.data.node?.properties?.name, 'Bob Brandt', JSON.stringify(ranBob.body));
+  assert.equal(ranBob.body.data.node?.properties?.name, 'Bob Brandt', JSON.stringify(ranBob.body));
   await checkQuiet('variables kept over a reload');
 
   // 5. The issue's newcomer: replace the example with an anonymous query
@@ -464,7 +451,6 @@ test('GraphiQL works offline, from hbgraph alone, as a person uses it', { timeou
     assert.ok(shown.includes(want), `the result pane lacks ${want}:\n${shown}`);
   }
   assert.deepEqual(ranNamed.body, { data: { node: { id: NODE_ID, properties: PROPERTIES, name: PROPERTIES.name } } });
-  if (!exampleData) await screenshot(page);
 
   // 7. An anonymous query pasted over the named one and run at once from
   // the run button: within GraphiQL's 100 ms, which sent the old name with
