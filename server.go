@@ -356,6 +356,7 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 	gql.AddTransport(transport.Options{})
 	gql.AddTransport(jsonpost.GET{})       // GraphQL over HTTP: GET, queries only
 	gql.AddTransport(jsonpost.Transport{}) // and POST; the data written as the executor wrote it
+	gql.AddTransport(jsonpost.OtherMethods{})
 	docs := querycache.Documents(cfg.queryCacheEntries, cfg.queryCacheBytes, cfg.queryCacheMaxQuery)
 	gql.SetQueryCache(docs)
 	m.registry.MustRegister(

@@ -128,6 +128,8 @@ func TestStatusFollowsMediaType(t *testing.T) {
 			want{400, "BAD_USER_INPUT", false}, want{400, "BAD_USER_INPUT", false}},
 		{"a mutation with GET", rawRequest{method: "GET", query: url.Values{"query": {`mutation { deleteNode(id: "a") }`}}},
 			want{405, "BAD_USER_INPUT", false}, want{405, "BAD_USER_INPUT", false}},
+		{"a PUT", rawRequest{method: "PUT", body: `{"query": "{ __typename }"}`},
+			want{405, "BAD_USER_INPUT", false}, want{405, "BAD_USER_INPUT", false}},
 		{"a body that is not JSON", rawRequest{method: "POST", body: `query=%7B%7D`, header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}},
 			want{415, "BAD_USER_INPUT", false}, want{415, "BAD_USER_INPUT", false}},
 	} {
@@ -151,8 +153,8 @@ func TestStatusFollowsMediaType(t *testing.T) {
 			case w.code != "" && (len(r.Errors) != 1 || r.Errors[0].Code() != w.code):
 				t.Errorf("%s: errors %v, want one %s", what, r.Errors, w.code)
 			}
-			if w.status == http.StatusMethodNotAllowed && r.Header.Get("Allow") != "POST" {
-				t.Errorf("%s: Allow %q, want POST", what, r.Header.Get("Allow"))
+			if allow := map[string]string{"GET": "POST", "PUT": "GET, POST, OPTIONS"}[req.method]; w.status == http.StatusMethodNotAllowed && r.Header.Get("Allow") != allow {
+				t.Errorf("%s: Allow %q, want %q", what, r.Header.Get("Allow"), allow)
 			}
 		}
 	}

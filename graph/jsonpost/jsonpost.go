@@ -60,10 +60,26 @@ type Transport struct{}
 // refused with 405.
 type GET struct{}
 
+// OtherMethods answers every request the transports before it did not
+// take (PUT, DELETE, HEAD, a protocol upgrade): 405 with Allow and a
+// BAD_USER_INPUT error, instead of gqlgen's uncoded "transport not
+// supported". Add it last.
+type OtherMethods struct{}
+
 var (
 	_ graphql.Transport = Transport{}
 	_ graphql.Transport = GET{}
+	_ graphql.Transport = OtherMethods{}
 )
+
+// Supports reports true: OtherMethods takes whatever is left.
+func (OtherMethods) Supports(*http.Request) bool { return true }
+
+// Do refuses the request with 405.
+func (OtherMethods) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExecutor) {
+	w.Header().Set("Allow", "GET, POST, OPTIONS")
+	Refuse(w, r, http.StatusMethodNotAllowed, "GraphQL is served over GET (queries) and POST, not "+r.Method)
+}
 
 // Supports reports whether r is a POST (and not a protocol upgrade).
 func (Transport) Supports(r *http.Request) bool {
