@@ -1,0 +1,102 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/hbgraph/hbgraph/graph/generated"
+	"github.com/hbgraph/hbgraph/graph/resolvers"
+)
+
+// TestEveryFieldPlanned walks the executable schema: every field of every
+// object type must be planned (kinds) or explicitly left to gqlgen
+// (fallbackTypes, fallbackFields), and the table may name nothing the
+// schema lacks. A field added to the schema fails here until it is one or
+// the other.
+func TestEveryFieldPlanned(t *testing.T) {
+	schema := generated.NewExecutableSchema(generated.Config{Resolvers: &resolvers.Resolver{}}).Schema()
+	checkPlanned(t, schema)
+}
+
+// reporter is the part of testing.T checkPlanned uses.
+type reporter interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+func checkPlanned(t reporter, schema *ast.Schema) {
+	t.Helper()
+	seen := map[string]bool{}
+	for name, def := range schema.Types {
+		if def.Kind != ast.Object || strings.HasPrefix(name, "__") || fallbackTypes[name] {
+			continue
+		}
+		for _, f := range def.Fields {
+			key := name + "." + f.Name
+			info, planned := kinds[key]
+			switch {
+			case planned && fallbackFields[key]:
+				t.Errorf("%s is both planned and left to gqlgen", key)
+			case !planned && !fallbackFields[key]:
+				t.Errorf("%s is neither in kinds nor in fallbackFields: plan it, or list it as a fallback", key)
+			case planned:
+				seen[key] = true
+				if got := namedType(f.Type); info.child != "" && got != info.child {
+					t.Errorf("%s: kinds says its value is a %s, the schema says %s", key, info.child, got)
+				}
+				if info.child == "" && schema.Types[namedType(f.Type)].Kind == ast.Object {
+					t.Errorf("%s is an object (%s) but kinds gives it no child type", key, namedType(f.Type))
+				}
+			}
+		}
+	}
+	for key := range kinds {
+		if !seen[key] {
+			t.Errorf("kinds names %s, which the schema does not have", key)
+		}
+	}
+	for key := range fallbackFields {
+		typ, field, _ := strings.Cut(key, ".")
+		if def := schema.Types[typ]; def == nil || def.Fields.ForName(field) == nil {
+			t.Errorf("fallbackFields names %s, which the schema does not have", key)
+		}
+	}
+}
+
+func namedType(t *ast.Type) string {
+	for t.Elem != nil {
+		t = t.Elem
+	}
+	return t.NamedType
+}
+
+// TestEveryFieldPlannedCanFail: a schema with a field the table lacks, and
+// the table naming a field the schema lacks, both fail the check.
+func TestEveryFieldPlannedCanFail(t *testing.T) {
+	schema := generated.NewExecutableSchema(generated.Config{Resolvers: &resolvers.Resolver{}}).Schema()
+	node := schema.Types["Node"]
+	saved := node.Fields
+	node.Fields = append(append(ast.FieldList{}, saved...), &ast.FieldDefinition{Name: "nickname", Type: ast.NamedType("String", nil)})
+	defer func() { node.Fields = saved }()
+	ft := &fakeT{}
+	checkPlanned(ft, schema)
+	if len(ft.errs) != 1 || !strings.Contains(ft.errs[0], "Node.nickname") {
+		t.Errorf("a new field: %q", ft.errs)
+	}
+	node.Fields = saved[:len(saved)-1] // drop wordCounts
+	ft = &fakeT{}
+	checkPlanned(ft, schema)
+	if len(ft.errs) != 1 || !strings.Contains(ft.errs[0], "Node.wordCounts") {
+		t.Errorf("a field gone: %q", ft.errs)
+	}
+}
+
+type fakeT struct{ errs []string }
+
+func (*fakeT) Helper() {}
+func (f *fakeT) Errorf(format string, args ...any) {
+	f.errs = append(f.errs, fmt.Sprintf(format, args...))
+}
