@@ -7,6 +7,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/loaders"
 )
@@ -39,14 +40,14 @@ func prefetchNodeFields(ctx context.Context, oc *graphql.OperationContext, field
 			if !ok1 || !ok2 {
 				continue
 			}
-			wanted := pageInfoOf(oc, f, "RelationshipConnection")
-			k, err := adjacencyKey(id, typeArg, model.Direction(dir), wanted, intArg(args["first"]), strArg(args["after"]), intArg(args["last"]), strArg(args["before"]))
+			wanted := fetchkeys.PageInfoOf(oc, f, "RelationshipConnection")
+			k, err := fetchkeys.Adjacency(id, typeArg, model.Direction(dir), wanted, intArg(args["first"]), strArg(args["after"]), intArg(args["last"]), strArg(args["before"]))
 			if err != nil {
 				continue
 			}
 			l.Prefetch(ctx, k)
 			if childSelects(oc, f, "RelationshipConnection", "totalCount") {
-				l.Prefetch(ctx, degreeKey(k))
+				l.Prefetch(ctx, fetchkeys.Degree(k))
 			}
 		case "articles":
 			after, okA := timeArg(args["postedAfter"])
@@ -54,17 +55,17 @@ func prefetchNodeFields(ctx context.Context, oc *graphql.OperationContext, field
 			if !okA || !okB {
 				continue
 			}
-			wanted := pageInfoOf(oc, f, "ArticleConnection")
-			k, err := articlesKey(id, strArg(args["category"]), after, before, wanted, intArg(args["first"]), strArg(args["after"]), intArg(args["last"]), strArg(args["before"]))
+			wanted := fetchkeys.PageInfoOf(oc, f, "ArticleConnection")
+			k, err := fetchkeys.Articles(id, strArg(args["category"]), after, before, wanted, intArg(args["first"]), strArg(args["after"]), intArg(args["last"]), strArg(args["before"]))
 			if err != nil {
 				continue
 			}
 			l.Prefetch(ctx, k)
 			if childSelects(oc, f, "ArticleConnection", "totalCount") {
-				l.Prefetch(ctx, articleCountKey(k))
+				l.Prefetch(ctx, fetchkeys.ArticleCount(k))
 			}
 		case "wordCounts":
-			l.Prefetch(ctx, wordCountsKey(id, intArg(args["first"])))
+			l.Prefetch(ctx, fetchkeys.WordCounts(id, intArg(args["first"])))
 		}
 	}
 }

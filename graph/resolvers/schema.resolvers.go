@@ -10,6 +10,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/loaders"
@@ -101,14 +102,14 @@ func (r *mutationResolver) DeleteArticle(ctx context.Context, id string) (string
 
 // Relationships is the resolver for the relationships field.
 func (r *nodeResolver) Relationships(ctx context.Context, obj *model.Node, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (*model.RelationshipConnection, error) {
-	k, err := adjacencyKey(obj.ID, typeArg, direction, pageInfoSelected(ctx, "RelationshipConnection"), first, after, last, before)
+	k, err := fetchkeys.Adjacency(obj.ID, typeArg, direction, pageInfoSelected(ctx, "RelationshipConnection"), first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
 	l := loaders.For(ctx)
 	var total func() (int64, error)
 	if selects(ctx, "RelationshipConnection", "totalCount") { // load the counter in the same wave as the page
-		total = l.Degree(ctx, degreeKey(k))
+		total = l.Degree(ctx, fetchkeys.Degree(k))
 	}
 	page, err := l.Adjacency(ctx, k)
 	if err != nil {
@@ -118,7 +119,7 @@ func (r *nodeResolver) Relationships(ctx context.Context, obj *model.Node, typeA
 		rel := page.Relationships[i]
 		switch field {
 		case "neighbor":
-			return neighborOf(rel, k.Dir)
+			return fetchkeys.NeighborOf(rel, k.Dir)
 		case "startNode":
 			return rel.Start
 		case "endNode":
@@ -133,14 +134,14 @@ func (r *nodeResolver) Relationships(ctx context.Context, obj *model.Node, typeA
 
 // Articles is the resolver for the articles field.
 func (r *nodeResolver) Articles(ctx context.Context, obj *model.Node, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error) {
-	k, err := articlesKey(obj.ID, category, postedAfter, postedBefore, pageInfoSelected(ctx, "ArticleConnection"), first, after, last, before)
+	k, err := fetchkeys.Articles(obj.ID, category, postedAfter, postedBefore, pageInfoSelected(ctx, "ArticleConnection"), first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
 	l := loaders.For(ctx)
 	var total func() (int64, error)
 	if selects(ctx, "ArticleConnection", "totalCount") { // load the counter in the same wave as the page
-		total = l.ArticleCount(ctx, articleCountKey(k))
+		total = l.ArticleCount(ctx, fetchkeys.ArticleCount(k))
 	}
 	page, err := l.ArticlePage(ctx, k)
 	if err != nil {
@@ -159,7 +160,7 @@ func (r *nodeResolver) Articles(ctx context.Context, obj *model.Node, category *
 
 // WordCounts is the resolver for the wordCounts field.
 func (r *nodeResolver) WordCounts(ctx context.Context, obj *model.Node, first *int) ([]store.WordCount, error) {
-	return loaders.For(ctx).WordCounts(ctx, wordCountsKey(obj.ID, first))
+	return loaders.For(ctx).WordCounts(ctx, fetchkeys.WordCounts(obj.ID, first))
 }
 
 // Node is the resolver for the node field.
@@ -169,13 +170,8 @@ func (r *queryResolver) Node(ctx context.Context, id string) (*model.Node, error
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]*model.Node, error) {
-	if len(ids) > store.MaxPageSize {
-		return nil, badInput("at most %d ids at once, got %d", store.MaxPageSize, len(ids))
-	}
-	for _, id := range ids {
-		if err := store.ValidateNodeID(id); err != nil {
-			return nil, err
-		}
+	if err := fetchkeys.NodeIDs(ids); err != nil {
+		return nil, err
 	}
 	for _, id := range ids { // their pages go in the same wave as their rows
 		prefetchNode(ctx, id)

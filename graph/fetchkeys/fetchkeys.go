@@ -1,0 +1,201 @@
+// Package fetchkeys turns a field's GraphQL arguments into the keys of the
+// store reads that answer it, and a read's results into the values the
+// schema names. The resolvers (gqlgen's executor) and the plan (package
+// plan) both call these functions, so the two executors make the same
+// store calls and report the same input errors for the same arguments:
+// a key built one way by one and another way by the other would compile,
+// and cost a store call or change an answer.
+//
+// Errors that reject an argument wrap store.ErrInvalidInput
+// (BAD_USER_INPUT); nothing here reads the store.
+package fetchkeys
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/hbgraph/hbgraph/graph/model"
+	"github.com/hbgraph/hbgraph/loaders"
+	"github.com/hbgraph/hbgraph/store"
+)
+
+// DefaultPageSize is the size of a page when neither first nor last is
+// given (the schema's documented default).
+const DefaultPageSize = 20
+
+// DefaultWordCounts is wordCounts' first when the query leaves it out (the
+// schema's default).
+const DefaultWordCounts = 10
+
+// BadInput is an error about the client's input (BAD_USER_INPUT).
+func BadInput(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", store.ErrInvalidInput, fmt.Sprintf(format, args...))
+}
+
+// PageInfoWanted tells which of PageInfo's hasNextPage and hasPreviousPage
+// a connection field selects.
+type PageInfoWanted struct{ Next, Previous bool }
+
+// AllPageInfo is what a connection read outside a query's selection (or
+// without one) assumes is wanted.
+var AllPageInfo = PageInfoWanted{Next: true, Previous: true}
+
+// PageInfoOf reads from the selections of connection field f, of type
+// connType, which page flags it selects (through fragments and directives,
+// as gqlgen collects them).
+func PageInfoOf(oc *graphql.OperationContext, f graphql.CollectedField, connType string) PageInfoWanted {
+	var w PageInfoWanted
+	for _, c := range graphql.CollectFields(oc, f.Selections, []string{connType}) {
+		if c.Name != "pageInfo" {
+			continue
+		}
+		for _, p := range graphql.CollectFields(oc, c.Selections, []string{"PageInfo"}) {
+			switch p.Name {
+			case "hasNextPage":
+				w.Next = true
+			case "hasPreviousPage":
+				w.Previous = true
+			}
+		}
+	}
+	return w
+}
+
+// PageRequest turns Relay's first/after/last/before into a store page
+// request: first/after page forward, last/before backward; mixing the two
+// directions is refused. The store reads one row past the page only when
+// the flag that row decides (hasNextPage forward, hasPreviousPage
+// backward) is wanted.
+func PageRequest(wanted PageInfoWanted, first *int, after *string, last *int, before *string) (store.PageRequest, error) {
+	forward := first != nil || after != nil
+	backward := last != nil || before != nil
+	if forward && backward {
+		return store.PageRequest{}, BadInput("use first/after or last/before, not both")
+	}
+	req := store.PageRequest{Size: DefaultPageSize, Backward: backward}
+	req.NoLookahead = backward && !wanted.Previous || !backward && !wanted.Next
+	n := first
+	if backward {
+		n = last
+	}
+	if n != nil {
+		if *n < 0 || *n > store.MaxPageSize {
+			return store.PageRequest{}, BadInput("first and last must be between 0 and %d, got %d", store.MaxPageSize, *n)
+		}
+		req.Size = *n
+	}
+	if after != nil {
+		req.Cursor = *after
+	}
+	if before != nil {
+		req.Cursor = *before
+	}
+	if (after != nil && *after == "") || (before != nil && *before == "") {
+		return store.PageRequest{}, BadInput("a cursor may not be empty")
+	}
+	return req, nil
+}
+
+// PageInfo is a page's PageInfo: its flags, and its first and last
+// cursors (nil on an empty page).
+func PageInfo(cursors []string, info store.PageInfo) model.PageInfo {
+	p := model.PageInfo{HasNextPage: info.HasNext, HasPreviousPage: info.HasPrevious}
+	if len(cursors) > 0 {
+		p.StartCursor, p.EndCursor = &cursors[0], &cursors[len(cursors)-1]
+	}
+	return p
+}
+
+// Direction is the store's direction for the schema's.
+func Direction(d model.Direction) store.Direction {
+	if d == model.DirectionIncoming {
+		return store.Incoming
+	}
+	return store.Outgoing
+}
+
+// Adjacency, Articles and WordCounts build the loader keys of a node's
+// connections and word counts from the field's arguments.
+func Adjacency(id, typeArg string, direction model.Direction, wanted PageInfoWanted, first *int, after *string, last *int, before *string) (loaders.AdjacencyKey, error) {
+	req, err := PageRequest(wanted, first, after, last, before)
+	if err != nil {
+		return loaders.AdjacencyKey{}, err
+	}
+	return loaders.AdjacencyKey{Node: id, Type: typeArg, Dir: Direction(direction), Page: req}, nil
+}
+
+func Articles(id string, category *string, postedAfter, postedBefore *time.Time, wanted PageInfoWanted, first *int, after *string, last *int, before *string) (loaders.ArticlesKey, error) {
+	req, err := PageRequest(wanted, first, after, last, before)
+	if err != nil {
+		return loaders.ArticlesKey{}, err
+	}
+	k := loaders.ArticlesKey{Author: id, Page: req}
+	if category != nil {
+		if *category == "" { // the store reads "" as every category
+			return loaders.ArticlesKey{}, BadInput("category may not be empty; leave it out for every category")
+		}
+		k.Category = *category
+	}
+	k.After, k.HasAfter = msOf(postedAfter)
+	k.Before, k.HasBefore = msOf(postedBefore)
+	return k, nil
+}
+
+func WordCounts(id string, first *int) loaders.WordCountsKey {
+	n := DefaultWordCounts
+	if first != nil {
+		n = *first
+	}
+	return loaders.WordCountsKey{Author: id, N: n}
+}
+
+// Degree is the counter behind a relationship connection's totalCount.
+func Degree(k loaders.AdjacencyKey) store.DegreeKey {
+	return store.DegreeKey{Node: k.Node, Dir: k.Dir, Type: k.Type}
+}
+
+// ArticleCount is the counter behind an article connection's totalCount.
+func ArticleCount(k loaders.ArticlesKey) store.ArticleCountKey {
+	return store.ArticleCountKey{Author: k.Author, Category: k.Category}
+}
+
+func msOf(t *time.Time) (int64, bool) {
+	if t == nil {
+		return 0, false
+	}
+	ms := t.UnixMilli()
+	if time.UnixMilli(ms).Before(*t) {
+		ms++ // the store rounds up to its millisecond precision too
+	}
+	return ms, true
+}
+
+// NeighborOf is the other end of rel, seen along dir.
+func NeighborOf(rel store.Relationship, dir store.Direction) string {
+	if dir == store.Incoming {
+		return rel.Start
+	}
+	return rel.End
+}
+
+// MissingEndpoint is the error of a node that must exist (a relationship's
+// end, an article's author) and does not.
+func MissingEndpoint(id string) error {
+	return fmt.Errorf("node %q: %w", id, store.ErrNotFound)
+}
+
+// NodeIDs checks nodes(ids:)'s argument: at most store.MaxPageSize ids,
+// each a valid node id. The first bad id fails the whole field.
+func NodeIDs(ids []string) error {
+	if len(ids) > store.MaxPageSize {
+		return BadInput("at most %d ids at once, got %d", store.MaxPageSize, len(ids))
+	}
+	for _, id := range ids {
+		if err := store.ValidateNodeID(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
