@@ -15,9 +15,11 @@
 //     is quadratic in repeated selections and exponential in fragments
 //     that spread others more than once. The variables are checked on
 //     every request: numbers that do not fit a float64, invalid UTF-8.
-//  2. After validation (MutateOperationContext): page sizes against the
-//     ranges the resolvers accept, then depth, then complexity, each a
-//     walk of the operation that visits every fragment once.
+//  2. After validation (MutateOperationContext): enum variables against
+//     their values exactly (gqlparser ignores case, gqlgen's unmarshalling
+//     does not), page sizes against the ranges the resolvers accept, then
+//     depth, then complexity, each a walk of the operation that visits
+//     every fragment once.
 //  3. On the response (InterceptResponse): at most Config.Errors errors,
 //     the rest counted in one last error.
 //
@@ -171,9 +173,10 @@ func (e *Extension) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 	return err
 }
 
-// MutateOperationContext checks the page sizes, depth and complexity of
-// the operation to run, in that order, and records its complexity where
-// extension.GetComplexityStats finds it.
+// MutateOperationContext checks the enum values of the variables, then
+// the page sizes, depth and complexity of the operation to run, in that
+// order, and records its complexity where extension.GetComplexityStats
+// finds it.
 func (e *Extension) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) (gerr *gqlerror.Error) {
 	if oc.Operation == nil {
 		return nil
@@ -186,6 +189,9 @@ func (e *Extension) MutateOperationContext(ctx context.Context, oc *graphql.Oper
 			gerr = refusef(nil, "an argument's value does not convert: %v", v)
 		}
 	}()
+	if err := checkEnums(e.es.Schema(), oc.Operation.VariableDefinitions, oc.Variables); err != nil {
+		return err
+	}
 	w := newWalker(e.es, oc.Variables)
 	if err := w.pageSizes(oc.Operation.SelectionSet); err != nil {
 		return err

@@ -232,6 +232,8 @@ func TestHostileDocuments(t *testing.T) {
 		{"50,000 unused variables", "query(" + numbered("$v%d: Int", 50000) + ") { __typename }", "", "more than 100 variables"},
 		{"1e400 in a literal", `mutation { createNode(id: "x", properties: {a: 1e400}) { id } }`, "", "the number 1e400 is out of range"},
 		{"1e400 in a variable", `mutation($p: JSON) { createNode(id: "x", properties: $p) { id } }`, `{"p": {"a": [1e400]}}`, "variable $p: the number 1e400 is out of range"},
+		{"a miscased enum in a variable", `query($d: Direction!) { node(id: "n1") { relationships(type: "t", direction: $d) { totalCount } } }`, `{"d": "incoming"}`,
+			"variable $d: incoming is not a valid Direction"},
 		{"an Int past int64", `{ node(id: "n1") { wordCounts(first: 99999999999999999999) { word } } }`, "", "the integer 99999999999999999999 is out of range"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

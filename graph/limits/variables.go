@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -55,6 +56,65 @@ func checkValue(v any) string {
 			}
 			if err := checkValue(e); err != "" {
 				return err
+			}
+		}
+	}
+	return ""
+}
+
+// checkEnums refuses an enum variable whose value is not one of the
+// enum's values, exactly. gqlparser's variable validation compares enum
+// values ignoring case, and gqlgen's generated unmarshalling then fails
+// with an error that is no input error of ours: "INcOMING" for a
+// Direction was INTERNAL. Values inside lists and input objects are
+// checked too.
+func checkEnums(schema *ast.Schema, defs ast.VariableDefinitionList, vars map[string]any) *gqlerror.Error {
+	for _, d := range defs {
+		v, ok := vars[d.Variable]
+		if !ok {
+			continue
+		}
+		if msg := checkEnum(schema, d.Type, v, 0); msg != "" {
+			return refusef(d.Position, "variable $%s: %s", d.Variable, msg)
+		}
+	}
+	return nil
+}
+
+func checkEnum(schema *ast.Schema, t *ast.Type, v any, depth int) string {
+	if v == nil || t == nil || depth > 64 {
+		return ""
+	}
+	if t.Elem != nil {
+		if list, ok := v.([]any); ok {
+			for _, e := range list {
+				if msg := checkEnum(schema, t.Elem, e, depth+1); msg != "" {
+					return msg
+				}
+			}
+			return ""
+		}
+		return checkEnum(schema, t.Elem, v, depth+1) // a single value coerced to a list
+	}
+	def := schema.Types[t.NamedType]
+	switch {
+	case def == nil:
+	case def.Kind == ast.Enum:
+		s, ok := v.(string)
+		if !ok {
+			return ""
+		}
+		for _, e := range def.EnumValues {
+			if e.Name == s {
+				return ""
+			}
+		}
+		return abbreviate(s) + " is not a valid " + def.Name
+	case def.Kind == ast.InputObject:
+		obj, _ := v.(map[string]any)
+		for _, f := range def.Fields {
+			if msg := checkEnum(schema, f.Type, obj[f.Name], depth+1); msg != "" {
+				return msg
 			}
 		}
 	}
