@@ -60,6 +60,7 @@ require (
 	github.com/rs/zerolog v1.35.1
 	github.com/tsuna/gohbase v0.0.0-20260613001017-cfe2cb9e6df3
 	github.com/vektah/gqlparser/v2 v2.5.37
+	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.24.0
 	google.golang.org/protobuf v1.36.12
 )

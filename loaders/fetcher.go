@@ -1,0 +1,242 @@
+package loaders
+
+import (
+	"context"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hbgraph/hbgraph/store"
+)
+
+// Fetcher reads the store for one request, one Wave at a time, for an
+// executor that knows when a level of the query is complete because it
+// built the level (package plan): no scheduler, no waiting, no dataloader.
+//
+// A Fetcher belongs to one request and is not safe for concurrent use. It
+// caches every row it read (and every row a page scan primed) and every
+// page, with their errors, for the rest of the request, as the dataloaders
+// do: a key asked for again is answered without a store call.
+type Fetcher struct {
+	s   *store.Store
+	cfg Config
+
+	rows map[store.Get]result[store.Row]
+	adj  map[AdjacencyKey]result[store.RelationshipPage]
+	art  map[ArticlesKey]result[store.ArticlePage]
+}
+
+type result[V any] struct {
+	v   V
+	err error
+}
+
+// NewFetcher returns a fetcher over s: rows are read in batches of at most
+// cfg.BatchSize Gets (1: one Get per call), and up to cfg.ScanConcurrency
+// store calls of a wave run at once (1 or less: one after another on the
+// caller's goroutine). cfg.Wait is not used.
+func NewFetcher(s *store.Store, cfg Config) *Fetcher {
+	return &Fetcher{s: s, cfg: cfg}
+}
+
+// Wave is the store work of one level of a query: rows to read and pages
+// to scan, each key once. Add keys, Run it, then read the results by the
+// indexes the adders returned. The zero Wave is empty and ready to use.
+type Wave struct {
+	gets   []store.Get
+	getIdx map[store.Get]int
+	rows   []result[store.Row]
+
+	adj    []AdjacencyKey
+	adjIdx map[AdjacencyKey]int
+	adjRes []result[store.RelationshipPage]
+
+	art    []ArticlesKey
+	artIdx map[ArticlesKey]int
+	artRes []result[store.ArticlePage]
+}
+
+// Get adds a row to read and returns its index for Row.
+func (w *Wave) Get(g store.Get) int {
+	return add(&w.gets, &w.getIdx, g)
+}
+
+// Adjacency adds a page of relationships to scan and returns its index for
+// AdjacencyPage.
+func (w *Wave) Adjacency(k AdjacencyKey) int {
+	return add(&w.adj, &w.adjIdx, k)
+}
+
+// Articles adds a page of articles to scan and returns its index for
+// ArticlePage.
+func (w *Wave) Articles(k ArticlesKey) int {
+	return add(&w.art, &w.artIdx, k)
+}
+
+func add[K comparable](keys *[]K, idx *map[K]int, k K) int {
+	if i, ok := (*idx)[k]; ok {
+		return i
+	}
+	if *idx == nil {
+		*idx = make(map[K]int)
+	}
+	(*idx)[k] = len(*keys)
+	*keys = append(*keys, k)
+	return len(*keys) - 1
+}
+
+// Len is the number of distinct keys in the wave.
+func (w *Wave) Len() int { return len(w.gets) + len(w.adj) + len(w.art) }
+
+// Row is the row of the i-th Get, after Run: the zero Row when it does not
+// exist, an error when its read failed.
+func (w *Wave) Row(i int) (store.Row, error) { return w.rows[i].v, w.rows[i].err }
+
+// AdjacencyPage is the i-th relationship page, after Run.
+func (w *Wave) AdjacencyPage(i int) (store.RelationshipPage, error) {
+	return w.adjRes[i].v, w.adjRes[i].err
+}
+
+// ArticlePage is the i-th article page, after Run.
+func (w *Wave) ArticlePage(i int) (store.ArticlePage, error) {
+	return w.artRes[i].v, w.artRes[i].err
+}
+
+// Run answers every key of w that the request has not read yet, with its
+// store calls tagged as dispatch round round (store.WithRound), so that
+// explain reports them as one wave however they were sent. A failed call
+// fails exactly the keys it was made for. Every call gets ctx, whose
+// deadline and cancellation the store honours; Run returns when every
+// call it started has, and leaves no goroutine behind.
+func (f *Fetcher) Run(ctx context.Context, round int, w *Wave) {
+	ctx = store.WithRound(ctx, round)
+	if f.rows == nil {
+		f.rows = make(map[store.Get]result[store.Row])
+		f.adj = make(map[AdjacencyKey]result[store.RelationshipPage])
+		f.art = make(map[ArticlesKey]result[store.ArticlePage])
+	}
+	w.rows = resize(w.rows, len(w.gets))
+	w.adjRes = resize(w.adjRes, len(w.adj))
+	w.artRes = resize(w.artRes, len(w.art))
+
+	var calls []func()
+	var toRead []int // indexes into w.gets
+	for i, g := range w.gets {
+		if r, ok := f.rows[g]; ok {
+			w.rows[i] = r
+			continue
+		}
+		toRead = append(toRead, i)
+	}
+	for size := max(f.cfg.BatchSize, 1); len(toRead) > 0; {
+		chunk := toRead[:min(size, len(toRead))]
+		toRead = toRead[len(chunk):]
+		calls = append(calls, func() {
+			gets := make([]store.Get, len(chunk))
+			for j, i := range chunk {
+				gets[j] = w.gets[i]
+			}
+			rows, err := f.s.Read(ctx, gets)
+			for j, i := range chunk {
+				if err != nil {
+					w.rows[i] = result[store.Row]{err: err}
+				} else {
+					w.rows[i] = result[store.Row]{v: rows[j]}
+				}
+			}
+		})
+	}
+	for i, k := range w.adj {
+		if r, ok := f.adj[k]; ok {
+			w.adjRes[i] = r
+			continue
+		}
+		calls = append(calls, func() {
+			page, err := f.s.Adjacent(ctx, k.Node, k.Type, k.Dir, k.Page)
+			w.adjRes[i] = result[store.RelationshipPage]{page, err}
+		})
+	}
+	for i, k := range w.art {
+		if r, ok := f.art[k]; ok {
+			w.artRes[i] = r
+			continue
+		}
+		calls = append(calls, func() {
+			page, err := f.s.Articles(ctx, k.Author, k.query(), k.Page)
+			w.artRes[i] = result[store.ArticlePage]{page, err}
+		})
+	}
+	runAll(f.cfg.ScanConcurrency, calls)
+
+	// Cache what was read, then what the scans primed (a row read in this
+	// wave keeps its own answer).
+	for i, g := range w.gets {
+		f.rows[g] = w.rows[i]
+	}
+	for i, k := range w.adj {
+		f.adj[k] = w.adjRes[i]
+		for _, p := range w.adjRes[i].v.Primed {
+			f.prime(p)
+		}
+	}
+	for i, k := range w.art {
+		f.art[k] = w.artRes[i]
+		for _, p := range w.artRes[i].v.Primed {
+			f.prime(p)
+		}
+	}
+}
+
+func (f *Fetcher) prime(p store.Primed) {
+	if _, ok := f.rows[p.Get]; !ok {
+		f.rows[p.Get] = result[store.Row]{v: p.Row}
+	}
+}
+
+// Reset empties w for the next wave, keeping its memory.
+func (w *Wave) Reset() {
+	w.gets, w.adj, w.art = w.gets[:0], w.adj[:0], w.art[:0]
+	clear(w.getIdx)
+	clear(w.adjIdx)
+	clear(w.artIdx)
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// runAll runs calls, at most limit at a time; with a limit of 1 (or less),
+// or a single call, one after another on the caller's goroutine.
+func runAll(limit int, calls []func()) {
+	if limit <= 1 || len(calls) <= 1 {
+		for _, c := range calls {
+			c()
+		}
+		return
+	}
+	var g errgroup.Group
+	g.SetLimit(limit)
+	for _, c := range calls {
+		g.Go(func() error { c(); return nil })
+	}
+	_ = g.Wait()
+}
+
+// query is the article query k selects.
+func (k ArticlesKey) query() store.ArticleQuery {
+	q := store.ArticleQuery{Category: k.Category}
+	if k.HasAfter {
+		t := time.UnixMilli(k.After)
+		q.PostedAfter = &t
+	}
+	if k.HasBefore {
+		t := time.UnixMilli(k.Before)
+		q.PostedBefore = &t
+	}
+	return q
+}
