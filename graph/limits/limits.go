@@ -193,7 +193,7 @@ func (e *Extension) MutateOperationContext(ctx context.Context, oc *graphql.Oper
 		return err
 	}
 	w := newWalker(e.es, oc.Variables)
-	if err := w.pageSizes(oc.Operation.SelectionSet); err != nil {
+	if err := w.arguments(oc.Operation.SelectionSet); err != nil {
 		return err
 	}
 	if d := w.depth(oc.Operation.SelectionSet); d > e.cfg.Depth {

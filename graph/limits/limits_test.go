@@ -234,6 +234,8 @@ func TestHostileDocuments(t *testing.T) {
 		{"1e400 in a variable", `mutation($p: JSON) { createNode(id: "x", properties: $p) { id } }`, `{"p": {"a": [1e400]}}`, "variable $p: the number 1e400 is out of range"},
 		{"a miscased enum in a variable", `query($d: Direction!) { node(id: "n1") { relationships(type: "t", direction: $d) { totalCount } } }`, `{"d": "incoming"}`,
 			"variable $d: incoming is not a valid Direction"},
+		{"a representation that is not an object", `query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { id } } }`, `{"r": [{"__typename": "Node", "id": "x"}, "x"]}`,
+			"_entities: representations[1] must be an object"},
 		{"an Int past int64", `{ node(id: "n1") { wordCounts(first: 99999999999999999999) { word } } }`, "", "the integer 99999999999999999999 is out of range"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

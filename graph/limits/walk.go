@@ -12,22 +12,27 @@ import (
 	"github.com/hbgraph/hbgraph/store"
 )
 
-// pageArg is an argument whose value must lie in [min, max]; with count,
-// the length of its list must.
-type pageArg struct {
+// argRule is a check of one argument: its value must lie in [min, max];
+// with count, the length of its list must; with objects, each element of
+// its list must be an object.
+type argRule struct {
 	name     string
 	min, max int64
 	count    bool
+	objects  bool
 }
 
-// pageArgs are the page sizes the resolvers and the store accept, by
-// "Type.field": the same ranges, checked before complexity, so that an
-// oversized page is refused as a page size whatever it would cost.
-var pageArgs = map[string][]pageArg{
+// argRules are, by "Type.field", the page sizes the resolvers and the
+// store accept (the same ranges, checked before complexity, so that an
+// oversized page is refused as a page size whatever it would cost), and
+// federation's representations, which gqlgen's generated code refuses
+// with an error that is not an input error when one is not an object.
+var argRules = map[string][]argRule{
 	"Node.relationships": {{name: "first", max: store.MaxPageSize}, {name: "last", max: store.MaxPageSize}},
 	"Node.articles":      {{name: "first", max: store.MaxPageSize}, {name: "last", max: store.MaxPageSize}},
 	"Node.wordCounts":    {{name: "first", min: 1, max: store.MaxTopWords}},
 	"Query.nodes":        {{name: "ids", max: store.MaxPageSize, count: true}},
+	"Query._entities":    {{name: "representations", objects: true}},
 }
 
 // walker walks one validated operation. Every walk visits each fragment
@@ -45,21 +50,21 @@ func newWalker(es graphql.ExecutableSchema, vars map[string]any) *walker {
 	return &walker{es: es, vars: vars}
 }
 
-// pageSizes refuses the first page size outside its range.
-func (w *walker) pageSizes(set ast.SelectionSet) *gqlerror.Error {
+// arguments refuses the first argument that breaks its argRule.
+func (w *walker) arguments(set ast.SelectionSet) *gqlerror.Error {
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
 			if s.ObjectDefinition != nil {
-				if err := w.pageSizesOf(s, pageArgs[s.ObjectDefinition.Name+"."+s.Name]); err != nil {
+				if err := w.argumentsOf(s, argRules[s.ObjectDefinition.Name+"."+s.Name]); err != nil {
 					return err
 				}
 			}
-			if err := w.pageSizes(s.SelectionSet); err != nil {
+			if err := w.arguments(s.SelectionSet); err != nil {
 				return err
 			}
 		case *ast.InlineFragment:
-			if err := w.pageSizes(s.SelectionSet); err != nil {
+			if err := w.arguments(s.SelectionSet); err != nil {
 				return err
 			}
 		case *ast.FragmentSpread:
@@ -70,7 +75,7 @@ func (w *walker) pageSizes(set ast.SelectionSet) *gqlerror.Error {
 				w.checked = map[*ast.FragmentDefinition]bool{}
 			}
 			w.checked[s.Definition] = true
-			if err := w.pageSizes(s.Definition.SelectionSet); err != nil {
+			if err := w.arguments(s.Definition.SelectionSet); err != nil {
 				return err
 			}
 		}
@@ -78,7 +83,7 @@ func (w *walker) pageSizes(set ast.SelectionSet) *gqlerror.Error {
 	return nil
 }
 
-func (w *walker) pageSizesOf(f *ast.Field, args []pageArg) *gqlerror.Error {
+func (w *walker) argumentsOf(f *ast.Field, args []argRule) *gqlerror.Error {
 	for _, a := range args {
 		arg := f.Arguments.ForName(a.name)
 		if arg == nil {
@@ -87,6 +92,18 @@ func (w *walker) pageSizesOf(f *ast.Field, args []pageArg) *gqlerror.Error {
 		v, err := arg.Value.Value(w.vars)
 		if err != nil || v == nil {
 			continue // the resolver reports what does not convert
+		}
+		if a.objects {
+			list, ok := v.([]any)
+			if !ok {
+				list = []any{v} // a single value stands for a list of it
+			}
+			for i, e := range list {
+				if _, ok := e.(map[string]any); !ok {
+					return refusef(arg.Position, "%s: %s[%d] must be an object", f.Name, a.name, i)
+				}
+			}
+			continue
 		}
 		if a.count {
 			list, ok := v.([]any)
