@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -439,5 +441,27 @@ func TestValidate(t *testing.T) {
 		if err := limits.New(cfg, nil).Validate(es); err == nil {
 			t.Errorf("%+v accepted", cfg)
 		}
+	}
+}
+
+// The figure is where gqlgen's extension.GetComplexityStats reads it, for
+// whatever budgets operations by their complexity.
+func TestComplexityStats(t *testing.T) {
+	exec := executor.New(generated.NewExecutableSchema(generated.Config{Resolvers: &resolvers.Resolver{}, Complexity: limits.Pricing()}))
+	exec.Use(limits.New(limits.DefaultConfig, nil))
+	ctx := graphql.StartOperationTrace(context.Background())
+	q, err := os.ReadFile("../../bench/queries/q3.graphql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc, errs := exec.CreateOperationContext(ctx, &graphql.RawParams{Query: string(q), Variables: map[string]any{"id": "n0"}})
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	stats := extension.GetComplexityStats(graphql.WithOperationContext(ctx, oc))
+	// node: 1 + id 1 + relationships (1 + 10 x edges (1 + neighbor (1 + id 1
+	// + properties 1 + articles (1 + 3 x edges (1 + node (1 + 3))))))
+	if want := 1 + 1 + (1 + 10*(1+(1+1+1+(1+3*(1+(1+3)))))); stats == nil || stats.Complexity != want || stats.ComplexityLimit != 10000 {
+		t.Fatalf("stats %+v, want complexity %d", stats, want)
 	}
 }
