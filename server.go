@@ -38,10 +38,9 @@ import (
 
 	"github.com/hbgraph/hbgraph/example"
 	"github.com/hbgraph/hbgraph/explain"
-	"github.com/hbgraph/hbgraph/graph/depth"
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/jsonpost"
-	"github.com/hbgraph/hbgraph/graph/model"
+	"github.com/hbgraph/hbgraph/graph/limits"
 	"github.com/hbgraph/hbgraph/graph/nointrospection"
 	"github.com/hbgraph/hbgraph/graph/querycache"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
@@ -62,10 +61,11 @@ type config struct {
 	logLevel  string
 	logFormat string
 
-	introspection  bool
-	explain        bool
-	maxComplexity  int
-	maxDepth       int
+	introspection bool
+	explain       bool
+	// limits bounds each document: tokens, nesting, fields, aliases,
+	// repeats, fragments, variables, depth, complexity, errors.
+	limits         limits.Config
 	maxBodyBytes   int64
 	requestTimeout time.Duration
 	batchWait      time.Duration
@@ -130,8 +130,17 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&cfg.logFormat, "log-format", env("HBGRAPH_LOG_FORMAT", "json"), "json or console (HBGRAPH_LOG_FORMAT)")
 	fs.BoolVar(&cfg.introspection, "introspection", envParsed("HBGRAPH_INTROSPECTION", true, strconv.ParseBool, &bad), "answer introspection queries (HBGRAPH_INTROSPECTION)")
 	fs.BoolVar(&cfg.explain, "explain", envParsed("HBGRAPH_EXPLAIN", false, strconv.ParseBool, &bad), "add the store calls to every response's extensions; without it a request asks with \"extensions\": {\"explain\": true} (HBGRAPH_EXPLAIN)")
-	fs.IntVar(&cfg.maxComplexity, "max-complexity", envParsed("HBGRAPH_MAX_COMPLEXITY", 10000, strconv.Atoi, &bad), "refuse operations more complex than this; a connection counts its page size times its fields (HBGRAPH_MAX_COMPLEXITY)")
-	fs.IntVar(&cfg.maxDepth, "max-depth", envParsed("HBGRAPH_MAX_DEPTH", 12, strconv.Atoi, &bad), "refuse operations nested deeper than this many fields (HBGRAPH_MAX_DEPTH)")
+	def := limits.DefaultConfig
+	fs.IntVar(&cfg.limits.Complexity, "max-complexity", envParsed("HBGRAPH_MAX_COMPLEXITY", def.Complexity, strconv.Atoi, &bad), "refuse operations more complex than this; a connection counts its page size times its fields (HBGRAPH_MAX_COMPLEXITY)")
+	fs.IntVar(&cfg.limits.Depth, "max-depth", envParsed("HBGRAPH_MAX_DEPTH", def.Depth, strconv.Atoi, &bad), "refuse operations nested deeper than this many fields (HBGRAPH_MAX_DEPTH)")
+	fs.IntVar(&cfg.limits.Tokens, "max-tokens", envParsed("HBGRAPH_MAX_TOKENS", def.Tokens, strconv.Atoi, &bad), "refuse documents of more lexical tokens, before parsing them (HBGRAPH_MAX_TOKENS)")
+	fs.IntVar(&cfg.limits.Nesting, "max-nesting", envParsed("HBGRAPH_MAX_NESTING", def.Nesting, strconv.Atoi, &bad), "refuse documents whose braces, brackets and parentheses nest deeper, before parsing them; more than --max-depth (HBGRAPH_MAX_NESTING)")
+	fs.IntVar(&cfg.limits.Fields, "max-fields", envParsed("HBGRAPH_MAX_FIELDS", def.Fields, strconv.Atoi, &bad), "refuse documents of more selections, each fragment spread counted as its fragment's, before validating them (HBGRAPH_MAX_FIELDS)")
+	fs.IntVar(&cfg.limits.Aliases, "max-aliases", envParsed("HBGRAPH_MAX_ALIASES", def.Aliases, strconv.Atoi, &bad), "refuse documents of more aliased fields (HBGRAPH_MAX_ALIASES)")
+	fs.IntVar(&cfg.limits.Repeats, "max-repeats", envParsed("HBGRAPH_MAX_REPEATS", def.Repeats, strconv.Atoi, &bad), "refuse documents with more selections repeating a response name already in their selection set (HBGRAPH_MAX_REPEATS)")
+	fs.IntVar(&cfg.limits.Fragments, "max-fragments", envParsed("HBGRAPH_MAX_FRAGMENTS", def.Fragments, strconv.Atoi, &bad), "refuse documents of more fragment definitions (HBGRAPH_MAX_FRAGMENTS)")
+	fs.IntVar(&cfg.limits.Variables, "max-variables", envParsed("HBGRAPH_MAX_VARIABLES", def.Variables, strconv.Atoi, &bad), "refuse documents of more variable definitions (HBGRAPH_MAX_VARIABLES)")
+	fs.IntVar(&cfg.limits.Errors, "max-errors", envParsed("HBGRAPH_MAX_ERRORS", def.Errors, strconv.Atoi, &bad), "errors in one response; the rest are counted in a last one (HBGRAPH_MAX_ERRORS)")
 	fs.Int64Var(&cfg.maxBodyBytes, "max-body-bytes", envParsed("HBGRAPH_MAX_BODY_BYTES", int64(1<<20), parseInt64, &bad), "largest request body accepted (HBGRAPH_MAX_BODY_BYTES)")
 	fs.DurationVar(&cfg.requestTimeout, "request-timeout", envParsed("HBGRAPH_REQUEST_TIMEOUT", 10*time.Second, time.ParseDuration, &bad), "time one GraphQL request may take (HBGRAPH_REQUEST_TIMEOUT)")
 	fs.DurationVar(&cfg.batchWait, "batch-wait", envParsed("HBGRAPH_BATCH_WAIT", loaders.DefaultConfig.Wait, time.ParseDuration, &bad), "how long a loader gathers keys before one batched store call (HBGRAPH_BATCH_WAIT)")
@@ -173,11 +182,13 @@ func parseConfig(args []string) (config, error) {
 	_, cfg.gcPercentSet = os.LookupEnv("HBGRAPH_GC_PERCENT")
 	fs.Visit(func(f *flag.Flag) { cfg.gcPercentSet = cfg.gcPercentSet || f.Name == "gc-percent" })
 	switch {
-	case cfg.maxComplexity < 1, cfg.maxDepth < 1, cfg.maxBodyBytes < 1, cfg.requestTimeout <= 0,
+	case cfg.maxBodyBytes < 1, cfg.requestTimeout <= 0,
 		cfg.batchWait < 0, cfg.batchSize < 1, cfg.gcPercent < 0, cfg.scanConc < 0,
 		cfg.maxInFlight < 1, cfg.maxComplexityInFlight < 1, cfg.queryCacheEntries < 0,
 		cfg.queryCacheBytes < 0, cfg.queryCacheMaxQuery < 0, cfg.memoryLimit < 0:
 		return cfg, errors.New("limits must be positive (batch-wait, scan-concurrency, memory-limit and the query cache's may be 0)")
+	case cfg.limits.Nesting <= cfg.limits.Depth:
+		return cfg, fmt.Errorf("--max-nesting (%d) must be more than --max-depth (%d): a query n fields deep nests n+1 braces", cfg.limits.Nesting, cfg.limits.Depth)
 	case cfg.logFormat != "json" && cfg.logFormat != "console":
 		return cfg, fmt.Errorf("log format %q: want json or console", cfg.logFormat)
 	}
@@ -281,7 +292,7 @@ func run(args []string) error {
 	}
 	log.Info().Str("listen", cfg.listen).Str("data_dir", cfg.dataDir).Bool("cluster", cfg.hbaseZK != "").
 		Str("hbase_zk", cfg.hbaseZK).Bool("sync", cfg.sync).Bool("introspection", cfg.introspection).
-		Bool("explain", cfg.explain).Int("max_complexity", cfg.maxComplexity).Int("max_depth", cfg.maxDepth).
+		Bool("explain", cfg.explain).Interface("limits", cfg.limits).
 		Int64("max_body_bytes", cfg.maxBodyBytes).Dur("request_timeout", cfg.requestTimeout).
 		Dur("batch_wait", cfg.batchWait).Int("batch_size", cfg.batchSize).Int("scan_concurrency", cfg.scanConcurrency()).Msg("starting")
 
@@ -351,7 +362,7 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 
 	gql := handler.New(generated.NewExecutableSchema(generated.Config{
 		Resolvers:  &resolvers.Resolver{Store: st},
-		Complexity: complexity(),
+		Complexity: limits.Pricing(),
 	}))
 	gql.AddTransport(transport.Options{})
 	gql.AddTransport(jsonpost.GET{})       // GraphQL over HTTP: GET, queries only
@@ -374,8 +385,10 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 	// Persisted queries keep their text: bounded like the documents, with
 	// the same longest query, at 1 byte a byte.
 	gql.Use(extension.AutomaticPersistedQuery{Cache: querycache.PersistedQueries(cfg.queryCacheEntries, cfg.queryCacheBytes/querycache.BytesPerQueryByte, cfg.queryCacheMaxQuery)})
-	gql.Use(extension.FixedComplexityLimit(cfg.maxComplexity))
-	gql.Use(depth.Limit{Max: cfg.maxDepth})
+	// After the persisted queries (which fill in a hash's text), before
+	// load shedding (which charges the complexity computed here).
+	gql.SetParserTokenLimit(cfg.limits.Tokens)
+	gql.Use(limits.New(cfg.limits, docs))
 	gql.Use(limiter.Extension(operationComplexity))
 	gql.Use(explain.Extension{Always: cfg.explain})
 	gql.AroundFields(loaders.AroundField)
@@ -493,30 +506,6 @@ func operationComplexity(_ context.Context, oc *graphql.OperationContext) int {
 		return stats.Complexity
 	}
 	return 0
-}
-
-// complexity prices connections by their page size, so a query's cost grows
-// with the rows it can make the store read.
-func complexity() generated.ComplexityRoot {
-	var c generated.ComplexityRoot
-	page := func(child int, first, last *int) int {
-		n := 20
-		if first != nil {
-			n = *first
-		} else if last != nil {
-			n = *last
-		}
-		return 1 + max(n, 1)*child
-	}
-	c.Node.Relationships = func(child int, _ string, _ model.Direction, first *int, _ *string, last *int, _ *string) int {
-		return page(child, first, last)
-	}
-	c.Node.Articles = func(child int, _ *string, _ *time.Time, _ *time.Time, first *int, _ *string, last *int, _ *string) int {
-		return page(child, first, last)
-	}
-	c.Node.WordCounts = func(child int, first *int) int { return page(child, first, nil) }
-	c.Query.Nodes = func(child int, ids []string) int { return 1 + max(len(ids), 1)*child }
-	return c
 }
 
 // openStore opens HBase (a cluster or the embedded engine) and the store
