@@ -267,7 +267,7 @@ func (s *scanner) selected(f *frame, tok *lexer.Token, key repeatKey) *gqlerror.
 		// About one selection per 8 bytes of a query (q3: 13 in 480 bytes
 		// with its comments; GraphiQL's introspection query: 150 in 2 KB):
 		// sized once rather than grown.
-		s.seen = make(map[repeatKey]struct{}, min(s.size/8, 1024))
+		s.seen = make(map[repeatKey]struct{}, min(s.size/8, 256))
 	}
 	if _, ok := s.seen[key]; !ok {
 		s.seen[key] = struct{}{}
