@@ -38,6 +38,7 @@ import (
 
 	"github.com/hbgraph/hbgraph/example"
 	"github.com/hbgraph/hbgraph/explain"
+	"github.com/hbgraph/hbgraph/graph/codes"
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/jsonpost"
 	"github.com/hbgraph/hbgraph/graph/limits"
@@ -323,7 +324,7 @@ func run(args []string) error {
 		Addr:              cfg.listen,
 		Handler:           newGateway(cfg, st, hc, log),
 		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
+		ReadTimeout:       cfg.requestTimeout, // a body sent slowly counts against the request's time too
 		WriteTimeout:      cfg.requestTimeout + 10*time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
@@ -433,32 +434,21 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 	return mux
 }
 
-// Error codes in extensions.code. Parse, validation and complexity errors
-// keep the codes gqlgen gives them.
-const (
-	codeBadUserInput  = "BAD_USER_INPUT"
-	codeNotFound      = "NOT_FOUND"
-	codeAlreadyExists = "ALREADY_EXISTS"
-	codeConflict      = "CONFLICT"
-	codeUnavailable   = "UNAVAILABLE"
-	codeInternal      = "INTERNAL"
-)
-
 // errorCode chooses the code of an error a resolver returned.
 func errorCode(err error) string {
 	switch {
 	case errors.Is(err, store.ErrInvalidInput):
-		return codeBadUserInput
+		return codes.BadUserInput
 	case errors.Is(err, store.ErrNotFound):
-		return codeNotFound
+		return codes.NotFound
 	case errors.Is(err, store.ErrAlreadyExists):
-		return codeAlreadyExists
+		return codes.AlreadyExists
 	case errors.Is(err, store.ErrConflict):
-		return codeConflict
+		return codes.Conflict
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-		return codeUnavailable
+		return codes.Unavailable
 	}
-	return codeInternal
+	return codes.Internal
 }
 
 // presentError is the one place GraphQL error codes are chosen. An internal
@@ -467,23 +457,28 @@ func errorCode(err error) string {
 func presentError(log zerolog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gerr := graphql.DefaultErrorPresenter(ctx, err)
-		if _, ok := gerr.Extensions["code"]; ok {
-			return gerr
-		}
 		code := errorCode(err)
+		if given, ok := gerr.Extensions["code"].(string); ok {
+			if codes.Known(given) {
+				return gerr
+			}
+			// A library's code outside the vocabulary (the README lists
+			// every code a client can receive): a bug of ours to map.
+			log.Warn().Str("code", given).Msg("error code outside the vocabulary")
+		}
 		// gqlgen's own errors about the request (a malformed body, a
 		// persisted-query hash that does not match, introspection turned
 		// off) wrap no error of ours: the client has to change the request.
-		if direct, ok := err.(*gqlerror.Error); ok && direct.Err == nil && code == codeInternal {
-			code = codeBadUserInput
+		if direct, ok := err.(*gqlerror.Error); ok && direct.Err == nil && code == codes.Internal {
+			code = codes.BadUserInput
 		}
 		// The entity resolvers report per representation (_entities.N); an
 		// error of _entities itself is gqlgen refusing a representation (an
 		// unknown __typename, a missing key field): the caller's input.
-		if code == codeInternal && len(gerr.Path) == 1 && gerr.Path[0] == ast.PathName("_entities") {
-			code = codeBadUserInput
+		if code == codes.Internal && len(gerr.Path) == 1 && gerr.Path[0] == ast.PathName("_entities") {
+			code = codes.BadUserInput
 		}
-		if code == codeInternal {
+		if code == codes.Internal {
 			id := ""
 			if r := explain.From(ctx); r != nil {
 				id = r.ID

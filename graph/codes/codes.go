@@ -36,3 +36,13 @@ const (
 	// Internal: a bug; the response carries only the request id.
 	Internal = "INTERNAL"
 )
+
+// Known reports whether code is one of the vocabulary's.
+func Known(code string) bool {
+	switch code {
+	case ParseFailed, ValidationFailed, PersistedQueryNotFound,
+		BadUserInput, NotFound, AlreadyExists, Conflict, Unavailable, Internal:
+		return true
+	}
+	return false
+}

@@ -11,10 +11,9 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-)
 
-// Code is the error code of a refused operation.
-const Code = "BAD_USER_INPUT"
+	"github.com/hbgraph/hbgraph/graph/codes"
+)
 
 // Refuse is the extension.
 type Refuse struct{}
@@ -37,7 +36,7 @@ func (Refuse) MutateOperationContext(ctx context.Context, oc *graphql.OperationC
 	}
 	err := gqlerror.ErrorPosf(f.Position, "introspection is turned off on this server")
 	err.Path = ast.Path{ast.PathName(f.Alias)}
-	err.Extensions = map[string]any{"code": Code}
+	err.Extensions = map[string]any{"code": codes.BadUserInput}
 	return err
 }
 
