@@ -1,0 +1,181 @@
+package plan
+
+import (
+	"sync/atomic"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Plan is a compiled operation: the root selection and, per object, its
+// fields in the order gqlgen writes them. A Plan is immutable once
+// compiled and shared by the requests that run it.
+type Plan struct {
+	Root *Sel
+	// Waves is the number of store waves the plan makes at most: its
+	// levels of nodes.
+	Waves int
+	// varFields are the fields whose arguments read variables: bound once
+	// per request (bind), in this order.
+	varFields []*Field
+	// sizeHint is the largest response written so far, to size the next.
+	sizeHint atomic.Int64
+}
+
+// Sel is the selection set of one concrete object type.
+type Sel struct {
+	Type   string
+	Fields []Field
+}
+
+// Field is one response key of a selection set.
+type Field struct {
+	Key      []byte // `"alias":`, quoted as gqlgen quotes it
+	Alias    string // for error paths
+	Kind     Kind
+	Typename string // KTypename: the object's type
+	NonNull  bool   // the field's type is T!
+	Sel      *Sel   // object and list-of-object fields
+	Loc      []gqlerror.Location
+
+	field  *ast.Field // for ArgumentMap
+	static bool       // no variable in the arguments: args holds them
+	args   argVals
+	slot   int // !static: index into the request's bound arguments
+}
+
+// covered are the kinds the compiler plans so far; an operation selecting
+// any other field is executed by gqlgen.
+var covered = map[Kind]bool{
+	KTypename:       true,
+	KQueryNode:      true,
+	KQueryNodes:     true,
+	KNodeID:         true,
+	KNodeProperties: true,
+	KNodeCreatedAt:  true,
+	KNodeUpdatedAt:  true,
+}
+
+type compiler struct {
+	oc   *graphql.OperationContext
+	impl map[string][]string
+	p    *Plan
+}
+
+// compile plans oc's operation for oc's variables (which decide
+// @skip/@include), or says why gqlgen should execute it.
+func compile(oc *graphql.OperationContext, impl map[string][]string) (*Plan, string) {
+	if oc.Operation.Operation != ast.Query {
+		return nil, string(oc.Operation.Operation)
+	}
+	c := compiler{oc: oc, impl: impl, p: &Plan{Waves: 1}}
+	root, why := c.sel("Query", oc.Operation.SelectionSet)
+	if why != "" {
+		return nil, why
+	}
+	c.p.Root = root
+	return c.p, ""
+}
+
+func (c *compiler) sel(typ string, ss ast.SelectionSet) (*Sel, string) {
+	fields := graphql.CollectFields(c.oc, ss, c.impl[typ])
+	s := &Sel{Type: typ, Fields: make([]Field, 0, len(fields))}
+	seen := map[string]bool{}
+	for _, f := range fields {
+		if seen[f.Alias] { // gqlgen would write the first only
+			return nil, "duplicate alias"
+		}
+		seen[f.Alias] = true
+		if f.IsDeferred() {
+			return nil, "defer"
+		}
+		pf := Field{Key: quotedKey(f.Alias), Alias: f.Alias, field: f.Field}
+		if f.Position != nil && f.Position.Line != 0 {
+			pf.Loc = []gqlerror.Location{{Line: f.Position.Line, Column: f.Position.Column}}
+		}
+		if f.Name == "__typename" {
+			pf.Kind, pf.Typename = KTypename, typ
+			s.Fields = append(s.Fields, pf)
+			continue
+		}
+		info, ok := kinds[typ+"."+f.Name]
+		if !ok || !covered[info.kind] {
+			return nil, "field " + typ + "." + f.Name
+		}
+		pf.Kind = info.kind
+		pf.NonNull = f.Definition != nil && f.Definition.Type.NonNull
+		if len(f.Arguments) > 0 || hasArgs(info.kind) {
+			pf.static = !hasVariable(f.Arguments)
+			if pf.static {
+				var err error
+				if pf.args, err = convert(info.kind, f.ArgumentMap(nil)); err != nil {
+					return nil, "argument"
+				}
+			}
+		}
+		if info.child != "" {
+			var why string
+			if pf.Sel, why = c.sel(info.child, f.Selections); why != "" {
+				return nil, why
+			}
+		}
+		s.Fields = append(s.Fields, pf)
+	}
+	// Fields whose arguments read variables are bound per request; the
+	// slots point into the fields just appended, which stay put.
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		if hasArgs(f.Kind) && !f.static {
+			f.slot = len(c.p.varFields)
+			c.p.varFields = append(c.p.varFields, f)
+		}
+	}
+	return s, ""
+}
+
+func hasVariable(args ast.ArgumentList) bool {
+	var has func(v *ast.Value) bool
+	has = func(v *ast.Value) bool {
+		if v == nil {
+			return false
+		}
+		if v.Kind == ast.Variable {
+			return true
+		}
+		for _, c := range v.Children {
+			if has(c.Value) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, a := range args {
+		if has(a.Value) {
+			return true
+		}
+	}
+	return false
+}
+
+// quotedKey is `"alias":` as gqlgen writes a response key.
+func quotedKey(alias string) []byte {
+	return append(appendQuoted(nil, alias), ':')
+}
+
+// bind converts the arguments that read variables, once per request. An
+// error means one does not convert: gqlgen then executes the operation and
+// reports it its way.
+func (p *Plan) bind(oc *graphql.OperationContext) ([]argVals, error) {
+	if len(p.varFields) == 0 {
+		return nil, nil
+	}
+	out := make([]argVals, len(p.varFields))
+	for i, f := range p.varFields {
+		var err error
+		if out[i], err = convert(f.Kind, f.field.ArgumentMap(oc.Variables)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

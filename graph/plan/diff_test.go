@@ -1,0 +1,657 @@
+package plan
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/rs/zerolog"
+	"github.com/tsuna/gohbase"
+	"github.com/tsuna/gohbase/hrpc"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/hbgraph/hbgraph/explain"
+	"github.com/hbgraph/hbgraph/graph/generated"
+	"github.com/hbgraph/hbgraph/graph/jsonpost"
+	"github.com/hbgraph/hbgraph/graph/resolvers"
+	"github.com/hbgraph/hbgraph/loaders"
+	"github.com/hbgraph/hbgraph/store"
+	"github.com/hbgraph/hbgraph/store/embedded"
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// The differential test: the same operations through gqlgen's executor and
+// through the plan, behind the same handler stack over the same store,
+// must get the same answers: HTTP status, data byte for byte, errors byte
+// for byte (as a multiset when there are several: gqlgen reports them
+// from concurrent goroutines), and the same distinct store calls in no
+// more waves.
+
+// errFlaky is the fault the fixture's store injects.
+var errFlaky = errors.New("injected: region server unreachable")
+
+// flakyClient fails every batch of Gets that reads a row containing
+// "flaky": deterministic per key, so both executors see the same failures
+// whatever their call order.
+type flakyClient struct{ gohbase.Client }
+
+func (c flakyClient) SendBatch(ctx context.Context, batch []hrpc.Call) ([]hrpc.RPCResult, bool) {
+	for _, call := range batch {
+		if bytes.Contains(call.Key(), []byte("flaky")) {
+			res := make([]hrpc.RPCResult, len(batch))
+			for i := range res {
+				res[i].Error = errFlaky
+			}
+			return res, false
+		}
+	}
+	return c.Client.SendBatch(ctx, batch)
+}
+
+// Fixture node ids: escaping in ids and properties, a long id, a node
+// whose reads fail, a node whose row is corrupt.
+var (
+	fixtureIDs = []string{"n1", "n2", "n3", "n4", "n5", "n6", `q"uote`, `back\slash`, "new\nline", "ctl\u0001\u001f",
+		"<tag>&", "ünïcødé ☃", strings.Repeat("L", store.MaxIDBytes), "flaky1", "corrupt1"}
+	missingIDs = []string{"nope", "n99", "N1"}
+	invalidIDs = []string{"", strings.Repeat("x", store.MaxIDBytes+1)}
+)
+
+var fixtureProps = []store.Properties{
+	{"name": "Ada", "age": 36, "score": 1.5, "ok": true, "none": nil, "tags": []any{"a", 1, false}},
+	{},
+	nil,
+	{"q": "a\"b\\c\nd\u0001e", "u": "ünï ☃ <&>", "e": ""},
+	{"big": 12345678901234, "neg": -0.25, "exp": 1e300},
+}
+
+var (
+	fixtureOnce  sync.Once
+	fixtureStore *store.Store
+	fixtureErr   error
+)
+
+// fixture is the store every differential test reads (never writes).
+func fixture(t testing.TB) *store.Store {
+	t.Helper()
+	fixtureOnce.Do(func() { fixtureStore, fixtureErr = buildFixture() })
+	if fixtureErr != nil {
+		t.Fatal(fixtureErr)
+	}
+	return fixtureStore
+}
+
+func buildFixture() (*store.Store, error) {
+	hc, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop()})
+	if err != nil {
+		return nil, err
+	}
+	// Never closed: shared by the package's tests, gone with the process.
+	now := time.UnixMilli(1743022721824)
+	clock := func() time.Time { now = now.Add(time.Millisecond); return now }
+	st, err := store.New(flakyClient{hc}, store.Options{Clock: clock})
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	for i, id := range fixtureIDs {
+		if id == "flaky1" || id == "corrupt1" {
+			continue
+		}
+		if _, err := st.CreateNode(ctx, id, fixtureProps[i%len(fixtureProps)]); err != nil {
+			return nil, fmt.Errorf("node %q: %w", id, err)
+		}
+	}
+	// n1 follows everyone, n2 follows n1 and n3; the first few have
+	// articles in two categories (some posted in one millisecond).
+	for i, id := range fixtureIDs[1:] {
+		if id == "corrupt1" || id == "flaky1" {
+			continue
+		}
+		if _, err := st.CreateRelationship(ctx, store.RelationshipKey{Start: "n1", Type: "follows", End: id}, store.Properties{"i": i}); err != nil {
+			return nil, fmt.Errorf("relationship to %q: %w", id, err)
+		}
+	}
+	for _, end := range []string{"n1", "n3"} {
+		if _, err := st.CreateRelationship(ctx, store.RelationshipKey{Start: "n2", Type: "follows", End: end}, nil); err != nil {
+			return nil, err
+		}
+	}
+	for i, id := range fixtureIDs[:8] {
+		for a := range i % 4 {
+			if _, err := st.PostArticle(ctx, id, fmt.Sprintf("title %d \"%d\"", a, i), "body\n", []string{"tech", "life"}[a%2]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// The first read of the articles table checks its layout, once per
+	// store: done here so that no operation's calls include it.
+	if _, err := st.Articles(ctx, "n1", store.ArticleQuery{}, store.PageRequest{Size: 1}); err != nil {
+		return nil, err
+	}
+	// flaky1 exists, but cannot be read; corrupt1's created cell is not a
+	// timestamp.
+	for id, created := range map[string][]byte{"flaky1": make([]byte, 8), "corrupt1": []byte("bad")} {
+		put, err := hrpc.NewPutStr(ctx, keys.TableGraph, string(keys.Node(id)), map[string]map[string][]byte{
+			keys.Tables()[keys.TableGraph][0]: {"c": created, "u": make([]byte, 8), "p": []byte("{}")}})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := hc.Put(put); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// testLoaders is the loader configuration of both stacks.
+var testLoaders = loaders.Config{Wait: 10 * time.Millisecond, BatchSize: 1000, ScanConcurrency: 1}
+
+// stack is the gateway's handler stack, as newGateway builds it, around
+// es: the POST transport, a query cache, introspection, explain, the
+// loaders and their scheduler, the error presenter and recover func. Every
+// request gets the request id "req", so INTERNAL messages match.
+func stack(st *store.Store, es graphql.ExecutableSchema) http.Handler {
+	gql := handler.New(es)
+	gql.AddTransport(jsonpost.Transport{})
+	gql.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	gql.Use(extension.Introspection{})
+	gql.Use(explain.Extension{})
+	gql.AroundFields(loaders.AroundField)
+	gql.SetErrorPresenter(presentError)
+	gql.SetRecoverFunc(func(ctx context.Context, v any) error { return errors.New("panic in resolver") })
+	h := loaders.Middleware(st, testLoaders, gql)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(explain.With(r.Context(), explain.NewRequest("req")), 10*time.Second)
+		defer cancel()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// presentError is server.go's error presenter (codes by errors.Is, the
+// request id in place of an internal error's message), without the log.
+func presentError(ctx context.Context, err error) *gqlerror.Error {
+	gerr := graphql.DefaultErrorPresenter(ctx, err)
+	if _, ok := gerr.Extensions["code"]; ok {
+		return gerr
+	}
+	code := "INTERNAL"
+	switch {
+	case errors.Is(err, store.ErrInvalidInput):
+		code = "BAD_USER_INPUT"
+	case errors.Is(err, store.ErrNotFound):
+		code = "NOT_FOUND"
+	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		code = "UNAVAILABLE"
+	}
+	if direct, ok := err.(*gqlerror.Error); ok && direct.Err == nil && code == "INTERNAL" {
+		code = "BAD_USER_INPUT"
+	}
+	if code == "INTERNAL" && len(gerr.Path) == 1 && gerr.Path[0] == ast.PathName("_entities") {
+		code = "BAD_USER_INPUT"
+	}
+	if code == "INTERNAL" {
+		id := ""
+		if r := explain.From(ctx); r != nil {
+			id = r.ID
+		}
+		gerr.Message = "internal error (request id " + id + ")"
+	}
+	if gerr.Extensions == nil {
+		gerr.Extensions = map[string]any{}
+	}
+	gerr.Extensions["code"] = code
+	return gerr
+}
+
+// differ runs operations through both executors.
+type differ struct {
+	gqlgen, plan http.Handler
+	schema       *Schema
+}
+
+func newDiffer(t testing.TB) *differ {
+	st := fixture(t)
+	newES := func() graphql.ExecutableSchema {
+		return generated.NewExecutableSchema(generated.Config{Resolvers: &resolvers.Resolver{Store: st}})
+	}
+	s := Wrap(newES(), Options{Store: st, Loaders: testLoaders})
+	return &differ{gqlgen: stack(st, newES()), plan: stack(st, s), schema: s}
+}
+
+type answer struct {
+	status int
+	ctype  string
+	body   []byte
+	Data   json.RawMessage   `json:"data"`
+	Errors []json.RawMessage `json:"errors"`
+	Ext    struct {
+		Explain explain.Report `json:"explain"`
+	} `json:"extensions"`
+}
+
+func ask(h http.Handler, body []byte) (answer, error) {
+	r := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	a := answer{status: w.Code, ctype: w.Header().Get("Content-Type"), body: w.Body.Bytes()}
+	dec := json.NewDecoder(bytes.NewReader(a.body))
+	dec.UseNumber()
+	return a, dec.Decode(&a)
+}
+
+// calls are the distinct store calls of an explain report, without their
+// timing or round.
+func calls(r explain.Report) []string {
+	var out []string
+	for _, w := range r.Waves {
+		for _, c := range w.Calls {
+			switch c.Op {
+			case "Scan":
+				out = append(out, fmt.Sprintf("Scan %s %s..%s rev=%v", c.Table, *c.StartRow, *c.StopRow, c.Reversed))
+			default:
+				for _, row := range c.Rows {
+					out = append(out, fmt.Sprintf("Get %s %s", c.Table, row))
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// compare runs one request through both executors: "" when they agree,
+// else what differs.
+func (d *differ) compare(query string, vars map[string]any, opName string) string {
+	req := map[string]any{"query": query, "variables": vars, "extensions": map[string]any{"explain": true}}
+	if opName != "" {
+		req["operationName"] = opName
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err.Error()
+	}
+	want, errW := ask(d.gqlgen, body)
+	before := d.schema.planned.Load()
+	got, errG := ask(d.plan, body)
+	planned := d.schema.planned.Load() > before
+	var diffs []string
+	switch {
+	case errW != nil || errG != nil:
+		diffs = append(diffs, fmt.Sprintf("undecodable: %v / %v", errW, errG))
+	case want.status != got.status || want.ctype != got.ctype:
+		diffs = append(diffs, fmt.Sprintf("status %d %s, plan %d %s", want.status, want.ctype, got.status, got.ctype))
+	}
+	if !bytes.Equal(want.Data, got.Data) {
+		diffs = append(diffs, "data differs")
+	}
+	we, ge := rawStrings(want.Errors), rawStrings(got.Errors)
+	if len(we) > 1 {
+		slices.Sort(we)
+		slices.Sort(ge)
+	}
+	if !slices.Equal(we, ge) {
+		diffs = append(diffs, "errors differ")
+	}
+	// Store calls are compared when the plan ran: gqlgen's own are not
+	// deterministic (a page prefetched for a node that turns out absent is
+	// read, or not, depending on its loader's timer).
+	if wc, gc := calls(want.Ext.Explain), calls(got.Ext.Explain); planned && !slices.Equal(wc, gc) {
+		diffs = append(diffs, fmt.Sprintf("store calls differ:\ngqlgen %q\nplan   %q", wc, gc))
+	}
+	if w, g := len(want.Ext.Explain.Waves), len(got.Ext.Explain.Waves); planned && g > w {
+		diffs = append(diffs, fmt.Sprintf("plan made %d waves, gqlgen %d", g, w))
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	vj, _ := json.Marshal(vars)
+	return fmt.Sprintf("%s\noperation %q\n%s\nvariables %s\ngqlgen: %s\nplan:   %s",
+		strings.Join(diffs, "\n"), opName, query, vj, want.body, got.body)
+}
+
+func rawStrings(rs []json.RawMessage) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = string(r)
+	}
+	return out
+}
+
+// corpus are fixed operations, run every time: the benchmark's queries,
+// GraphiQL's example and hand-written edge cases.
+func corpus(t *testing.T) []struct {
+	name, query string
+	vars        map[string]any
+} {
+	type c = struct {
+		name, query string
+		vars        map[string]any
+	}
+	var out []c
+	for _, q := range []string{"q1", "q2", "q3", "q4"} {
+		b, err := os.ReadFile("../../bench/queries/" + q + ".graphql")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"n1", "nope", "", "flaky1", "corrupt1", `q"uote`} {
+			out = append(out, c{q + " " + id, string(b), map[string]any{"id": id, "category": "tech"}})
+		}
+	}
+	if b, err := os.ReadFile("../../graphiql/example.graphql"); err == nil {
+		out = append(out, c{"graphiql example", string(b), map[string]any{"id": "n1"}})
+	}
+	for _, q := range []c{
+		{"typename only", `{ __typename }`, nil},
+		{"node literal", `{ node(id: "n1") { id properties createdAt updatedAt __typename } }`, nil},
+		{"node escapes", `query($id: ID!) { node(id: $id) { id properties } }`, map[string]any{"id": "ctl\u0001\u001f"}},
+		{"node number id", `{ node(id: 7) { id } }`, nil},
+		{"node absent", `{ node(id: "nope") { id } }`, nil},
+		{"node invalid", `{ a: node(id: "") { id } b: node(id: "n1") { id } }`, nil},
+		{"node corrupt", `{ node(id: "corrupt1") { id } }`, nil},
+		{"node flaky", `{ x: node(id: "flaky1") { id } }`, nil},
+		{"nodes flaky", `{ nodes(ids: ["n1", "flaky1"]) { id } }`, nil},
+		{"nodes", `{ nodes(ids: ["n1", "nope", "n1", "<tag>&"]) { id __typename } }`, nil},
+		{"nodes empty", `{ nodes(ids: []) { id } }`, nil},
+		{"nodes single value", `query($i: ID!) { nodes(ids: $i) { id } }`, map[string]any{"i": "n2"}},
+		{"nodes invalid", `{ nodes(ids: ["n1", ""]) { id } __typename }`, nil},
+		{"nodes corrupt", `{ nodes(ids: ["n1", "corrupt1"]) { id } node(id: "n2") { id } }`, nil},
+		{"nodes too many", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": slices.Repeat([]any{"n1"}, 101)}},
+		{"fragments", `query { node(id: "n1") { ...A ... on Node { createdAt } ... on _Entity { ... on Node { id } } } } fragment A on Node { id properties }`, nil},
+		{"skip include", `query($s: Boolean!) { node(id: "n1") { id @skip(if: $s) properties @include(if: $s) } }`, map[string]any{"s": true}},
+		{"skip include false", `query($s: Boolean!) { node(id: "n1") { id @skip(if: $s) properties @include(if: $s) } }`, map[string]any{"s": false}},
+		{"two operations", `query A { node(id: "n1") { id } } query B { __typename }`, nil},
+		{"introspection", `{ __schema { queryType { name } } __type(name: "Node") { name } }`, nil},
+		{"service", `{ _service { sdl } }`, nil},
+		{"entities", `query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { id } } }`, map[string]any{"r": []any{map[string]any{"__typename": "Node", "id": "n1"}}}},
+		{"validation error", `{ node(id: "n1") { nope } }`, nil},
+		{"variable missing", `query($id: ID!) { node(id: $id) { id } }`, nil},
+	} {
+		out = append(out, q)
+	}
+	return out
+}
+
+func TestDiffCorpus(t *testing.T) {
+	d := newDiffer(t)
+	for _, c := range corpus(t) {
+		opName := ""
+		if c.name == "two operations" {
+			opName = "A"
+		}
+		if diff := d.compare(c.query, c.vars, opName); diff != "" {
+			t.Errorf("%s: %s", c.name, diff)
+		}
+	}
+	if d.schema.planned.Load() == 0 {
+		t.Errorf("the plan ran none of the corpus")
+	}
+}
+
+// generatedOps is how many generated operations TestDiffGenerated runs.
+func generatedOps() int {
+	if testing.Short() {
+		return 500
+	}
+	return 5000
+}
+
+func TestDiffGenerated(t *testing.T) {
+	d := newDiffer(t)
+	n := generatedOps()
+	for seed := range uint64(n) {
+		op := generate(seed)
+		if diff := d.compare(op.query, op.vars, op.name); diff != "" {
+			t.Fatalf("seed %d: %s", seed, diff)
+		}
+	}
+	planned, fell := d.schema.planned.Load(), d.schema.fellBack.Load()
+	t.Logf("%d operations: %d planned, %d by gqlgen", n, planned, fell)
+	// Most generated operations validate and stay within what the plan
+	// covers: a generator drifting off it would test nothing.
+	if planned < int64(n)/2 {
+		t.Errorf("only %d of %d generated operations ran through the plan", planned, n)
+	}
+}
+
+// FuzzPlanDiff searches further seeds: go test -fuzz PlanDiff ./graph/plan
+func FuzzPlanDiff(f *testing.F) {
+	f.Add(uint64(1))
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		d := fuzzDiffer(t)
+		op := generate(seed)
+		if diff := d.compare(op.query, op.vars, op.name); diff != "" {
+			t.Fatalf("seed %d: %s", seed, diff)
+		}
+	})
+}
+
+var (
+	fuzzOnce sync.Once
+	fuzzD    *differ
+)
+
+func fuzzDiffer(t testing.TB) *differ {
+	fuzzOnce.Do(func() { fuzzD = newDiffer(t) })
+	return fuzzD
+}
+
+// TestDiffCatches: each deliberately broken rule of the plan makes the
+// differential test fail within its default budget of generated
+// operations: the test can fail.
+func TestDiffCatches(t *testing.T) {
+	d := newDiffer(t)
+	for _, rule := range []string{"typename", "locations", "escape", "nodes-errors", "absent-node"} {
+		t.Run(rule, func(t *testing.T) {
+			testBreak = rule
+			defer func() { testBreak = "" }()
+			for seed := range uint64(generatedOps()) {
+				op := generate(seed)
+				if d.compare(op.query, op.vars, op.name) != "" {
+					t.Logf("caught by seed %d", seed)
+					return
+				}
+			}
+			t.Errorf("no generated operation tells the plan with %q broken from gqlgen", rule)
+		})
+	}
+}
+
+// op is one generated request.
+type op struct {
+	query string
+	vars  map[string]any
+	name  string
+}
+
+// gen writes one random operation over the fields the plan covers.
+type gen struct {
+	r     *rand.Rand
+	decls []string
+	vars  map[string]any
+	frags []string
+	nvar  int
+
+	naliases int
+}
+
+func generate(seed uint64) op {
+	g := &gen{r: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), vars: map[string]any{}}
+	var sels []string
+	for range 1 + g.r.IntN(3) {
+		sels = append(sels, g.rootField())
+	}
+	body := "{ " + strings.Join(sels, " ") + " }"
+	name := ""
+	if g.r.IntN(4) == 0 {
+		name = "Op"
+	}
+	head := "query"
+	if name != "" {
+		head += " " + name
+	}
+	if len(g.decls) > 0 {
+		head += "(" + strings.Join(g.decls, ", ") + ")"
+	}
+	q := head + " " + body
+	for _, f := range g.frags {
+		q += "\n" + f
+	}
+	o := op{query: q, vars: g.vars}
+	if name != "" && g.r.IntN(2) == 0 {
+		o.query += "\nquery Other { __typename }"
+		o.name = name
+	}
+	return o
+}
+
+func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
+
+// variable declares a variable of type typ with value v (omitted when
+// omit), and returns its reference.
+func (g *gen) variable(typ string, v any, omit bool) string {
+	g.nvar++
+	name := fmt.Sprintf("v%d", g.nvar)
+	g.decls = append(g.decls, "$"+name+": "+typ)
+	if !omit {
+		g.vars[name] = v
+	}
+	return "$" + name
+}
+
+func literal(v any) string {
+	b, _ := json.Marshal(v) // a JSON string or number is a GraphQL literal
+	if l, ok := v.([]any); ok {
+		parts := make([]string, len(l))
+		for i, e := range l {
+			parts[i] = literal(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	return string(b)
+}
+
+func (g *gen) id() any {
+	switch n := g.r.IntN(20); {
+	case n < 13:
+		// Not flaky1: a failed read fails its whole batch, and which keys
+		// share gqlgen's batches depends on its scheduler's timing.
+		for {
+			if id := fixtureIDs[g.r.IntN(len(fixtureIDs))]; id != "flaky1" {
+				return id
+			}
+		}
+	case n < 16:
+		return missingIDs[g.r.IntN(len(missingIDs))]
+	case n < 17:
+		return json.Number(fmt.Sprint(g.r.IntN(9))) // an Int is an ID too
+	}
+	return invalidIDs[g.r.IntN(len(invalidIDs))]
+}
+
+// arg is a literal or a variable of type typ holding v.
+func (g *gen) arg(typ string, v any) string {
+	if g.r.IntN(2) == 0 {
+		return literal(v)
+	}
+	return g.variable(typ, v, false)
+}
+
+// alias is the field's name most of the time, else a fresh alias, and
+// rarely one that may clash with another field's (a validation error both
+// executors must report alike).
+func (g *gen) alias(name string) string {
+	switch n := g.r.IntN(20); {
+	case n < 13:
+		return name
+	case n < 19:
+		g.naliases++
+		return fmt.Sprintf("a%d: %s", g.naliases, name)
+	}
+	return g.pick("x", "node", "id", "_") + ": " + name
+}
+
+// rootAlias is mostly a fresh alias: root fields with the same name and
+// other arguments would not validate.
+func (g *gen) rootAlias(name string) string {
+	if g.r.IntN(4) == 0 {
+		return name
+	}
+	g.naliases++
+	return fmt.Sprintf("r%d: %s", g.naliases, name)
+}
+
+// directive is none most of the time, else @skip/@include with a literal
+// or a variable.
+func (g *gen) directive() string {
+	if g.r.IntN(5) > 0 {
+		return ""
+	}
+	d := g.pick("skip", "include")
+	b := g.r.IntN(2) == 0
+	if g.r.IntN(2) == 0 {
+		return fmt.Sprintf(" @%s(if: %v)", d, b)
+	}
+	return fmt.Sprintf(" @%s(if: %s)", d, g.variable("Boolean!", b, false))
+}
+
+func (g *gen) rootField() string {
+	switch g.r.IntN(7) {
+	case 0:
+		return g.alias("__typename") + g.directive()
+	case 1, 2:
+		ids := make([]any, g.r.IntN(5))
+		for i := range ids {
+			ids[i] = g.id()
+		}
+		if g.r.IntN(30) == 0 {
+			ids = slices.Repeat([]any{"n1"}, 101)
+		}
+		return g.rootAlias("nodes") + "(ids: " + g.arg("[ID!]!", ids) + ")" + g.directive() + " " + g.nodeSel(0)
+	}
+	return g.rootAlias("node") + "(id: " + g.arg("ID!", g.id()) + ")" + g.directive() + " " + g.nodeSel(0)
+}
+
+// nodeSel is a selection set of Node.
+func (g *gen) nodeSel(depth int) string {
+	var items []string
+	for range 1 + g.r.IntN(4) {
+		switch n := g.r.IntN(12); {
+		case n < 8:
+			items = append(items, g.alias(g.pick("id", "properties", "createdAt", "updatedAt", "__typename"))+g.directive())
+		case n < 10 && depth < 2:
+			switch g.r.IntN(3) {
+			case 0:
+				items = append(items, "... on _Entity"+g.directive()+" { ... on Node "+g.nodeSel(depth+1)+" }")
+			default:
+				items = append(items, "..."+g.pick(" on Node", "")+g.directive()+" "+g.nodeSel(depth+1))
+			}
+		case depth < 2:
+			name := fmt.Sprintf("F%d", len(g.frags))
+			g.frags = append(g.frags, "") // reserve the name before recursing
+			g.frags[len(g.frags)-1] = "fragment " + name + " on Node " + g.nodeSel(depth+1)
+			items = append(items, "..."+name+g.directive())
+		}
+	}
+	if len(items) == 0 {
+		items = []string{"id"}
+	}
+	return "{ " + strings.Join(items, " ") + " }"
+}
