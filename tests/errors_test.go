@@ -304,7 +304,9 @@ func TestErrorCodes(t *testing.T) {
 	for i := range hundredOne {
 		hundredOne[i] = fmt.Sprintf("n%d", i)
 	}
-	add(errorCase{"nodes with 101 ids", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, vars{"ids": hundredOne}, bad, "nodes", ""})
+	// Page sizes and id counts are checked before execution (and before
+	// complexity), so they are refused with no data and no path.
+	add(errorCase{"nodes with 101 ids", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, vars{"ids": hundredOne}, bad, "", ""})
 	for _, f := range append(forgedIDs, struct{ name, id string }{"empty", ""}) {
 		add(errorCase{"article id " + f.name, `query($id: ID!) { article(id: $id) { id } }`, vars{"id": f.id}, bad, "article", ""})
 	}
@@ -342,7 +344,7 @@ func TestErrorCodes(t *testing.T) {
 		{"type empty", page("type", "")},
 		{"type 65 bytes", page("type", type65)},
 	} {
-		add(errorCase{"relationships " + c.name, rels, c.vars, bad, "node.relationships", ""})
+		add(errorCase{"relationships " + c.name, rels, c.vars, bad, pathUnlessPageSize(c.name, "node.relationships"), ""})
 	}
 
 	// Paging and selection arguments of articles (a's).
@@ -367,13 +369,13 @@ func TestErrorCodes(t *testing.T) {
 		{"category 65 bytes", page("category", type65)},
 		{"a cursor that is bad with an empty window", page("after", bAll, "since", "2030-01-01T00:00:00Z", "until", "2020-01-01T00:00:00Z")},
 	} {
-		add(errorCase{"articles " + c.name, arts, c.vars, bad, "node.articles", ""})
+		add(errorCase{"articles " + c.name, arts, c.vars, bad, pathUnlessPageSize(c.name, "node.articles"), ""})
 	}
 	add(
 		errorCase{"articles postedAfter not a time", arts, page("since", "yesterday"), bad, anyPath, "GRAPHQL_VALIDATION_FAILED"},
 		errorCase{"articles postedBefore not a time literal", `{ node(id: "a") { articles(postedBefore: "soon") { totalCount } } }`, nil, bad, anyPath, "GRAPHQL_VALIDATION_FAILED"},
-		errorCase{"wordCounts first -1", `{ node(id: "a") { wordCounts(first: -1) { word } } }`, nil, bad, "node.wordCounts", ""},
-		errorCase{"wordCounts first 1001", `{ node(id: "a") { wordCounts(first: 1001) { word } } }`, nil, bad, "node.wordCounts", ""},
+		errorCase{"wordCounts first -1", `{ node(id: "a") { wordCounts(first: -1) { word } } }`, nil, bad, "", ""},
+		errorCase{"wordCounts first 1001", `{ node(id: "a") { wordCounts(first: 1001) { word } } }`, nil, bad, "", ""},
 	)
 
 	// Limits and invalid GraphQL.
@@ -383,7 +385,7 @@ func TestErrorCodes(t *testing.T) {
 		errorCase{"depth 13 in an inline fragment", `{ node(id: "a") { ... on Node { ` + deep(4) + ` } } }`, nil, bad, "", ""},
 		errorCase{"complexity", `{ node(id: "a") { relationships(type: "follows", direction: OUTGOING, first: 100) { edges { neighbor {
 			relationships(type: "follows", direction: OUTGOING, first: 100) { edges { neighbor {
-			relationships(type: "follows", direction: OUTGOING, first: 100) { edges { cursor } } } } } } } } } }`, nil, "COMPLEXITY_LIMIT_EXCEEDED", "", ""},
+			relationships(type: "follows", direction: OUTGOING, first: 100) { edges { cursor } } } } } } } } } }`, nil, bad, "", ""},
 		errorCase{"parse error", `{ node(id: "a") { id }`, nil, "GRAPHQL_PARSE_FAILED", "", ""},
 		errorCase{"parse error trailing garbage", `{ node(id: "a") { id } } }`, nil, "GRAPHQL_PARSE_FAILED", "", ""},
 		errorCase{"unknown field", `{ node(id: "a") { name } }`, nil, "GRAPHQL_VALIDATION_FAILED", "", ""},
@@ -504,6 +506,16 @@ func deep12() string {
 }
 
 // checkError checks the response's one error against c.
+// pathUnlessPageSize is path, or "" for the cases of a page size out of
+// range: those are refused before execution.
+func pathUnlessPageSize(name, path string) string {
+	switch name {
+	case "first -1", "first 101", "last -1", "last 101":
+		return ""
+	}
+	return path
+}
+
 func checkError(t *testing.T, r *gqlResponse, c errorCase) {
 	t.Helper()
 	if len(r.Errors) != 1 {
@@ -520,5 +532,24 @@ func checkError(t *testing.T, r *gqlResponse, c errorCase) {
 	}
 	if c.path != anyPath && e.PathString() != c.path {
 		t.Errorf("path %q, want %q; error %v", e.PathString(), c.path, e)
+	}
+}
+
+// TestPageSizeBeforeComplexity: a page size over 100 is refused as a page
+// size, whatever the complexity it would give the operation.
+func TestPageSizeBeforeComplexity(t *testing.T) {
+	parallelTest(t)
+	s := startServer(t)
+	for name, query := range map[string]string{
+		"alone": `{ node(id: "a") { relationships(type: "follows", direction: OUTGOING, first: 1000) { edges { cursor } } } }`,
+		"nested in a query over the complexity limit": `{ node(id: "a") { relationships(type: "follows", direction: OUTGOING, first: 100) { edges { neighbor {
+			relationships(type: "follows", direction: OUTGOING, first: 100) { edges { neighbor {
+			relationships(type: "follows", direction: OUTGOING, first: 1000) { edges { cursor } } } } } } } } } }`,
+	} {
+		r := s.do(t, query, nil)
+		checkError(t, r, errorCase{code: "BAD_USER_INPUT"})
+		if len(r.Errors) == 1 && !strings.Contains(r.Errors[0].Message, "first must be between 0 and 100, got 1000") {
+			t.Errorf("%s: refused with %q, want the page size named", name, r.Errors[0].Message)
+		}
 	}
 }
