@@ -1,41 +1,138 @@
 package plan
 
 import (
+	"time"
+
 	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/hbgraph/hbgraph/graph/model"
 )
 
 // argVals are a field's arguments converted with the functions gqlgen's
-// generated code uses, so they are what the resolvers receive.
+// generated code uses (graph/generated's unmarshalers), so they are what
+// the resolvers receive.
 type argVals struct {
-	id  string   // node
+	id  string   // node, article; relationship's startNodeId
 	ids []string // nodes
+	end string   // relationship's endNodeId
+	typ string   // relationships, relationship
+	dir model.Direction
+	// connections: Relay's page arguments; nil when absent or null
+	first, last   *int
+	after, before *string
+	// articles
+	category                  *string
+	postedAfter, postedBefore *time.Time
+	name                      string // property
 }
 
 // hasArgs tells whether fields of kind k take arguments.
 func hasArgs(k Kind) bool {
 	switch k {
-	case KQueryNode, KQueryNodes:
+	case KQueryNode, KQueryNodes, KQueryRelationship, KQueryArticle,
+		KNodeRelationships, KNodeArticles, KNodeWordCounts, KNodeProperty:
 		return true
 	}
 	return false
 }
 
 // convert converts the argument map of a field of kind k (field.ArgumentMap:
-// literals, variables, defaults as gqlgen sees them).
+// literals, variables and defaults as gqlgen sees them). An error is an
+// argument gqlgen would report itself: the caller lets gqlgen execute.
 func convert(k Kind, m map[string]any) (argVals, error) {
 	var a argVals
-	var err error
+	c := converter{m: m}
 	switch k {
-	case KQueryNode:
-		a.id, err = graphql.UnmarshalID(m["id"])
+	case KQueryNode, KQueryArticle:
+		a.id = c.id("id")
 	case KQueryNodes:
 		vs := graphql.CoerceList(m["ids"])
 		a.ids = make([]string, len(vs))
 		for i, v := range vs {
-			if a.ids[i], err = graphql.UnmarshalID(v); err != nil {
-				break
+			var err error
+			if a.ids[i], err = graphql.UnmarshalID(v); err != nil && c.err == nil {
+				c.err = err
 			}
 		}
+	case KQueryRelationship:
+		a.id, a.typ, a.end = c.id("startNodeId"), c.str("type"), c.id("endNodeId")
+	case KNodeRelationships:
+		a.typ = c.str("type")
+		if v, ok := m["direction"]; ok {
+			if err := a.dir.UnmarshalGQL(v); err != nil && c.err == nil {
+				c.err = err
+			}
+		}
+		a.first, a.after, a.last, a.before = c.optInt("first"), c.optStr("after"), c.optInt("last"), c.optStr("before")
+	case KNodeArticles:
+		a.category, a.postedAfter, a.postedBefore = c.optStr("category"), c.optTime("postedAfter"), c.optTime("postedBefore")
+		a.first, a.after, a.last, a.before = c.optInt("first"), c.optStr("after"), c.optInt("last"), c.optStr("before")
+	case KNodeWordCounts:
+		a.first = c.optInt("first")
+	case KNodeProperty:
+		a.name = c.str("name")
 	}
-	return a, err
+	return a, c.err
+}
+
+// converter converts arguments one by one, keeping the first error.
+type converter struct {
+	m   map[string]any
+	err error
+}
+
+func (c *converter) keep(err error) {
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+}
+
+func (c *converter) id(name string) string {
+	v, ok := c.m[name]
+	if !ok {
+		return ""
+	}
+	s, err := graphql.UnmarshalID(v)
+	c.keep(err)
+	return s
+}
+
+func (c *converter) str(name string) string {
+	v, ok := c.m[name]
+	if !ok {
+		return ""
+	}
+	s, err := graphql.UnmarshalString(v)
+	c.keep(err)
+	return s
+}
+
+func (c *converter) optStr(name string) *string {
+	v := c.m[name]
+	if v == nil {
+		return nil
+	}
+	s, err := graphql.UnmarshalString(v)
+	c.keep(err)
+	return &s
+}
+
+func (c *converter) optInt(name string) *int {
+	v := c.m[name]
+	if v == nil {
+		return nil
+	}
+	n, err := graphql.UnmarshalInt(v)
+	c.keep(err)
+	return &n
+}
+
+func (c *converter) optTime(name string) *time.Time {
+	v := c.m[name]
+	if v == nil {
+		return nil
+	}
+	t, err := model.UnmarshalTime(v)
+	c.keep(err)
+	return &t
 }

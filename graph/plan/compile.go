@@ -6,6 +6,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 )
 
 // Plan is a compiled operation: the root selection and, per object, its
@@ -27,6 +29,9 @@ type Plan struct {
 type Sel struct {
 	Type   string
 	Fields []Field
+	// Loads counts a Node's fields that read the store by the node's id
+	// (connections, word counts): Field.load indexes them.
+	Loads int
 }
 
 // Field is one response key of a selection set.
@@ -42,20 +47,32 @@ type Field struct {
 	field  *ast.Field // for ArgumentMap
 	static bool       // no variable in the arguments: args holds them
 	args   argVals
-	slot   int // !static: index into the request's bound arguments
+	bound  int // !static: index into the request's bound arguments
+
+	// load indexes a Node's loading field (connections, wordCounts) in
+	// its nodeVal.loads.
+	load int
+	// Fields that yield a Node below a connection or a root relationship
+	// or article (neighbor, startNode, endNode, author) are that field's
+	// slots: slot indexes the kids fetched for them, slots lists them.
+	slot  int
+	slots []*Field
+	// Connections: the page flags selected (the store reads one row more
+	// only for them) and whether totalCount is selected (its counter is
+	// read in the page's wave).
+	wanted fetchkeys.PageInfoWanted
+	total  bool
 }
 
 // covered are the kinds the compiler plans so far; an operation selecting
 // any other field is executed by gqlgen.
-var covered = map[Kind]bool{
-	KTypename:       true,
-	KQueryNode:      true,
-	KQueryNodes:     true,
-	KNodeID:         true,
-	KNodeProperties: true,
-	KNodeCreatedAt:  true,
-	KNodeUpdatedAt:  true,
-}
+var covered = func() map[Kind]bool {
+	m := map[Kind]bool{KTypename: true}
+	for _, info := range kinds {
+		m[info.kind] = true
+	}
+	return m
+}()
 
 type compiler struct {
 	oc   *graphql.OperationContext
@@ -69,8 +86,8 @@ func compile(oc *graphql.OperationContext, impl map[string][]string) (*Plan, str
 	if oc.Operation.Operation != ast.Query {
 		return nil, string(oc.Operation.Operation)
 	}
-	c := compiler{oc: oc, impl: impl, p: &Plan{Waves: 1}}
-	root, why := c.sel("Query", oc.Operation.SelectionSet)
+	c := compiler{oc: oc, impl: impl, p: &Plan{}}
+	root, why := c.sel("Query", oc.Operation.SelectionSet, nil, 0)
 	if why != "" {
 		return nil, why
 	}
@@ -78,7 +95,24 @@ func compile(oc *graphql.OperationContext, impl map[string][]string) (*Plan, str
 	return c.p, ""
 }
 
-func (c *compiler) sel(typ string, ss ast.SelectionSet) (*Sel, string) {
+// nodeKinds are the fields whose value is a Node fetched by id in a wave
+// of its own (a hop): their selection is a new level of the plan.
+func yieldsNode(k Kind) bool {
+	switch k {
+	case KQueryNode, KQueryNodes, KRelEdgeNeighbor, KRelStartNode, KRelEndNode, KArticleAuthor:
+		return true
+	}
+	return false
+}
+
+// sel compiles a selection set of type typ at wave depth; node-yielding
+// fields below a connection or a root relationship or article are
+// appended to slots.
+func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth int) (*Sel, string) {
+	if typ == "Node" || depth == 0 && (typ == "Relationship" || typ == "Article") {
+		depth++ // a level of its own: read in a wave of its own
+		c.p.Waves = max(c.p.Waves, depth)
+	}
 	fields := graphql.CollectFields(c.oc, ss, c.impl[typ])
 	s := &Sel{Type: typ, Fields: make([]Field, 0, len(fields))}
 	seen := map[string]bool{}
@@ -116,22 +150,65 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet) (*Sel, string) {
 		}
 		if info.child != "" {
 			var why string
-			if pf.Sel, why = c.sel(info.child, f.Selections); why != "" {
+			var below *[]*Field // where the fields below record their slots
+			switch {
+			case info.kind == KNodeRelationships || info.kind == KNodeArticles ||
+				info.kind == KQueryRelationship || info.kind == KQueryArticle:
+				below = &pf.slots
+			case info.child != "Node":
+				below = slots
+			}
+			if pf.Sel, why = c.sel(info.child, f.Selections, below, depth); why != "" {
 				return nil, why
 			}
 		}
+		switch info.kind {
+		case KNodeRelationships:
+			pf.wanted = fetchkeys.PageInfoOf(c.oc, f, "RelationshipConnection")
+			pf.total = selects(pf.Sel, KRelConnTotalCount)
+		case KNodeArticles:
+			pf.wanted = fetchkeys.PageInfoOf(c.oc, f, "ArticleConnection")
+			pf.total = selects(pf.Sel, KArtConnTotalCount)
+		}
+		if testBreak == "lookahead" {
+			pf.wanted = fetchkeys.AllPageInfo
+		}
+		switch info.kind {
+		case KNodeRelationships, KNodeArticles, KNodeWordCounts:
+			pf.load = s.Loads
+			s.Loads++
+		}
 		s.Fields = append(s.Fields, pf)
+	}
+	for i := range s.Fields {
+		if f := &s.Fields[i]; yieldsNode(f.Kind) && f.Kind != KQueryNode && f.Kind != KQueryNodes {
+			if slots == nil {
+				return nil, "node below " + typ // not reached: the schema has no other place
+			}
+			f.slot = len(*slots)
+			*slots = append(*slots, f)
+		}
 	}
 	// Fields whose arguments read variables are bound per request; the
 	// slots point into the fields just appended, which stay put.
 	for i := range s.Fields {
 		f := &s.Fields[i]
 		if hasArgs(f.Kind) && !f.static {
-			f.slot = len(c.p.varFields)
+			f.bound = len(c.p.varFields)
 			c.p.varFields = append(c.p.varFields, f)
 		}
 	}
 	return s, ""
+}
+
+// selects tells whether s has a field of kind k.
+func selects(s *Sel, k Kind) bool {
+	for i := range s.Fields {
+		if s.Fields[i].Kind == k {
+			return true
+		}
+	}
+	return false
 }
 
 func hasVariable(args ast.ArgumentList) bool {

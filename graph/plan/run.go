@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 
 	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/loaders"
@@ -10,7 +11,8 @@ import (
 
 // runner fetches a plan's data, wave by wave: a node whose id is known
 // joins the wave in which its id became known, with every read keyed by
-// that id. One runner serves one request.
+// that id (its connections' pages and counters, its word counts). One
+// runner serves one request, on the request's goroutine.
 type runner struct {
 	ctx  context.Context
 	p    *Plan
@@ -19,23 +21,50 @@ type runner struct {
 
 	w       loaders.Wave
 	round   int
-	pending []*nodeVal
+	pending []*nodeVal // read in the coming wave
+	next    []*nodeVal // found in this wave's answers: read in the next
+	rootsP  []*rootVal // root relationships and articles read in the coming wave
 	roots   []rootVal
 }
 
 // rootVal is the value of one root field.
 type rootVal struct {
+	f     *Field
 	err   error // the resolver's error: the field's value is null
 	nodes []nodeVal
+	get   int                 // relationship, article: its row in the wave
+	rel   *store.Relationship // relationship: nil when there is none
+	art   *store.Article      // article: nil when there is none
+	kids  [][]nodeVal         // [slot][0]: startNode, endNode, author
 }
 
-// nodeVal is one Node of the response, fetched in the wave its id became
-// known.
+// nodeVal is one Node of the response.
 type nodeVal struct {
-	id   string
-	get  int         // index of its row in the wave
-	node *store.Node // nil: there is no such node
-	err  error       // its row's read or decoding failed
+	id    string
+	sel   *Sel
+	get   int         // index of its row in the wave
+	node  *store.Node // nil: there is no such node
+	err   error       // its row's read or decoding failed
+	loads []loadVal   // by Field.load
+}
+
+// loadVal is what one loading field of a node read: a page of
+// relationships or articles (with its counter when totalCount is
+// selected, and the nodes its edges name), or word counts.
+type loadVal struct {
+	err   error // the key did not build, or the read failed
+	idx   int   // the page's or the word count row's index in the wave
+	n     int   // wordCounts: how many
+	dir   store.Direction
+	rels  store.RelationshipPage
+	arts  store.ArticlePage
+	words []store.WordCount
+
+	totalGet int
+	total    int64
+	totalErr error
+
+	kids [][]nodeVal // [slot][edge]
 }
 
 // argsOf is f's arguments for this request.
@@ -43,7 +72,7 @@ func argsOf(f *Field, bound []argVals) *argVals {
 	if f.static {
 		return &f.args
 	}
-	return &bound[f.slot]
+	return &bound[f.bound]
 }
 
 // fetch reads everything the plan writes.
@@ -53,6 +82,7 @@ func (r *runner) fetch() {
 	for i := range sel.Fields {
 		f := &sel.Fields[i]
 		rv := &r.roots[i]
+		rv.f = f
 		switch f.Kind {
 		case KQueryNode:
 			a := argsOf(f, r.args)
@@ -71,12 +101,30 @@ func (r *runner) fetch() {
 			for j, id := range a.ids {
 				rv.nodes[j].id = id
 			}
+		case KQueryRelationship:
+			a := argsOf(f, r.args)
+			g, err := store.RelationshipKey{Start: a.id, Type: a.typ, End: a.end}.Get()
+			if err != nil {
+				rv.err = err
+				continue
+			}
+			rv.get = r.w.Get(g)
+			r.rootsP = append(r.rootsP, rv)
+		case KQueryArticle:
+			g, err := store.ArticleGet(argsOf(f, r.args).id)
+			if err != nil {
+				rv.err = err
+				continue
+			}
+			rv.get = r.w.Get(g)
+			r.rootsP = append(r.rootsP, rv)
 		}
 		for j := range rv.nodes {
+			rv.nodes[j].sel = f.Sel
 			r.add(&rv.nodes[j])
 		}
 	}
-	for len(r.pending) > 0 {
+	for len(r.pending) > 0 || len(r.rootsP) > 0 {
 		r.wave()
 	}
 	for i := range sel.Fields {
@@ -93,7 +141,7 @@ func (r *runner) fetch() {
 	}
 }
 
-// add queues node v for the coming wave.
+// add queues node v, and the reads keyed by its id, for the coming wave.
 func (r *runner) add(v *nodeVal) {
 	g, err := store.NodeGet(v.id)
 	if err != nil {
@@ -102,20 +150,184 @@ func (r *runner) add(v *nodeVal) {
 	}
 	v.get = r.w.Get(g)
 	r.pending = append(r.pending, v)
+	if v.sel.Loads == 0 {
+		return
+	}
+	v.loads = make([]loadVal, v.sel.Loads)
+	for i := range v.sel.Fields {
+		f := &v.sel.Fields[i]
+		l := &v.loads[f.load]
+		switch f.Kind {
+		case KNodeRelationships:
+			a := argsOf(f, r.args)
+			k, err := fetchkeys.Adjacency(v.id, a.typ, a.dir, f.wanted, a.first, a.after, a.last, a.before)
+			if err != nil {
+				l.err = err
+				continue
+			}
+			l.dir, l.idx = k.Dir, r.w.Adjacency(k)
+			if f.total {
+				l.totalGet, l.totalErr = r.get(fetchkeys.Degree(k).Get())
+			}
+		case KNodeArticles:
+			a := argsOf(f, r.args)
+			k, err := fetchkeys.Articles(v.id, a.category, a.postedAfter, a.postedBefore, f.wanted, a.first, a.after, a.last, a.before)
+			if err != nil {
+				l.err = err
+				continue
+			}
+			l.idx = r.w.Articles(k)
+			if f.total {
+				l.totalGet, l.totalErr = r.get(fetchkeys.ArticleCount(k).Get())
+			}
+		case KNodeWordCounts:
+			k := fetchkeys.WordCounts(v.id, argsOf(f, r.args).first)
+			l.n = k.N
+			l.idx, l.err = r.get(store.WordCountsGet(k.Author))
+		}
+	}
 }
 
-// wave reads the pending nodes and decodes them.
+// get adds g to the wave, unless building it failed.
+func (r *runner) get(g store.Get, err error) (int, error) {
+	if err != nil {
+		return 0, err
+	}
+	return r.w.Get(g), nil
+}
+
+// wave reads the pending nodes, their loads and the pending root rows,
+// decodes them, and queues the nodes their answers name.
 func (r *runner) wave() {
 	r.round++
 	r.f.Run(r.ctx, r.round, &r.w)
-	pending := r.pending
-	r.pending = nil
-	for _, v := range pending {
-		row, err := r.w.Row(v.get)
-		if err == nil {
-			v.node, err = row.Node(v.id)
-		}
-		v.err = err
+	for _, rv := range r.rootsP {
+		r.rootRow(rv)
 	}
+	for _, v := range r.pending {
+		r.fill(v)
+	}
+	next := r.next
+	r.pending, r.next, r.rootsP = r.pending[:0], nil, nil
 	r.w.Reset()
+	for _, v := range next {
+		r.add(v)
+	}
+}
+
+// rootRow decodes a root relationship or article and queues its endpoints.
+func (r *runner) rootRow(rv *rootVal) {
+	row, err := r.w.Row(rv.get)
+	if err != nil {
+		rv.err = err
+		return
+	}
+	if rv.f.Kind == KQueryRelationship {
+		a := argsOf(rv.f, r.args)
+		rv.rel, rv.err = row.Relationship(store.RelationshipKey{Start: a.id, Type: a.typ, End: a.end})
+		if rv.rel == nil || rv.err != nil {
+			return
+		}
+	} else {
+		rv.art, rv.err = row.Article(argsOf(rv.f, r.args).id)
+		if errors.Is(rv.err, store.ErrNotFound) {
+			rv.art, rv.err = nil, nil // no such article: null, as the resolver answers
+		}
+		if rv.art == nil || rv.err != nil {
+			return
+		}
+	}
+	rv.kids = make([][]nodeVal, len(rv.f.slots))
+	for s, sf := range rv.f.slots {
+		rv.kids[s] = []nodeVal{{id: endpointOf(sf.Kind, rv.rel, rv.art, store.Outgoing), sel: sf.Sel}}
+		r.next = append(r.next, &rv.kids[s][0])
+	}
+}
+
+// endpointOf is the id of the node a node-yielding field names.
+func endpointOf(k Kind, rel *store.Relationship, art *store.Article, dir store.Direction) string {
+	switch k {
+	case KRelEdgeNeighbor:
+		return fetchkeys.NeighborOf(*rel, dir)
+	case KRelStartNode:
+		return rel.Start
+	case KRelEndNode:
+		return rel.End
+	}
+	return art.Author
+}
+
+// fill decodes node v and its loads, and queues the nodes its pages name.
+func (r *runner) fill(v *nodeVal) {
+	row, err := r.w.Row(v.get)
+	if err == nil {
+		v.node, err = row.Node(v.id)
+	}
+	v.err = err
+	if v.node == nil || v.err != nil {
+		return // its fields are not written: their reads were for nothing
+	}
+	for i := range v.sel.Fields {
+		f := &v.sel.Fields[i]
+		if !isLoad(f.Kind) {
+			continue
+		}
+		l := &v.loads[f.load]
+		if l.err != nil {
+			continue
+		}
+		switch f.Kind {
+		case KNodeRelationships:
+			l.rels, l.err = r.w.AdjacencyPage(l.idx)
+		case KNodeArticles:
+			l.arts, l.err = r.w.ArticlePage(l.idx)
+		case KNodeWordCounts:
+			var row store.Row
+			if row, l.err = r.w.Row(l.idx); l.err == nil {
+				l.words, l.err = row.TopWords(l.n)
+			}
+			continue
+		}
+		if l.err != nil {
+			continue
+		}
+		if f.total && l.totalErr == nil {
+			var row store.Row
+			if row, l.totalErr = r.w.Row(l.totalGet); l.totalErr == nil {
+				if f.Kind == KNodeRelationships {
+					l.total, l.totalErr = row.Degree()
+				} else {
+					l.total, l.totalErr = row.ArticleCount(argsCategory(argsOf(f, r.args)))
+				}
+			}
+		}
+		n := len(l.rels.Relationships) + len(l.arts.Articles)
+		l.kids = make([][]nodeVal, len(f.slots))
+		for s, sf := range f.slots {
+			kids := make([]nodeVal, n)
+			for e := range kids {
+				var rel *store.Relationship
+				var art *store.Article
+				if f.Kind == KNodeRelationships {
+					rel = &l.rels.Relationships[e]
+				} else {
+					art = &l.arts.Articles[e]
+				}
+				kids[e] = nodeVal{id: endpointOf(sf.Kind, rel, art, l.dir), sel: sf.Sel}
+				r.next = append(r.next, &kids[e])
+			}
+			l.kids[s] = kids
+		}
+	}
+}
+
+func isLoad(k Kind) bool {
+	return k == KNodeRelationships || k == KNodeArticles || k == KNodeWordCounts
+}
+
+func argsCategory(a *argVals) string {
+	if a.category == nil {
+		return ""
+	}
+	return *a.category
 }

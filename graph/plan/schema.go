@@ -40,7 +40,10 @@ type Schema struct {
 	plans cache
 	total *prometheus.CounterVec
 
-	planned, fellBack atomic.Int64 // for tests
+	// For tests: operations run by each executor; the waves the latest
+	// plan run made and could have made.
+	planned, fellBack     atomic.Int64
+	lastWaves, lastBudget atomic.Int64
 }
 
 // Wrap returns es with the planned executor in front of it.
@@ -160,6 +163,8 @@ func (s *Schema) run(ctx context.Context, oc *graphql.OperationContext, p *Plan,
 	}()
 	r := runner{ctx: ctx, p: p, args: args, f: loaders.NewFetcher(s.opts.Store, s.opts.Loaders)}
 	r.fetch()
+	s.lastWaves.Store(int64(r.round))
+	s.lastBudget.Store(int64(p.Waves))
 	w := writer{args: args, buf: make([]byte, 0, p.sizeHint.Load()+64)}
 	data := w.root(p.Root, r.roots)
 	if n := int64(len(data)); n > p.sizeHint.Load() {

@@ -2,11 +2,14 @@ package plan
 
 import (
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/hbgraph/hbgraph/graph/fetchkeys"
+	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/store"
 )
 
@@ -43,7 +46,7 @@ func (w *writer) root(s *Sel, roots []rootVal) []byte {
 		w.path = append(w.path[:0], ast.PathName(f.Alias))
 		switch f.Kind {
 		case KTypename:
-			w.str(s.Type)
+			w.typename(s)
 		case KQueryNode:
 			mark := len(w.buf)
 			if !w.rootNode(f, &roots[i]) {
@@ -52,6 +55,11 @@ func (w *writer) root(s *Sel, roots []rootVal) []byte {
 		case KQueryNodes:
 			if !w.rootNodes(f, &roots[i]) {
 				ok = false
+			}
+		case KQueryRelationship, KQueryArticle:
+			mark := len(w.buf)
+			if !w.rootRow(f, &roots[i]) {
+				w.buf = append(w.buf[:mark], "null"...)
 			}
 		}
 	}
@@ -90,7 +98,7 @@ func (w *writer) rootNode(f *Field, v *rootVal) bool {
 		w.buf = append(w.buf, "null"...)
 		return true
 	}
-	return w.node(f.Sel, n.node)
+	return w.node(f.Sel, n)
 }
 
 // rootNodes writes nodes(ids:): [Node]!, an element null where there is
@@ -107,7 +115,7 @@ func (w *writer) rootNodes(f *Field, v *rootVal) bool {
 		}
 		w.path = append(w.path, ast.PathIndex(j))
 		mark := len(w.buf)
-		if n := v.nodes[j].node; n == nil || !w.node(f.Sel, n) {
+		if n := &v.nodes[j]; n.node == nil || !w.node(f.Sel, n) {
 			w.buf = append(w.buf[:mark], "null"...)
 		}
 		w.path = w.path[:len(w.path)-1]
@@ -116,37 +124,356 @@ func (w *writer) rootNodes(f *Field, v *rootVal) bool {
 	return true
 }
 
+// rootRow writes relationship(...) or article(id:): null when there is
+// none, or it failed.
+func (w *writer) rootRow(f *Field, v *rootVal) bool {
+	switch {
+	case v.err != nil:
+		w.fail(f, v.err)
+		return false
+	case v.rel != nil:
+		return w.relationship(f.Sel, v.rel, v.kids, 0)
+	case v.art != nil:
+		return w.article(f.Sel, v.art, v.kids, 0)
+	}
+	w.buf = append(w.buf, "null"...)
+	return true
+}
+
+// open starts an object's field: the separator, the key, the path.
+func (w *writer) open(i int, f *Field) {
+	if i > 0 {
+		w.buf = append(w.buf, ',')
+	}
+	w.buf = append(w.buf, f.Key...)
+	w.path = append(w.path, ast.PathName(f.Alias))
+}
+
+func (w *writer) close() { w.path = w.path[:len(w.path)-1] }
+
+// typename writes __typename.
+func (w *writer) typename(s *Sel) {
+	if testBreak == "typename" {
+		w.str("Query")
+		return
+	}
+	w.str(s.Type)
+}
+
 // node writes a Node object.
-func (w *writer) node(s *Sel, n *store.Node) bool {
+func (w *writer) node(s *Sel, v *nodeVal) bool {
+	n := v.node
 	ok := true
 	w.buf = append(w.buf, '{')
 	for i := range s.Fields {
 		f := &s.Fields[i]
-		if i > 0 {
-			w.buf = append(w.buf, ',')
-		}
-		w.buf = append(w.buf, f.Key...)
-		w.path = append(w.path, ast.PathName(f.Alias))
+		w.open(i, f)
 		switch f.Kind {
 		case KTypename:
-			if testBreak == "typename" {
-				w.str("Query")
-				break
-			}
-			w.str(s.Type)
+			w.typename(s)
 		case KNodeID:
 			w.str(n.ID)
 		case KNodeProperties:
 			w.buf = append(w.buf, n.Properties.JSON()...)
+		case KNodeProperty:
+			w.property(f, n.Properties)
 		case KNodeCreatedAt:
 			w.time(n.Created)
 		case KNodeUpdatedAt:
 			w.time(n.Updated)
+		case KNodeRelationships:
+			ok = w.relConn(f, &v.loads[f.load]) && ok
+		case KNodeArticles:
+			ok = w.artConn(f, &v.loads[f.load]) && ok
+		case KNodeWordCounts:
+			ok = w.wordCounts(f, &v.loads[f.load]) && ok
 		}
-		w.path = w.path[:len(w.path)-1]
+		w.close()
 	}
 	w.buf = append(w.buf, '}')
 	return ok
+}
+
+// property writes property(name:): JSON, null when absent or failed.
+func (w *writer) property(f *Field, props store.PropertySet) {
+	v, err := props.Get(argsOf(f, w.args).name)
+	switch {
+	case err != nil:
+		w.fail(f, err)
+		w.buf = append(w.buf, "null"...)
+	case v == nil:
+		w.buf = append(w.buf, "null"...)
+	default:
+		model.MarshalJSON(v).MarshalGQL(appender{w})
+	}
+}
+
+// appender lets a gqlgen Marshaler write into the buffer.
+type appender struct{ w *writer }
+
+func (a appender) Write(p []byte) (int, error) {
+	a.w.buf = append(a.w.buf, p...)
+	return len(p), nil
+}
+
+func (w *writer) wordCounts(f *Field, l *loadVal) bool {
+	if l.err != nil {
+		w.fail(f, l.err)
+		return false
+	}
+	w.buf = append(w.buf, '[')
+	for e := range l.words {
+		if e > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.path = append(w.path, ast.PathIndex(e))
+		w.buf = append(w.buf, '{')
+		for i := range f.Sel.Fields {
+			cf := &f.Sel.Fields[i]
+			w.open(i, cf)
+			switch cf.Kind {
+			case KTypename:
+				w.typename(f.Sel)
+			case KWordWord:
+				w.str(l.words[e].Word)
+			case KWordCount:
+				w.buf = strconv.AppendInt(w.buf, l.words[e].Count, 10)
+			}
+			w.close()
+		}
+		w.buf = append(w.buf, '}')
+		w.path = w.path[:len(w.path)-1]
+	}
+	w.buf = append(w.buf, ']')
+	return true
+}
+
+// endpoint writes a node that must exist: neighbor, startNode, endNode,
+// author.
+func (w *writer) endpoint(f *Field, kids [][]nodeVal, e int) bool {
+	k := &kids[f.slot][e]
+	switch {
+	case k.err != nil:
+		w.fail(f, k.err)
+		return false
+	case k.node == nil:
+		w.fail(f, fetchkeys.MissingEndpoint(k.id))
+		return false
+	}
+	return w.node(f.Sel, k)
+}
+
+// list writes a [T!]! of n elements: a failed element fails the list.
+func (w *writer) list(n int, elem func(e int) bool) bool {
+	ok := true
+	w.buf = append(w.buf, '[')
+	for e := range n {
+		if e > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.path = append(w.path, ast.PathIndex(e))
+		ok = elem(e) && ok
+		w.path = w.path[:len(w.path)-1]
+	}
+	w.buf = append(w.buf, ']')
+	return ok || testBreak == "propagation"
+}
+
+func (w *writer) relConn(f *Field, l *loadVal) bool {
+	if l.err != nil {
+		w.fail(f, l.err)
+		return false
+	}
+	ok := true
+	s := f.Sel
+	w.buf = append(w.buf, '{')
+	for i := range s.Fields {
+		cf := &s.Fields[i]
+		w.open(i, cf)
+		switch cf.Kind {
+		case KTypename:
+			w.typename(s)
+		case KRelConnEdges:
+			ok = w.list(len(l.rels.Relationships), func(e int) bool { return w.relEdge(cf.Sel, l, e) }) && ok
+		case KRelConnPageInfo:
+			w.pageInfo(cf.Sel, l.rels.Cursors, l.rels.PageInfo)
+		case KRelConnTotalCount:
+			ok = w.total(cf, l) && ok
+		}
+		w.close()
+	}
+	w.buf = append(w.buf, '}')
+	return ok
+}
+
+func (w *writer) total(f *Field, l *loadVal) bool {
+	if l.totalErr != nil {
+		w.fail(f, l.totalErr)
+		return false
+	}
+	if testBreak == "total" {
+		l.total++
+	}
+	w.buf = strconv.AppendInt(w.buf, int64(int(l.total)), 10)
+	return true
+}
+
+func (w *writer) relEdge(s *Sel, l *loadVal, e int) bool {
+	ok := true
+	w.buf = append(w.buf, '{')
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		w.open(i, f)
+		switch f.Kind {
+		case KTypename:
+			w.typename(s)
+		case KRelEdgeCursor:
+			w.str(l.rels.Cursors[e])
+		case KRelEdgeNode:
+			ok = w.relationship(f.Sel, &l.rels.Relationships[e], l.kids, e) && ok
+		case KRelEdgeNeighbor:
+			ok = w.endpoint(f, l.kids, e) && ok
+		}
+		w.close()
+	}
+	w.buf = append(w.buf, '}')
+	return ok
+}
+
+func (w *writer) relationship(s *Sel, rel *store.Relationship, kids [][]nodeVal, e int) bool {
+	ok := true
+	w.buf = append(w.buf, '{')
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		w.open(i, f)
+		switch f.Kind {
+		case KTypename:
+			w.typename(s)
+		case KRelID:
+			w.str(rel.Key().ID())
+		case KRelType:
+			w.str(rel.Type)
+		case KRelStartNode, KRelEndNode:
+			ok = w.endpoint(f, kids, e) && ok
+		case KRelProperties:
+			w.buf = append(w.buf, rel.Properties.JSON()...)
+		case KRelCreatedAt:
+			w.time(rel.Created)
+		case KRelUpdatedAt:
+			w.time(rel.Updated)
+		}
+		w.close()
+	}
+	w.buf = append(w.buf, '}')
+	return ok
+}
+
+func (w *writer) artConn(f *Field, l *loadVal) bool {
+	if l.err != nil {
+		w.fail(f, l.err)
+		return false
+	}
+	ok := true
+	s := f.Sel
+	w.buf = append(w.buf, '{')
+	for i := range s.Fields {
+		cf := &s.Fields[i]
+		w.open(i, cf)
+		switch cf.Kind {
+		case KTypename:
+			w.typename(s)
+		case KArtConnEdges:
+			ok = w.list(len(l.arts.Articles), func(e int) bool { return w.artEdge(cf.Sel, l, e) }) && ok
+		case KArtConnPageInfo:
+			w.pageInfo(cf.Sel, l.arts.Cursors, l.arts.PageInfo)
+		case KArtConnTotalCount:
+			ok = w.total(cf, l) && ok
+		}
+		w.close()
+	}
+	w.buf = append(w.buf, '}')
+	return ok
+}
+
+func (w *writer) artEdge(s *Sel, l *loadVal, e int) bool {
+	ok := true
+	w.buf = append(w.buf, '{')
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		w.open(i, f)
+		switch f.Kind {
+		case KTypename:
+			w.typename(s)
+		case KArtEdgeCursor:
+			w.str(l.arts.Cursors[e])
+		case KArtEdgeNode:
+			ok = w.article(f.Sel, &l.arts.Articles[e], l.kids, e) && ok
+		}
+		w.close()
+	}
+	w.buf = append(w.buf, '}')
+	return ok
+}
+
+func (w *writer) article(s *Sel, a *store.Article, kids [][]nodeVal, e int) bool {
+	ok := true
+	w.buf = append(w.buf, '{')
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		w.open(i, f)
+		switch f.Kind {
+		case KTypename:
+			w.typename(s)
+		case KArticleID:
+			w.str(a.ID)
+		case KArticleAuthor:
+			ok = w.endpoint(f, kids, e) && ok
+		case KArticleTitle:
+			w.str(a.Title)
+		case KArticleBody:
+			w.str(a.Body)
+		case KArticleCategory:
+			w.str(a.Category)
+		case KArticlePostedAt:
+			w.time(a.Posted)
+		case KArticleUpdatedAt:
+			w.time(a.Updated)
+		}
+		w.close()
+	}
+	w.buf = append(w.buf, '}')
+	return ok
+}
+
+func (w *writer) pageInfo(s *Sel, cursors []string, info store.PageInfo) {
+	p := fetchkeys.PageInfo(cursors, info)
+	w.buf = append(w.buf, '{')
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		w.open(i, f)
+		switch f.Kind {
+		case KTypename:
+			w.typename(s)
+		case KPageHasNext:
+			w.buf = strconv.AppendBool(w.buf, p.HasNextPage)
+		case KPageHasPrevious:
+			w.buf = strconv.AppendBool(w.buf, p.HasPreviousPage)
+		case KPageStartCursor:
+			w.optStr(p.StartCursor)
+		case KPageEndCursor:
+			w.optStr(p.EndCursor)
+		}
+		w.close()
+	}
+	w.buf = append(w.buf, '}')
+}
+
+func (w *writer) optStr(s *string) {
+	if s == nil {
+		w.buf = append(w.buf, "null"...)
+		return
+	}
+	w.str(*s)
 }
 
 func (w *writer) str(s string) { w.buf = appendQuoted(w.buf, s) }
