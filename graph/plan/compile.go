@@ -248,9 +248,13 @@ func (p *Plan) bind(oc *graphql.OperationContext) ([]argVals, error) {
 		return nil, nil
 	}
 	out := make([]argVals, len(p.varFields))
+	vars := oc.Variables
+	if testBreak == "variables" {
+		vars = nil
+	}
 	for i, f := range p.varFields {
 		var err error
-		if out[i], err = convert(f.Kind, f.field.ArgumentMap(oc.Variables)); err != nil {
+		if out[i], err = convert(f.Kind, f.field.ArgumentMap(vars)); err != nil {
 			return nil, err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +22,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/hrpc"
@@ -523,7 +525,7 @@ func fuzzDiffer(t testing.TB) *differ {
 // differential test fail within its default budget of generated
 // operations: the test can fail.
 func TestDiffCatches(t *testing.T) {
-	for _, rule := range []string{"typename", "locations", "escape", "nodes-errors", "absent-node", "propagation", "lookahead", "total"} {
+	for _, rule := range []string{"typename", "locations", "escape", "nodes-errors", "absent-node", "propagation", "lookahead", "total", "variants", "variables"} {
 		t.Run(rule, func(t *testing.T) {
 			d := newDiffer(t) // plans compiled afresh, with the rule broken
 			testBreak = rule
@@ -632,10 +634,21 @@ func (g *gen) id() any {
 	return invalidIDs[g.r.IntN(len(invalidIDs))]
 }
 
-// arg is a literal or a variable of type typ holding v.
+// arg is a literal or a variable of type typ holding v: sent, or left
+// to its default, or (when typ is nullable) sent as null or not sent.
 func (g *gen) arg(typ string, v any) string {
-	if g.r.IntN(2) == 0 {
+	nullable := !strings.HasSuffix(typ, "!")
+	switch n := g.r.IntN(12); {
+	case n < 5:
 		return literal(v)
+	case n < 7:
+		ref := g.variable(typ, v, true)
+		g.decls[len(g.decls)-1] += " = " + literal(v)
+		return ref
+	case n < 8 && nullable:
+		return g.variable(typ, nil, false)
+	case n < 9 && nullable:
+		return g.variable(typ, nil, true)
 	}
 	return g.variable(typ, v, false)
 }
@@ -885,4 +898,45 @@ func (g *gen) nodeSel(depth int) string {
 		items = []string{"id"}
 	}
 	return "{ " + strings.Join(items, " ") + " }"
+}
+
+// TestPanicFallsBack: a panic in a plan (a bug) is logged and counted, and
+// gqlgen answers the operation instead, as it would have.
+func TestPanicFallsBack(t *testing.T) {
+	st := fixture(t)
+	reg := prometheus.NewRegistry()
+	var logged bytes.Buffer
+	s := Wrap(generated.NewExecutableSchema(generated.Config{Resolvers: &resolvers.Resolver{Store: st}}),
+		Options{Store: st, Loaders: testLoaders, Log: zerolog.New(&logged), Registerer: reg})
+	d := &differ{gqlgen: stack(st, generated.NewExecutableSchema(generated.Config{Resolvers: &resolvers.Resolver{Store: st}})), plan: stack(st, s), schema: s}
+	q := `{ node(id: "n1") { id relationships(type: "follows", direction: OUTGOING, first: 2) { edges { neighbor { id } } } } }`
+	testBreak = "panic"
+	defer func() { testBreak = "" }()
+	if diff := d.compare(q, nil, ""); diff != "" {
+		t.Fatal(diff)
+	}
+	if !strings.Contains(logged.String(), "panic in plan") {
+		t.Errorf("log: %s", logged.String())
+	}
+	testBreak = ""
+	d.compare(`mutation { deleteNode(id: "nope") }`, nil, "")
+	d.compare(q, nil, "")
+	want := map[string]float64{"gqlgen/panic": 1, "gqlgen/mutation": 1, "plan/": 2}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			got[labels["executor"]+"/"+labels["reason"]] = m.GetCounter().GetValue()
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("hbgraph_plan_total %v, want %v", got, want)
+	}
 }

@@ -35,6 +35,9 @@ const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 // root writes the data of the operation: null when a non-null root field
 // failed.
 func (w *writer) root(s *Sel, roots []rootVal) []byte {
+	if testBreak == "panic" {
+		panic("plan: broken for a test")
+	}
 	ok := true
 	w.buf = append(w.buf, '{')
 	for i := range s.Fields {
@@ -513,6 +516,8 @@ func appendQuoted(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// testBreak, set by TestDiffCatches only, breaks one rule of the writer
-// so that the differential test can show it notices.
+// testBreak, set by tests only, breaks one rule of the plan so that the
+// differential test can show it notices (TestDiffCatches): typename,
+// locations, escape, nodes-errors, absent-node, propagation, lookahead,
+// total, variants, variables; or makes the writer panic (panic).
 var testBreak string
