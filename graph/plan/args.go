@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"errors"
+	"slices"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -24,12 +26,24 @@ type argVals struct {
 	category                  *string
 	postedAfter, postedBefore *time.Time
 	name                      string // property
+	reps                      []entityRep
 }
+
+// entityRep is one of _entities' representations, as the plan takes them:
+// a known __typename and a string id.
+type entityRep struct {
+	typ int // index in entityTypes
+	id  string
+}
+
+// errRepresentation sends _entities to gqlgen, whose messages for a
+// representation it cannot resolve are its own.
+var errRepresentation = errors.New("plan: a representation gqlgen reports on")
 
 // hasArgs tells whether fields of kind k take arguments.
 func hasArgs(k Kind) bool {
 	switch k {
-	case KQueryNode, KQueryNodes, KQueryRelationship, KQueryArticle,
+	case KQueryNode, KQueryNodes, KQueryRelationship, KQueryArticle, KQueryEntities,
 		KNodeRelationships, KNodeArticles, KNodeWordCounts, KNodeProperty:
 		return true
 	}
@@ -71,6 +85,19 @@ func convert(k Kind, m map[string]any) (argVals, error) {
 		a.first = c.optInt("first")
 	case KNodeProperty:
 		a.name = c.str("name")
+	case KQueryEntities:
+		vs := graphql.CoerceList(m["representations"])
+		a.reps = make([]entityRep, len(vs))
+		for i, v := range vs {
+			rep, _ := v.(map[string]any)
+			typ, _ := rep["__typename"].(string)
+			id, ok := rep["id"].(string)
+			a.reps[i].typ = slices.Index(entityTypes[:], typ)
+			if !ok || a.reps[i].typ < 0 {
+				return a, errRepresentation
+			}
+			a.reps[i].id = id
+		}
 	}
 	return a, c.err
 }

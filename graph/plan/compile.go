@@ -57,6 +57,8 @@ type Field struct {
 	// slots: slot indexes the kids fetched for them, slots lists them.
 	slot  int
 	slots []*Field
+	// _entities: the selection of each member of _Entity (entityTypes).
+	entities [len(entityTypes)]*Sel
 	// Connections: the page flags selected (the store reads one row more
 	// only for them) and whether totalCount is selected (its counter is
 	// read in the page's wave).
@@ -148,7 +150,18 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 				}
 			}
 		}
-		if info.child != "" {
+		if info.kind == KQueryEntities {
+			for t, typ := range entityTypes {
+				var why string
+				var below *[]*Field
+				if typ != "Node" {
+					below = &pf.slots
+				}
+				if pf.entities[t], why = c.sel(typ, f.Selections, below, depth); why != "" {
+					return nil, why
+				}
+			}
+		} else if info.child != "" {
 			var why string
 			var below *[]*Field // where the fields below record their slots
 			switch {

@@ -448,6 +448,11 @@ func corpus(t *testing.T) []struct {
 		{"introspection", `{ __schema { queryType { name } } __type(name: "Node") { name } }`, nil},
 		{"service", `{ _service { sdl } }`, nil},
 		{"entities", `query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { id } } }`, map[string]any{"r": []any{map[string]any{"__typename": "Node", "id": "n1"}}}},
+		{"entities of every kind", `query($r: [_Any!]!) { _entities(representations: $r) { __typename ... on Node { id relationships(type: "follows", direction: OUTGOING, first: 2) { totalCount edges { neighbor { id } } } } ... on Relationship { id startNode { id } endNode { id } } ... on Article { title author { id } } } }`,
+			map[string]any{"r": []any{map[string]any{"__typename": "Node", "id": "n1"}, map[string]any{"__typename": "Node", "id": "nope"}, map[string]any{"__typename": "Node", "id": ""},
+				map[string]any{"__typename": "Node", "id": "corrupt1"}, map[string]any{"__typename": "Relationship", "id": store.RelationshipKey{Start: "n3", Type: "follows", End: "gone1"}.ID()},
+				map[string]any{"__typename": "Relationship", "id": "garbage"}, map[string]any{"__typename": "Article", "id": "nope"}}}},
+		{"entities refused", `query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { id } } }`, map[string]any{"r": []any{map[string]any{"__typename": "Nope", "id": "n1"}, map[string]any{"id": "n2"}}}},
 		{"validation error", `{ node(id: "n1") { nope } }`, nil},
 		{"variable missing", `query($id: ID!) { node(id: $id) { id } }`, nil},
 	} {
@@ -525,7 +530,7 @@ func fuzzDiffer(t testing.TB) *differ {
 // differential test fail within its default budget of generated
 // operations: the test can fail.
 func TestDiffCatches(t *testing.T) {
-	for _, rule := range []string{"typename", "locations", "escape", "nodes-errors", "absent-node", "propagation", "lookahead", "total", "variants", "variables"} {
+	for _, rule := range []string{"typename", "locations", "escape", "nodes-errors", "absent-node", "propagation", "lookahead", "total", "variants", "variables", "entity-path"} {
 		t.Run(rule, func(t *testing.T) {
 			d := newDiffer(t) // plans compiled afresh, with the rule broken
 			testBreak = rule
@@ -692,7 +697,9 @@ func (g *gen) directive() string {
 }
 
 func (g *gen) rootField() string {
-	switch g.r.IntN(10) {
+	switch g.r.IntN(12) {
+	case 5, 6:
+		return g.rootAlias("_entities") + "(representations: " + g.variable("[_Any!]!", g.representations(), false) + ")" + g.directive() + " " + g.entitySel()
 	case 0:
 		return g.alias("__typename") + g.directive()
 	case 1, 2:
@@ -724,6 +731,62 @@ func (g *gen) rootField() string {
 		return g.rootAlias("article") + "(id: " + g.arg("ID!", id) + ")" + g.directive() + " " + g.articleSel(0)
 	}
 	return g.rootAlias("node") + "(id: " + g.arg("ID!", g.id()) + ")" + g.directive() + " " + g.nodeSel(0)
+}
+
+// representations are _entities' argument: mostly good ones (of
+// nodes, relationships and articles that exist, or not, or with ids that
+// do not parse), at times one gqlgen must refuse.
+func (g *gen) representations() []any {
+	reps := make([]any, g.r.IntN(5))
+	for i := range reps {
+		switch n := g.r.IntN(20); {
+		case n < 8:
+			reps[i] = map[string]any{"__typename": "Node", "id": g.id()}
+		case n < 12:
+			k := fixtureRels[g.r.IntN(len(fixtureRels))]
+			id := k.ID()
+			switch g.r.IntN(6) {
+			case 0:
+				id = store.RelationshipKey{Start: k.Start, Type: "nope", End: k.End}.ID()
+			case 1:
+				id = g.pick("", "garbage", "W10")
+			}
+			reps[i] = map[string]any{"__typename": "Relationship", "id": id}
+		case n < 16:
+			id := fixtureArticles[g.r.IntN(len(fixtureArticles))]
+			if g.r.IntN(5) == 0 {
+				id = g.pick("", "nope", fixtureCursors[g.r.IntN(len(fixtureCursors))])
+			}
+			reps[i] = map[string]any{"__typename": "Article", "id": id}
+		case n < 17:
+			reps[i] = map[string]any{"__typename": "Nope", "id": "n1"}
+		case n < 18:
+			reps[i] = map[string]any{"id": "n1"}
+		case n < 19:
+			reps[i] = map[string]any{"__typename": "Node"}
+		default:
+			reps[i] = map[string]any{"__typename": "Node", "id": nil}
+		}
+	}
+	return reps
+}
+
+// entitySel is a selection set of _Entity.
+func (g *gen) entitySel() string {
+	var items []string
+	for range 1 + g.r.IntN(3) {
+		switch g.r.IntN(4) {
+		case 0:
+			items = append(items, g.alias("__typename"))
+		case 1:
+			items = append(items, "... on Node"+g.directive()+" "+g.nodeSel(0))
+		case 2:
+			items = append(items, "... on Relationship"+g.directive()+" "+g.relSel(0))
+		default:
+			items = append(items, "... on Article"+g.directive()+" "+g.articleSel(0))
+		}
+	}
+	return "{ " + strings.Join(items, " ") + " }"
 }
 
 // optArg adds name: value to args (a literal or a variable of type typ),

@@ -14,6 +14,7 @@ const (
 	KQueryNodes
 	KQueryRelationship
 	KQueryArticle
+	KQueryEntities
 
 	KNodeID
 	KNodeProperties
@@ -77,6 +78,7 @@ var kinds = map[string]kindInfo{
 	"Query.nodes":        {KQueryNodes, "Node"},
 	"Query.relationship": {KQueryRelationship, "Relationship"},
 	"Query.article":      {KQueryArticle, "Article"},
+	"Query._entities":    {KQueryEntities, "_Entity"},
 
 	"Node.id":            {KNodeID, ""},
 	"Node.properties":    {KNodeProperties, ""},
@@ -138,11 +140,13 @@ var fallbackTypes = map[string]bool{
 }
 
 // fallbackFields are the fields of planned types that gqlgen executes:
-// introspection and federation's entry points (_entities is planned in
-// step 7 of the design).
+// introspection and federation's _service.
 var fallbackFields = map[string]bool{
-	"Query.__schema":  true,
-	"Query.__type":    true,
-	"Query._service":  true,
-	"Query._entities": true,
+	"Query.__schema": true,
+	"Query.__type":   true,
+	"Query._service": true,
 }
+
+// entityTypes are the members of the _Entity union, in the order of
+// Field.entities.
+var entityTypes = [...]string{"Node", "Relationship", "Article"}

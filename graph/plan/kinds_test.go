@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,6 +51,16 @@ func checkPlanned(t reporter, schema *ast.Schema) {
 				if info.child == "" && schema.Types[namedType(f.Type)].Kind == ast.Object {
 					t.Errorf("%s is an object (%s) but kinds gives it no child type", key, namedType(f.Type))
 				}
+			}
+		}
+	}
+	union := schema.Types["_Entity"]
+	if union == nil || len(union.Types) != len(entityTypes) {
+		t.Errorf("_Entity is %v, the plan knows %v", union, entityTypes)
+	} else {
+		for _, typ := range entityTypes {
+			if !slices.Contains(union.Types, typ) {
+				t.Errorf("_Entity has no %s", typ)
 			}
 		}
 	}

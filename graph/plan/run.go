@@ -24,6 +24,7 @@ type runner struct {
 	pending []*nodeVal // read in the coming wave
 	next    []*nodeVal // found in this wave's answers: read in the next
 	rootsP  []*rootVal // root relationships and articles read in the coming wave
+	entsP   []*rootVal // _entities whose relationships and articles are read in the coming wave
 	roots   []rootVal
 }
 
@@ -35,7 +36,21 @@ type rootVal struct {
 	get   int                 // relationship, article: its row in the wave
 	rel   *store.Relationship // relationship: nil when there is none
 	art   *store.Article      // article: nil when there is none
-	kids  [][]nodeVal         // [slot][0]: startNode, endNode, author
+	kids  [][]nodeVal         // [slot][0] (or [slot][i] for _entities): startNode, endNode, author
+	ents  []entVal            // _entities: by representation
+}
+
+// entVal is one entity of _entities: a node, or a relationship's or an
+// article's row.
+type entVal struct {
+	typ  int // index in entityTypes
+	node nodeVal
+	key  store.RelationshipKey
+	id   string
+	get  int
+	rel  *store.Relationship
+	art  *store.Article
+	err  error
 }
 
 // nodeVal is one Node of the response.
@@ -118,13 +133,15 @@ func (r *runner) fetch() {
 			}
 			rv.get = r.w.Get(g)
 			r.rootsP = append(r.rootsP, rv)
+		case KQueryEntities:
+			r.entities(f, rv)
 		}
 		for j := range rv.nodes {
 			rv.nodes[j].sel = f.Sel
 			r.add(&rv.nodes[j])
 		}
 	}
-	for len(r.pending) > 0 || len(r.rootsP) > 0 {
+	for len(r.pending) > 0 || len(r.rootsP) > 0 || len(r.entsP) > 0 {
 		r.wave()
 	}
 	for i := range sel.Fields {
@@ -137,6 +154,80 @@ func (r *runner) fetch() {
 					break
 				}
 			}
+		}
+	}
+}
+
+// entities queues _entities' representations, as its entity resolvers
+// read them: nodes (with the reads keyed by their ids), relationships'
+// and articles' rows.
+func (r *runner) entities(f *Field, rv *rootVal) {
+	reps := argsOf(f, r.args).reps
+	rv.ents = make([]entVal, len(reps))
+	rv.kids = make([][]nodeVal, len(f.slots))
+	for s := range rv.kids {
+		rv.kids[s] = make([]nodeVal, len(reps))
+	}
+	queued := false
+	for i, rep := range reps {
+		e := &rv.ents[i]
+		e.typ, e.id = rep.typ, rep.id
+		var g store.Get
+		var err error
+		switch entityTypes[rep.typ] {
+		case "Node":
+			e.node = nodeVal{id: rep.id, sel: f.entities[rep.typ]}
+			r.add(&e.node)
+			continue
+		case "Relationship":
+			if e.key, err = store.ParseRelationshipID(rep.id); err == nil {
+				g, err = e.key.Get()
+			}
+		case "Article":
+			g, err = store.ArticleGet(rep.id)
+		}
+		if err != nil {
+			e.err = err
+			continue
+		}
+		e.get = r.w.Get(g)
+		queued = true
+	}
+	if queued {
+		r.entsP = append(r.entsP, rv)
+	}
+}
+
+// entityRows decodes _entities' relationships and articles and queues
+// their endpoints.
+func (r *runner) entityRows(rv *rootVal) {
+	for i := range rv.ents {
+		e := &rv.ents[i]
+		if e.err != nil || entityTypes[e.typ] == "Node" {
+			continue
+		}
+		row, err := r.w.Row(e.get)
+		if err != nil {
+			e.err = err
+			continue
+		}
+		if entityTypes[e.typ] == "Relationship" {
+			e.rel, e.err = row.Relationship(e.key)
+		} else {
+			e.art, e.err = row.Article(e.id)
+			if errors.Is(e.err, store.ErrNotFound) {
+				e.art, e.err = nil, nil // resolves to null, as the entity resolver answers
+			}
+		}
+		if e.err != nil || e.rel == nil && e.art == nil {
+			continue
+		}
+		for s, sf := range rv.f.slots {
+			if (sf.Kind == KArticleAuthor) != (e.art != nil) {
+				continue // the other member's endpoint
+			}
+			rv.kids[s][i] = nodeVal{id: endpointOf(sf.Kind, e.rel, e.art, store.Outgoing), sel: sf.Sel}
+			r.next = append(r.next, &rv.kids[s][i])
 		}
 	}
 }
@@ -204,11 +295,14 @@ func (r *runner) wave() {
 	for _, rv := range r.rootsP {
 		r.rootRow(rv)
 	}
+	for _, rv := range r.entsP {
+		r.entityRows(rv)
+	}
 	for _, v := range r.pending {
 		r.fill(v)
 	}
 	next := r.next
-	r.pending, r.next, r.rootsP = r.pending[:0], nil, nil
+	r.pending, r.next, r.rootsP, r.entsP = r.pending[:0], nil, nil, nil
 	r.w.Reset()
 	for _, v := range next {
 		r.add(v)

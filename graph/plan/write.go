@@ -59,6 +59,8 @@ func (w *writer) root(s *Sel, roots []rootVal) []byte {
 			if !w.rootNodes(f, &roots[i]) {
 				ok = false
 			}
+		case KQueryEntities:
+			w.entities(f, &roots[i])
 		case KQueryRelationship, KQueryArticle:
 			mark := len(w.buf)
 			if !w.rootRow(f, &roots[i]) {
@@ -141,6 +143,45 @@ func (w *writer) rootRow(f *Field, v *rootVal) bool {
 	}
 	w.buf = append(w.buf, "null"...)
 	return true
+}
+
+// entities writes _entities: [_Entity]!, an element null where its
+// entity is absent or failed. An entity resolver's error is reported at
+// ["_entities", i], without locations, as gqlgen's federation code does.
+func (w *writer) entities(f *Field, v *rootVal) {
+	w.buf = append(w.buf, '[')
+	for i := range v.ents {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.path = append(w.path, ast.PathIndex(i))
+		e := &v.ents[i]
+		err := e.err
+		if entityTypes[e.typ] == "Node" {
+			err = e.node.err
+		}
+		mark := len(w.buf)
+		ok := false
+		switch {
+		case err != nil:
+			path := slices.Clone(w.path)
+			if testBreak == "entity-path" {
+				path = path[:len(path)-1]
+			}
+			w.errs = append(w.errs, gqlerror.WrapPath(path, err))
+		case e.node.node != nil:
+			ok = w.node(f.entities[e.typ], &e.node)
+		case e.rel != nil:
+			ok = w.relationship(f.entities[e.typ], e.rel, v.kids, i)
+		case e.art != nil:
+			ok = w.article(f.entities[e.typ], e.art, v.kids, i)
+		}
+		if !ok {
+			w.buf = append(w.buf[:mark], "null"...)
+		}
+		w.path = w.path[:len(w.path)-1]
+	}
+	w.buf = append(w.buf, ']')
 }
 
 // open starts an object's field: the separator, the key, the path.
@@ -519,5 +560,5 @@ func appendQuoted(b []byte, s string) []byte {
 // testBreak, set by tests only, breaks one rule of the plan so that the
 // differential test can show it notices (TestDiffCatches): typename,
 // locations, escape, nodes-errors, absent-node, propagation, lookahead,
-// total, variants, variables; or makes the writer panic (panic).
+// total, variants, variables, entity-path; or makes the writer panic (panic).
 var testBreak string
