@@ -96,6 +96,24 @@ func BenchmarkPlanExecutor(b *testing.B) {
 			}
 		}
 	}
+	// The two-hop query's "me" follows 50 nodes with 5 articles each.
+	if _, err := st.CreateNode(ctx, "me", store.Properties{"name": "me"}); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 50 {
+		id := fmt.Sprintf("f%03d", i)
+		if _, err := st.CreateNode(ctx, id, store.Properties{"name": id, "rank": i}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.CreateRelationship(ctx, store.RelationshipKey{Start: "me", Type: "follows", End: id}, nil); err != nil {
+			b.Fatal(err)
+		}
+		for a := range 5 {
+			if _, err := st.PostArticle(ctx, id, fmt.Sprintf("post %d of %s", a, id), "some words here", "tech"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	cfg, err := parseConfig(nil)
 	if err != nil {
 		b.Fatal(err)
@@ -120,6 +138,16 @@ func BenchmarkPlanExecutor(b *testing.B) {
 	}
 	nodes20, _ := json.Marshal(map[string]any{"query": `query($ids: [ID!]!) { nodes(ids: $ids) { id properties createdAt } }`, "variables": map[string]any{"ids": ids}})
 	queries = append(queries, query{"nodes20", nodes20})
+	var reps []any
+	for _, id := range ids {
+		reps = append(reps, map[string]any{"__typename": "Node", "id": id})
+	}
+	entities20, _ := json.Marshal(map[string]any{"query": `query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { id properties } } }`, "variables": map[string]any{"r": reps}})
+	queries = append(queries, query{"entities20", entities20})
+	twoHop50, _ := json.Marshal(map[string]any{"query": twoHopQuery, "variables": map[string]any{"id": "me", "n": 50}})
+	queries = append(queries, query{"twohop50", twoHop50})
+	mutation, _ := json.Marshal(map[string]any{"query": `mutation($p: JSON) { updateNodeProperties(id: "n20", set: $p) { id properties } }`, "variables": map[string]any{"p": map[string]any{"seen": 1}}})
+	queries = append(queries, query{"mutation", mutation})
 
 	post := func(h http.Handler, body []byte) []byte {
 		r := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
@@ -129,6 +157,9 @@ func BenchmarkPlanExecutor(b *testing.B) {
 		return w.Body.Bytes()
 	}
 	for _, q := range queries {
+		if q.name == "mutation" { // the same each time: both write the same value
+			post(gw, q.body)
+		}
 		want, got := post(gw, q.body), post(gwPlan, q.body)
 		if !bytes.Equal(want, got) || bytes.Contains(want, []byte(`"errors"`)) {
 			b.Fatalf("%s: gqlgen %s\nplan %s", q.name, want, got)

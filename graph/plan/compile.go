@@ -36,8 +36,9 @@ type Sel struct {
 
 // Field is one response key of a selection set.
 type Field struct {
-	Key      []byte // `"alias":`, quoted as gqlgen quotes it
-	Alias    string // for error paths
+	Key      []byte          // `"alias":`, quoted as gqlgen quotes it
+	Alias    string          // for error paths
+	pathName ast.PathElement // Alias as a path element, boxed once
 	Kind     Kind
 	Typename string // KTypename: the object's type
 	NonNull  bool   // the field's type is T!
@@ -126,7 +127,7 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 		if f.IsDeferred() {
 			return nil, "defer"
 		}
-		pf := Field{Key: quotedKey(f.Alias), Alias: f.Alias, field: f.Field}
+		pf := Field{Key: quotedKey(f.Alias), Alias: f.Alias, pathName: ast.PathName(f.Alias), field: f.Field}
 		if f.Position != nil && f.Position.Line != 0 {
 			pf.Loc = []gqlerror.Location{{Line: f.Position.Line, Column: f.Position.Column}}
 		}

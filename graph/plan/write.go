@@ -46,7 +46,7 @@ func (w *writer) root(s *Sel, roots []rootVal) []byte {
 			w.buf = append(w.buf, ',')
 		}
 		w.buf = append(w.buf, f.Key...)
-		w.path = append(w.path[:0], ast.PathName(f.Alias))
+		w.path = append(w.path[:0], f.pathName)
 		switch f.Kind {
 		case KTypename:
 			w.typename(s)
@@ -190,7 +190,7 @@ func (w *writer) open(i int, f *Field) {
 		w.buf = append(w.buf, ',')
 	}
 	w.buf = append(w.buf, f.Key...)
-	w.path = append(w.path, ast.PathName(f.Alias))
+	w.path = append(w.path, f.pathName)
 }
 
 func (w *writer) close() { w.path = w.path[:len(w.path)-1] }
