@@ -7,14 +7,25 @@
 // costs the server a refusal each rather than a queue of work that would
 // finish past every client's timeout, and cheap queries keep being served
 // beside the few expensive ones that fit.
+//
+// A client refused for complexity that sends the same request again at
+// once (a load tool, a hostile client: neither reads Retry-After) would
+// make the server decode, parse and price it again just to refuse it. So
+// while the complexity executing is past half its limit, the request's
+// bytes are fingerprinted, and one whose fingerprint was refused for
+// complexity within the Retry-After period is refused before any of that.
 package shed
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
+	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,18 +39,31 @@ import (
 const (
 	ReasonInFlight   = "in_flight"
 	ReasonComplexity = "complexity"
+	// ReasonRepeated: the same request was refused for complexity less
+	// than Retry-After ago, and the complexity executing is still high.
+	ReasonRepeated = "repeated"
 )
+
+// maxRemembered bounds the fingerprints of refused requests kept; past it
+// they are all forgotten (a client varying its requests pays the full
+// price of a refusal, which is bounded anyway).
+const maxRemembered = 4096
 
 // Limiter bounds requests in flight and the complexity executing at once.
 type Limiter struct {
 	maxInFlight   int64
 	maxComplexity int64
 	retryAfter    string
+	retryPeriod   time.Duration
 	// OnShed, if set, is called once for every request shed.
 	OnShed func(reason string)
 
 	inFlight   atomic.Int64
 	complexity atomic.Int64
+
+	seed    maphash.Seed
+	mu      sync.Mutex
+	refused map[uint64]time.Time // fingerprint -> when it may be tried again
 }
 
 // New returns a Limiter for at most maxInFlight requests and a total
@@ -51,6 +75,9 @@ func New(maxInFlight, maxComplexity int, retryAfter time.Duration) *Limiter {
 		maxInFlight:   int64(maxInFlight),
 		maxComplexity: int64(maxComplexity),
 		retryAfter:    strconv.Itoa(secs),
+		retryPeriod:   time.Duration(secs) * time.Second,
+		seed:          maphash.MakeSeed(),
+		refused:       make(map[uint64]time.Time),
 	}
 }
 
@@ -63,8 +90,10 @@ type ticketKey struct{}
 
 // ticket is a request's share of the limits, released when it ends.
 type ticket struct {
-	complexity int64
-	shed       bool // the operation was refused for complexity
+	complexity  int64
+	shed        bool   // the operation was refused for complexity
+	fingerprint uint64 // of the request's bytes, if hasPrint
+	hasPrint    bool
 }
 
 // Middleware admits a request if fewer than maxInFlight are in flight,
@@ -83,9 +112,59 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 			l.complexity.Add(-t.complexity)
 			l.inFlight.Add(-1)
 		}()
+		if 2*l.complexity.Load() > l.maxComplexity {
+			t.fingerprint, t.hasPrint = l.fingerprint(r)
+			if t.hasPrint && l.refusedRecently(t.fingerprint) {
+				l.refuse(w, ReasonRepeated, fmt.Sprintf("server busy: this request was refused for complexity less than %s s ago; retry after %s s", l.retryAfter, l.retryAfter))
+				return
+			}
+		}
 		ctx := context.WithValue(r.Context(), ticketKey{}, t)
 		next.ServeHTTP(&shedWriter{ResponseWriter: w, t: t, retryAfter: l.retryAfter}, r.WithContext(ctx))
 	})
+}
+
+// fingerprint hashes what identifies r's operation: its URL for a GET, its
+// body otherwise. It reads the body and puts back a reader of what it read,
+// followed by the error reading stopped at, if any.
+func (l *Limiter) fingerprint(r *http.Request) (uint64, bool) {
+	if r.Method == http.MethodGet {
+		return maphash.String(l.seed, r.URL.RawQuery), true
+	}
+	if r.Body == nil {
+		return 0, false
+	}
+	body, err := io.ReadAll(r.Body)
+	var rest io.Reader = bytes.NewReader(body)
+	if err != nil {
+		rest = io.MultiReader(rest, errReader{err})
+	}
+	r.Body = io.NopCloser(rest)
+	return maphash.Bytes(l.seed, body), err == nil
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// refusedRecently reports whether a request of this fingerprint was
+// refused for complexity less than the Retry-After period ago.
+func (l *Limiter) refusedRecently(fp uint64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	until, ok := l.refused[fp]
+	return ok && time.Now().Before(until)
+}
+
+// rememberRefused records that a request of this fingerprint was refused
+// for complexity now.
+func (l *Limiter) rememberRefused(fp uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.refused) >= maxRemembered {
+		clear(l.refused)
+	}
+	l.refused[fp] = time.Now().Add(l.retryPeriod)
 }
 
 func (l *Limiter) refuse(w http.ResponseWriter, reason, msg string) {
@@ -114,6 +193,9 @@ func (l *Limiter) Admit(ctx context.Context, complexity int) *gqlerror.Error {
 	if now := l.complexity.Add(c); now > l.maxComplexity && now != c {
 		l.complexity.Add(-c)
 		t.shed = true
+		if t.hasPrint {
+			l.rememberRefused(t.fingerprint)
+		}
 		if l.OnShed != nil {
 			l.OnShed(ReasonComplexity)
 		}

@@ -2,9 +2,13 @@ package shed
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -25,11 +29,19 @@ func blocking(l *Limiter, complexity int, entered *sync.WaitGroup, release chan 
 	})
 }
 
-func serve(h http.Handler) *httptest.ResponseRecorder {
+// serve posts body to h.
+func serveBody(h http.Handler, body string) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/query", nil))
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(body)))
 	return rec
 }
+
+// serve posts a body no other request of the test sends.
+func serve(h http.Handler) *httptest.ResponseRecorder {
+	return serveBody(h, fmt.Sprintf(`{"query": "{ __typename }", "n": %d}`, requestNumber.Add(1)))
+}
+
+var requestNumber atomic.Int64
 
 func codeOf(t *testing.T, rec *httptest.ResponseRecorder) string {
 	t.Helper()
@@ -124,5 +136,57 @@ func TestOperationAloneIsAdmittedOverTheLimit(t *testing.T) {
 	close(release)
 	if rec := serve(l.Middleware(blocking(l, 5000, &entered, release))); rec.Code != http.StatusOK {
 		t.Fatalf("an operation alone over the complexity limit: status %d, want 200", rec.Code)
+	}
+}
+
+// TestRepeatedRefusalIsCheap: while the complexity executing is high, a
+// request refused for complexity and sent again is refused before the
+// handler sees it; the handler still gets its body whole otherwise.
+func TestRepeatedRefusalIsCheap(t *testing.T) {
+	l := New(100, 1000, time.Second)
+	var reasons []string
+	l.OnShed = func(reason string) { reasons = append(reasons, reason) }
+	release := make(chan struct{})
+	var entered, done sync.WaitGroup
+	entered.Add(1)
+	done.Add(1)
+	go func() { defer done.Done(); serve(l.Middleware(blocking(l, 900, &entered, release))) }()
+	entered.Wait()
+
+	var handled atomic.Int64
+	var bodies []string
+	heavy := l.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handled.Add(1)
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+		if err := l.Admit(r.Context(), 200); err != nil {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	const body = `{"query": "{ heavy }"}`
+	for i := range 3 {
+		if rec := serveBody(heavy, body); rec.Code != http.StatusServiceUnavailable {
+			t.Fatalf("heavy request %d beside 900 of 1000: status %d, want 503", i+1, rec.Code)
+		}
+	}
+	if n := handled.Load(); n != 1 {
+		t.Fatalf("the handler saw %d of 3 identical refused requests, want only the first", n)
+	}
+	if bodies[0] != body {
+		t.Fatalf("the handler read %q, want the body sent, %q", bodies[0], body)
+	}
+	if want := []string{ReasonComplexity, ReasonRepeated, ReasonRepeated}; fmt.Sprint(reasons) != fmt.Sprint(want) {
+		t.Fatalf("reasons %v, want %v", reasons, want)
+	}
+	if rec := serveBody(heavy, `{"query": "{ other }"}`); rec.Code != http.StatusServiceUnavailable || handled.Load() != 2 {
+		t.Fatalf("another body: status %d, handled %d; want 503 from the handler", rec.Code, handled.Load())
+	}
+	close(release)
+	done.Wait()
+	// With nothing executing, the same request reaches the handler again.
+	if rec := serveBody(heavy, body); rec.Code != http.StatusOK || handled.Load() != 3 {
+		t.Fatalf("after the heavy one ended: status %d, handled %d; want 200 from the handler", rec.Code, handled.Load())
 	}
 }
