@@ -12,9 +12,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/hbgraph/hbgraph/internal/memstore"
 	"github.com/hbgraph/hbgraph/store"
 	"github.com/hbgraph/hbgraph/store/embedded"
-	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 // go test -run '^$' -bench Gateway -benchmem .
@@ -33,16 +33,7 @@ const twoHopQuery = `query TwoHop($id: ID!, $n: Int!) {
 // memStore is a store over a fresh in-memory engine, closed with b.
 func memStore(b *testing.B) (*store.Store, *embedded.Client) {
 	b.Helper()
-	hc, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(hc.Close)
-	st, err := store.New(hc, store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return st, hc
+	return memstore.New(b)
 }
 
 // benchGateway serves the gateway in-process over an in-memory engine with

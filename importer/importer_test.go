@@ -13,22 +13,14 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/hbgraph/hbgraph/internal/memstore"
 	"github.com/hbgraph/hbgraph/store"
-	"github.com/hbgraph/hbgraph/store/embedded"
 	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 func newStore(t testing.TB) *store.Store {
 	t.Helper()
-	db, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	st, err := store.New(db, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _ := memstore.New(t)
 	return st
 }
 

@@ -7,11 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
+	"github.com/hbgraph/hbgraph/internal/memstore"
 	"github.com/hbgraph/hbgraph/store"
-	"github.com/hbgraph/hbgraph/store/embedded"
-	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 // callLog records the store calls of a context.
@@ -30,15 +27,7 @@ func (l *callLog) StoreCall(c store.Call) {
 // batch's keys holds: the loads that find it full wait for its goroutine to
 // drain it, and every row still goes out in one SendBatch, answered.
 func TestWideBatchIsOneCall(t *testing.T) {
-	hc, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(hc.Close)
-	st, err := store.New(hc, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _ := memstore.New(t)
 	const n = 5*inputCapacity + 3
 	ids := make([]string, n)
 	for i := range ids {

@@ -17,7 +17,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/rs/zerolog"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -25,10 +24,9 @@ import (
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/limits"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
+	"github.com/hbgraph/hbgraph/internal/memstore"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
-	"github.com/hbgraph/hbgraph/store/embedded"
-	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 // gateway is the GraphQL handler as server.go's newGateway builds it
@@ -45,15 +43,7 @@ type gateway struct {
 
 func newGateway(tb testing.TB, cfg limits.Config) *gateway {
 	tb.Helper()
-	hc, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop()})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(hc.Close)
-	st, err := store.New(hc, store.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	st, _ := memstore.New(tb)
 	g := &gateway{st: st}
 	gql := handler.New(generated.NewExecutableSchema(generated.Config{
 		Resolvers:  &resolvers.Resolver{Store: st},
