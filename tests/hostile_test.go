@@ -408,3 +408,50 @@ func (s *server) tryPostRaw(body []byte) (*gqlResponse, error) {
 	}
 	return decodeResponse(resp, b)
 }
+
+// TestHostileRequestTimeoutHoldsEndToEnd: with a request timeout shorter
+// than a heavy query takes, the query is answered soon after the timeout
+// (its unread parts UNAVAILABLE, at most 100 errors), and a SIGTERM sent
+// while such queries run stops the server cleanly within its grace period.
+func TestHostileRequestTimeoutHoldsEndToEnd(t *testing.T) {
+	parallelTest(t)
+	const timeout = 20 * time.Millisecond
+	s := startServerAt(t, heavyGraph(t), "--request-timeout", timeout.String())
+	heavy := requestBody(t, heavyQuery, map[string]any{"id": "hub"})
+	for range 5 {
+		r, took := s.timedPost(t, heavy)
+		if took > timeout+quickly {
+			t.Fatalf("a request with a %v timeout took %v", timeout, took)
+		}
+		if r.Status != http.StatusOK || len(r.Errors) > 100 {
+			t.Fatalf("status %d with %d errors: %.300s", r.Status, len(r.Errors), r.Body)
+		}
+		for _, e := range r.Errors {
+			if e.Code() != "UNAVAILABLE" {
+				t.Fatalf("a request past its timeout: %s, want UNAVAILABLE", e)
+			}
+		}
+	}
+
+	// SIGTERM while heavy queries run: Shutdown waits for them, and they
+	// end with their timeout.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = s.tryPostRaw(heavy) // answered or cut off by the shutdown
+		}()
+	}
+	time.Sleep(5 * time.Millisecond)
+	start := time.Now()
+	burstClient.CloseIdleConnections()
+	s.signalStop(t)
+	if !s.wait(t) {
+		return
+	}
+	if took := time.Since(start); took > timeout+5*time.Second {
+		t.Fatalf("shutdown took %v, past its grace period of the request timeout plus 5 s", took)
+	}
+	wg.Wait()
+}
