@@ -153,6 +153,10 @@ func (s *Schema) compile(oc *graphql.OperationContext) *variant {
 	return v
 }
 
+// maxSizeHint caps the buffer a plan's response starts with: one huge
+// response should not make every later one allocate as much.
+const maxSizeHint = 1 << 20
+
 // run executes p, recovering a panic (a bug in the plan, reported as
 // panicked: nothing has been written or reported yet).
 func (s *Schema) run(ctx context.Context, oc *graphql.OperationContext, p *Plan, args []argVals) (resp *graphql.Response, errs []error, panicked any) {
@@ -165,7 +169,7 @@ func (s *Schema) run(ctx context.Context, oc *graphql.OperationContext, p *Plan,
 	r.fetch()
 	s.lastWaves.Store(int64(r.round))
 	s.lastBudget.Store(int64(p.Waves))
-	w := writer{args: args, buf: make([]byte, 0, p.sizeHint.Load()+64)}
+	w := writer{args: args, buf: make([]byte, 0, min(p.sizeHint.Load(), maxSizeHint)+64)}
 	data := w.root(p.Root, r.roots)
 	if n := int64(len(data)); n > p.sizeHint.Load() {
 		p.sizeHint.Store(n)

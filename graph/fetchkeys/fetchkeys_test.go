@@ -1,0 +1,60 @@
+package fetchkeys
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/hbgraph/hbgraph/store"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// TestPageRequest: Relay's arguments in, the store's page request (or a
+// BAD_USER_INPUT error) out.
+func TestPageRequest(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		wanted        PageInfoWanted
+		first, last   *int
+		after, before *string
+		want          store.PageRequest
+		bad           bool
+	}{
+		{name: "defaults", want: store.PageRequest{Size: DefaultPageSize, NoLookahead: true}},
+		{name: "next wanted", wanted: PageInfoWanted{Next: true}, first: ptr(3), want: store.PageRequest{Size: 3}},
+		{name: "forward after", first: ptr(0), after: ptr("c"), want: store.PageRequest{Size: 0, Cursor: "c", NoLookahead: true}},
+		{name: "backward", wanted: PageInfoWanted{Next: true}, last: ptr(2), before: ptr("c"), want: store.PageRequest{Size: 2, Backward: true, Cursor: "c", NoLookahead: true}},
+		{name: "backward previous wanted", wanted: AllPageInfo, last: ptr(2), want: store.PageRequest{Size: 2, Backward: true}},
+		{name: "both directions", first: ptr(1), last: ptr(1), bad: true},
+		{name: "too many", first: ptr(store.MaxPageSize + 1), bad: true},
+		{name: "negative", last: ptr(-1), bad: true},
+		{name: "empty cursor", after: ptr(""), bad: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := PageRequest(c.wanted, c.first, c.after, c.last, c.before)
+			switch {
+			case c.bad && !errors.Is(err, store.ErrInvalidInput):
+				t.Errorf("error %v, want invalid input", err)
+			case !c.bad && (err != nil || got != c.want):
+				t.Errorf("%+v, %v; want %+v", got, err, c.want)
+			}
+		})
+	}
+}
+
+// TestArticles: a category may not be empty, and window bounds round up
+// to the store's milliseconds.
+func TestArticles(t *testing.T) {
+	if _, err := Articles("a", ptr(""), nil, nil, AllPageInfo, nil, nil, nil, nil); !errors.Is(err, store.ErrInvalidInput) {
+		t.Errorf("empty category: %v", err)
+	}
+	after := time.UnixMilli(1000).Add(time.Microsecond)
+	k, err := Articles("a", ptr("tech"), &after, nil, AllPageInfo, nil, nil, nil, nil)
+	if err != nil || k.Category != "tech" || !k.HasAfter || k.After != 1001 || k.HasBefore {
+		t.Errorf("%+v, %v", k, err)
+	}
+	if k := WordCounts("a", nil); k.N != DefaultWordCounts {
+		t.Errorf("word counts default %d", k.N)
+	}
+}
