@@ -4,29 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"testing"
-	"time"
 
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler"
-	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/rs/zerolog"
 
-	"github.com/hbgraph/hbgraph/explain"
-	"github.com/hbgraph/hbgraph/graph/generated"
-	"github.com/hbgraph/hbgraph/graph/jsonpost"
-	"github.com/hbgraph/hbgraph/graph/limits"
-	"github.com/hbgraph/hbgraph/graph/plan"
-	"github.com/hbgraph/hbgraph/graph/querycache"
-	"github.com/hbgraph/hbgraph/graph/resolvers"
-	"github.com/hbgraph/hbgraph/graph/shed"
-	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
 )
 
@@ -35,44 +20,11 @@ import (
 // BenchmarkPlanExecutor measures CPU per request of the gateway's /query
 // stack in-process (ServeHTTP, no network) over the embedded store, with
 // gqlgen's executor and with the plan (graph/plan) in front of it,
-// alternating the two in one sitting. queryGateway is newGateway's /query
-// chain (server.go is not wired to the plan yet): keep the two alike.
-
-// queryGateway is newGateway's /query handler, its executable schema
-// wrapped by plan.Wrap when withPlan is set.
-func queryGateway(cfg config, st *store.Store, withPlan bool) http.Handler {
-	log := zerolog.Nop()
-	m := newMetrics()
-	limiter := shed.New(cfg.maxInFlight, cfg.maxComplexityInFlight, time.Second)
-	loaderCfg := loaders.Config{Wait: cfg.batchWait, BatchSize: cfg.batchSize, ScanConcurrency: cfg.scanConcurrency()}
-	var es graphql.ExecutableSchema = generated.NewExecutableSchema(generated.Config{
-		Resolvers:  &resolvers.Resolver{Store: st},
-		Complexity: limits.Pricing(),
-	})
-	if withPlan {
-		es = plan.Wrap(es, plan.Options{Store: st, Loaders: loaderCfg, Log: log, Registerer: m.registry})
-	}
-	gql := handler.New(es)
-	gql.AddTransport(transport.Options{})
-	gql.AddTransport(jsonpost.GET{})
-	gql.AddTransport(jsonpost.Transport{})
-	gql.AddTransport(jsonpost.OtherMethods{})
-	docs := querycache.Documents(cfg.queryCacheEntries, cfg.queryCacheBytes, cfg.queryCacheMaxQuery)
-	gql.SetQueryCache(docs)
-	gql.Use(extension.Introspection{})
-	gql.Use(extension.AutomaticPersistedQuery{Cache: querycache.PersistedQueries(cfg.queryCacheEntries, cfg.queryCacheBytes/querycache.BytesPerQueryByte, cfg.queryCacheMaxQuery)})
-	gql.SetParserTokenLimit(cfg.limits.Tokens)
-	gql.Use(limits.New(cfg.limits, docs))
-	gql.Use(limiter.Extension(operationComplexity))
-	gql.Use(explain.Extension{Always: cfg.explain})
-	gql.AroundFields(loaders.AroundField)
-	gql.SetErrorPresenter(presentError(log))
-	gql.SetRecoverFunc(func(ctx context.Context, v any) error { return errors.New("panic in resolver") })
-	return observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout, limiter.Middleware(loaders.Middleware(st, loaderCfg, gql)))
-}
+// alternating the two in one sitting: newGateway with --executor gqlgen
+// and with --executor plan.
 
 func BenchmarkPlanExecutor(b *testing.B) {
-	st, _ := memStore(b)
+	st, hc := memStore(b)
 	ctx := context.Background()
 	props := store.Properties{"name": "Ursula Thompson", "age": 35, "city": "Zurich", "score": 78.99, "tags": []any{"rust", "cooking"}}
 	if _, err := st.CreateNode(ctx, "n0", props); err != nil {
@@ -114,11 +66,14 @@ func BenchmarkPlanExecutor(b *testing.B) {
 			}
 		}
 	}
-	cfg, err := parseConfig(nil)
-	if err != nil {
-		b.Fatal(err)
+	gateway := func(executor string) http.Handler {
+		cfg, err := parseConfig([]string{"--executor", executor})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return newGateway(cfg, st, hc, zerolog.Nop())
 	}
-	gw, gwPlan := queryGateway(cfg, st, false), queryGateway(cfg, st, true)
+	gw, gwPlan := gateway("gqlgen"), gateway("plan")
 
 	type query struct {
 		name string

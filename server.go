@@ -43,6 +43,7 @@ import (
 	"github.com/hbgraph/hbgraph/graph/jsonpost"
 	"github.com/hbgraph/hbgraph/graph/limits"
 	"github.com/hbgraph/hbgraph/graph/nointrospection"
+	"github.com/hbgraph/hbgraph/graph/plan"
 	"github.com/hbgraph/hbgraph/graph/querycache"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
 	"github.com/hbgraph/hbgraph/graph/shed"
@@ -85,6 +86,9 @@ type config struct {
 
 	pprof       bool
 	exampleData bool
+	// executor runs queries: "gqlgen", or "plan" (graph/plan's compiled
+	// plans, gqlgen for what they do not cover).
+	executor string
 	// gcPercent is GOGC for this process (0 keeps the environment's);
 	// gcPercentSet tells whether a flag or HBGRAPH_GC_PERCENT gave it.
 	gcPercent    int
@@ -155,6 +159,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&cfg.queryCacheMaxQuery, "query-cache-max-query", envParsed("HBGRAPH_QUERY_CACHE_MAX_QUERY", 16<<10, strconv.Atoi, &bad), "longest query text whose document is kept; longer ones are parsed every time (HBGRAPH_QUERY_CACHE_MAX_QUERY)")
 	fs.Int64Var(&cfg.memoryLimit, "memory-limit", envParsed("HBGRAPH_MEMORY_LIMIT", int64(defaultMemoryLimit), parseInt64, &bad), "Go's soft memory limit (GOMEMLIMIT) in bytes: past it the collector runs whatever --gc-percent says; 0 keeps GOMEMLIMIT from the environment (HBGRAPH_MEMORY_LIMIT)")
 	fs.BoolVar(&cfg.exampleData, "example-data", envParsed("HBGRAPH_EXAMPLE_DATA", false, strconv.ParseBool, &bad), "serve: write a small example graph (40 people, their follows, 105 articles) if the store is empty; a store that holds data is left as it is (HBGRAPH_EXAMPLE_DATA)")
+	fs.StringVar(&cfg.executor, "executor", env("HBGRAPH_EXECUTOR", "gqlgen"), "what executes queries: gqlgen, or plan (each distinct query compiled once into a plan that reads the store level by level and writes the response in one buffer; mutations, introspection and what a plan does not cover go to gqlgen) (HBGRAPH_EXECUTOR)")
 	fs.BoolVar(&cfg.pprof, "pprof", envParsed("HBGRAPH_PPROF", false, strconv.ParseBool, &bad), "serve Go's profiler at /debug/pprof/ (HBGRAPH_PPROF); off by default: it exposes internals")
 	fs.StringVar(&cfg.importFiles.Nodes, "nodes", "", "import: JSON Lines file of nodes")
 	fs.StringVar(&cfg.importFiles.Relationships, "relationships", "", "import: JSON Lines file of relationships")
@@ -190,6 +195,8 @@ func parseConfig(args []string) (config, error) {
 		return cfg, errors.New("limits must be positive (batch-wait, scan-concurrency, memory-limit and the query cache's may be 0)")
 	case cfg.limits.Nesting <= cfg.limits.Depth:
 		return cfg, fmt.Errorf("--max-nesting (%d) must be more than --max-depth (%d): a query n fields deep nests n+1 braces", cfg.limits.Nesting, cfg.limits.Depth)
+	case cfg.executor != "gqlgen" && cfg.executor != "plan":
+		return cfg, fmt.Errorf("executor %q: want gqlgen or plan", cfg.executor)
 	case cfg.logFormat != "json" && cfg.logFormat != "console":
 		return cfg, fmt.Errorf("log format %q: want json or console", cfg.logFormat)
 	}
@@ -295,7 +302,7 @@ func run(args []string) error {
 		Str("hbase_zk", cfg.hbaseZK).Bool("sync", cfg.sync).Bool("introspection", cfg.introspection).
 		Bool("explain", cfg.explain).Interface("limits", cfg.limits).
 		Int64("max_body_bytes", cfg.maxBodyBytes).Dur("request_timeout", cfg.requestTimeout).
-		Dur("batch_wait", cfg.batchWait).Int("batch_size", cfg.batchSize).Int("scan_concurrency", cfg.scanConcurrency()).Msg("starting")
+		Dur("batch_wait", cfg.batchWait).Int("batch_size", cfg.batchSize).Str("executor", cfg.executor).Int("scan_concurrency", cfg.scanConcurrency()).Msg("starting")
 
 	hc, st, err := openStore(cfg, log)
 	if err != nil {
@@ -361,10 +368,15 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 	m.registry.MustRegister(shedCount)
 	limiter.OnShed = func(reason string) { shedCount.WithLabelValues(reason).Inc() }
 
-	gql := handler.New(generated.NewExecutableSchema(generated.Config{
+	loaderCfg := loaders.Config{Wait: cfg.batchWait, BatchSize: cfg.batchSize, ScanConcurrency: cfg.scanConcurrency()}
+	var es graphql.ExecutableSchema = generated.NewExecutableSchema(generated.Config{
 		Resolvers:  &resolvers.Resolver{Store: st},
 		Complexity: limits.Pricing(),
-	}))
+	})
+	if cfg.executor == "plan" {
+		es = plan.Wrap(es, plan.Options{Store: st, Loaders: loaderCfg, Log: log, Registerer: m.registry})
+	}
+	gql := handler.New(es)
 	gql.AddTransport(transport.Options{})
 	gql.AddTransport(jsonpost.GET{})       // GraphQL over HTTP: GET, queries only
 	gql.AddTransport(jsonpost.Transport{}) // and POST; the data written as the executor wrote it
@@ -403,7 +415,6 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 		return errors.New("panic in resolver")
 	})
 
-	loaderCfg := loaders.Config{Wait: cfg.batchWait, BatchSize: cfg.batchSize, ScanConcurrency: cfg.scanConcurrency()}
 	mux := http.NewServeMux()
 	mux.Handle("/query", observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout, limiter.Middleware(loaders.Middleware(st, loaderCfg, gql))))
 	graphiql.Register(mux, "/query") // GraphiQL at /, every asset served from here (offline)
