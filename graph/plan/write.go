@@ -207,14 +207,8 @@ func (w *writer) typename(s *Sel) {
 // node writes a Node object.
 func (w *writer) node(s *Sel, v *nodeVal) bool {
 	n := v.node
-	ok := true
-	w.buf = append(w.buf, '{')
-	for i := range s.Fields {
-		f := &s.Fields[i]
-		w.open(i, f)
+	return w.object(s, func(f *Field) bool {
 		switch f.Kind {
-		case KTypename:
-			w.typename(s)
 		case KNodeID:
 			w.str(n.ID)
 		case KNodeProperties:
@@ -226,11 +220,30 @@ func (w *writer) node(s *Sel, v *nodeVal) bool {
 		case KNodeUpdatedAt:
 			w.time(n.Updated)
 		case KNodeRelationships:
-			ok = w.relConn(f, &v.loads[f.load]) && ok
+			return w.relConn(f, &v.loads[f.load])
 		case KNodeArticles:
-			ok = w.artConn(f, &v.loads[f.load]) && ok
+			return w.artConn(f, &v.loads[f.load])
 		case KNodeWordCounts:
-			ok = w.wordCounts(f, &v.loads[f.load]) && ok
+			return w.wordCounts(f, &v.loads[f.load])
+		}
+		return true
+	})
+}
+
+// object writes s's fields as a JSON object: __typename itself, every other
+// field through field, which reports false when it failed a non-null
+// field (the object is then null, written so by the nullable field above
+// it).
+func (w *writer) object(s *Sel, field func(f *Field) bool) bool {
+	ok := true
+	w.buf = append(w.buf, '{')
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		w.open(i, f)
+		if f.Kind == KTypename {
+			w.typename(s)
+		} else {
+			ok = field(f) && ok
 		}
 		w.close()
 	}
@@ -271,21 +284,15 @@ func (w *writer) wordCounts(f *Field, l *loadVal) bool {
 			w.buf = append(w.buf, ',')
 		}
 		w.path = append(w.path, ast.PathIndex(e))
-		w.buf = append(w.buf, '{')
-		for i := range f.Sel.Fields {
-			cf := &f.Sel.Fields[i]
-			w.open(i, cf)
+		w.object(f.Sel, func(cf *Field) bool {
 			switch cf.Kind {
-			case KTypename:
-				w.typename(f.Sel)
 			case KWordWord:
 				w.str(l.words[e].Word)
 			case KWordCount:
 				w.buf = strconv.AppendInt(w.buf, l.words[e].Count, 10)
 			}
-			w.close()
-		}
-		w.buf = append(w.buf, '}')
+			return true
+		})
 		w.path = w.path[:len(w.path)-1]
 	}
 	w.buf = append(w.buf, ']')
@@ -328,26 +335,17 @@ func (w *writer) relConn(f *Field, l *loadVal) bool {
 		w.fail(f, l.err)
 		return false
 	}
-	ok := true
-	s := f.Sel
-	w.buf = append(w.buf, '{')
-	for i := range s.Fields {
-		cf := &s.Fields[i]
-		w.open(i, cf)
+	return w.object(f.Sel, func(cf *Field) bool {
 		switch cf.Kind {
-		case KTypename:
-			w.typename(s)
 		case KRelConnEdges:
-			ok = w.list(len(l.rels.Relationships), func(e int) bool { return w.relEdge(cf.Sel, l, e) }) && ok
+			return w.list(len(l.rels.Relationships), func(e int) bool { return w.relEdge(cf.Sel, l, e) })
 		case KRelConnPageInfo:
 			w.pageInfo(cf.Sel, l.rels.Cursors, l.rels.PageInfo)
 		case KRelConnTotalCount:
-			ok = w.total(cf, l) && ok
+			return w.total(cf, l)
 		}
-		w.close()
-	}
-	w.buf = append(w.buf, '}')
-	return ok
+		return true
+	})
 }
 
 func (w *writer) total(f *Field, l *loadVal) bool {
@@ -363,42 +361,28 @@ func (w *writer) total(f *Field, l *loadVal) bool {
 }
 
 func (w *writer) relEdge(s *Sel, l *loadVal, e int) bool {
-	ok := true
-	w.buf = append(w.buf, '{')
-	for i := range s.Fields {
-		f := &s.Fields[i]
-		w.open(i, f)
+	return w.object(s, func(f *Field) bool {
 		switch f.Kind {
-		case KTypename:
-			w.typename(s)
 		case KRelEdgeCursor:
 			w.str(l.rels.Cursors[e])
 		case KRelEdgeNode:
-			ok = w.relationship(f.Sel, &l.rels.Relationships[e], l.kids, e) && ok
+			return w.relationship(f.Sel, &l.rels.Relationships[e], l.kids, e)
 		case KRelEdgeNeighbor:
-			ok = w.endpoint(f, l.kids, e) && ok
+			return w.endpoint(f, l.kids, e)
 		}
-		w.close()
-	}
-	w.buf = append(w.buf, '}')
-	return ok
+		return true
+	})
 }
 
 func (w *writer) relationship(s *Sel, rel *store.Relationship, kids [][]nodeVal, e int) bool {
-	ok := true
-	w.buf = append(w.buf, '{')
-	for i := range s.Fields {
-		f := &s.Fields[i]
-		w.open(i, f)
+	return w.object(s, func(f *Field) bool {
 		switch f.Kind {
-		case KTypename:
-			w.typename(s)
 		case KRelID:
 			w.str(rel.Key().ID())
 		case KRelType:
 			w.str(rel.Type)
 		case KRelStartNode, KRelEndNode:
-			ok = w.endpoint(f, kids, e) && ok
+			return w.endpoint(f, kids, e)
 		case KRelProperties:
 			w.buf = append(w.buf, rel.Properties.JSON()...)
 		case KRelCreatedAt:
@@ -406,10 +390,8 @@ func (w *writer) relationship(s *Sel, rel *store.Relationship, kids [][]nodeVal,
 		case KRelUpdatedAt:
 			w.time(rel.Updated)
 		}
-		w.close()
-	}
-	w.buf = append(w.buf, '}')
-	return ok
+		return true
+	})
 }
 
 func (w *writer) artConn(f *Field, l *loadVal) bool {
@@ -417,61 +399,38 @@ func (w *writer) artConn(f *Field, l *loadVal) bool {
 		w.fail(f, l.err)
 		return false
 	}
-	ok := true
-	s := f.Sel
-	w.buf = append(w.buf, '{')
-	for i := range s.Fields {
-		cf := &s.Fields[i]
-		w.open(i, cf)
+	return w.object(f.Sel, func(cf *Field) bool {
 		switch cf.Kind {
-		case KTypename:
-			w.typename(s)
 		case KArtConnEdges:
-			ok = w.list(len(l.arts.Articles), func(e int) bool { return w.artEdge(cf.Sel, l, e) }) && ok
+			return w.list(len(l.arts.Articles), func(e int) bool { return w.artEdge(cf.Sel, l, e) })
 		case KArtConnPageInfo:
 			w.pageInfo(cf.Sel, l.arts.Cursors, l.arts.PageInfo)
 		case KArtConnTotalCount:
-			ok = w.total(cf, l) && ok
+			return w.total(cf, l)
 		}
-		w.close()
-	}
-	w.buf = append(w.buf, '}')
-	return ok
+		return true
+	})
 }
 
 func (w *writer) artEdge(s *Sel, l *loadVal, e int) bool {
-	ok := true
-	w.buf = append(w.buf, '{')
-	for i := range s.Fields {
-		f := &s.Fields[i]
-		w.open(i, f)
+	return w.object(s, func(f *Field) bool {
 		switch f.Kind {
-		case KTypename:
-			w.typename(s)
 		case KArtEdgeCursor:
 			w.str(l.arts.Cursors[e])
 		case KArtEdgeNode:
-			ok = w.article(f.Sel, &l.arts.Articles[e], l.kids, e) && ok
+			return w.article(f.Sel, &l.arts.Articles[e], l.kids, e)
 		}
-		w.close()
-	}
-	w.buf = append(w.buf, '}')
-	return ok
+		return true
+	})
 }
 
 func (w *writer) article(s *Sel, a *store.Article, kids [][]nodeVal, e int) bool {
-	ok := true
-	w.buf = append(w.buf, '{')
-	for i := range s.Fields {
-		f := &s.Fields[i]
-		w.open(i, f)
+	return w.object(s, func(f *Field) bool {
 		switch f.Kind {
-		case KTypename:
-			w.typename(s)
 		case KArticleID:
 			w.str(a.ID)
 		case KArticleAuthor:
-			ok = w.endpoint(f, kids, e) && ok
+			return w.endpoint(f, kids, e)
 		case KArticleTitle:
 			w.str(a.Title)
 		case KArticleBody:
@@ -483,21 +442,14 @@ func (w *writer) article(s *Sel, a *store.Article, kids [][]nodeVal, e int) bool
 		case KArticleUpdatedAt:
 			w.time(a.Updated)
 		}
-		w.close()
-	}
-	w.buf = append(w.buf, '}')
-	return ok
+		return true
+	})
 }
 
 func (w *writer) pageInfo(s *Sel, cursors []string, info store.PageInfo) {
 	p := fetchkeys.PageInfo(cursors, info)
-	w.buf = append(w.buf, '{')
-	for i := range s.Fields {
-		f := &s.Fields[i]
-		w.open(i, f)
+	w.object(s, func(f *Field) bool {
 		switch f.Kind {
-		case KTypename:
-			w.typename(s)
 		case KPageHasNext:
 			w.buf = strconv.AppendBool(w.buf, p.HasNextPage)
 		case KPageHasPrevious:
@@ -507,9 +459,8 @@ func (w *writer) pageInfo(s *Sel, cursors []string, info store.PageInfo) {
 		case KPageEndCursor:
 			w.optStr(p.EndCursor)
 		}
-		w.close()
-	}
-	w.buf = append(w.buf, '}')
+		return true
+	})
 }
 
 func (w *writer) optStr(s *string) {
