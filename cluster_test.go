@@ -91,7 +91,7 @@ func TestPprofOnlyWithFlag(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := newGateway(cfg, nil, nil, zerolog.Nop())
+		h := newGateway(cfg, nil, zerolog.Nop())
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/", nil))
 		if rec.Code != tc.want {

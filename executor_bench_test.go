@@ -20,6 +20,7 @@ import (
 	"github.com/hbgraph/hbgraph/graph/jsonpost"
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
+	"github.com/hbgraph/hbgraph/internal/memstore"
 	"github.com/hbgraph/hbgraph/store"
 )
 
@@ -91,7 +92,7 @@ type memGraph struct {
 // newMemGraph reads its nodes back from an in-memory store, so that their
 // properties are stored JSON as the gateway serves it.
 func newMemGraph(b *testing.B, followees, articlesEach int) *memGraph {
-	st, _ := memStore(b)
+	st, _ := memstore.New(b)
 	ctx := context.Background()
 	m := &memGraph{Resolver: &resolvers.Resolver{Store: st}, nodes: map[string]*model.Node{}, articles: map[string][]model.ArticleEdge{}}
 	for i := range followees + 1 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/hbgraph/hbgraph/internal/memstore"
 	"github.com/hbgraph/hbgraph/store"
 )
 
@@ -24,7 +25,7 @@ import (
 // and with --executor plan.
 
 func BenchmarkPlanExecutor(b *testing.B) {
-	st, hc := memStore(b)
+	st, _ := memstore.New(b)
 	ctx := context.Background()
 	props := store.Properties{"name": "Ursula Thompson", "age": 35, "city": "Zurich", "score": 78.99, "tags": []any{"rust", "cooking"}}
 	if _, err := st.CreateNode(ctx, "n0", props); err != nil {
@@ -71,7 +72,7 @@ func BenchmarkPlanExecutor(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return newGateway(cfg, st, hc, zerolog.Nop())
+		return newGateway(cfg, st, zerolog.Nop())
 	}
 	gw, gwPlan := gateway("gqlgen"), gateway("plan")
 

@@ -32,7 +32,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase"
-	"github.com/tsuna/gohbase/hrpc"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -51,7 +50,6 @@ import (
 	"github.com/hbgraph/hbgraph/importer"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
-	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 type config struct {
@@ -329,7 +327,7 @@ func run(args []string) error {
 	}
 	srv := &http.Server{
 		Addr:              cfg.listen,
-		Handler:           newGateway(cfg, st, hc, log),
+		Handler:           newGateway(cfg, st, log),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       cfg.requestTimeout, // a body sent slowly counts against the request's time too
 		WriteTimeout:      cfg.requestTimeout + 10*time.Second,
@@ -359,7 +357,7 @@ func run(args []string) error {
 
 // newGateway builds every HTTP route over st: the GraphQL endpoint with its
 // extensions and middleware, GraphiQL, health, readiness and metrics.
-func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logger) http.Handler {
+func newGateway(cfg config, st *store.Store, log zerolog.Logger) http.Handler {
 	m := newMetrics()
 	limiter := shed.New(cfg.maxInFlight, cfg.maxComplexityInFlight, time.Second)
 	shedCount := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -424,11 +422,7 @@ func newGateway(cfg config, st *store.Store, hc gohbase.Client, log zerolog.Logg
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		get, err := hrpc.NewGetStr(ctx, keys.TableGraph, "readyz")
-		if err == nil {
-			_, err = hc.Get(get)
-		}
-		if err != nil {
+		if err := st.Ping(ctx); err != nil {
 			http.Error(w, "store unreachable", http.StatusServiceUnavailable)
 			return
 		}

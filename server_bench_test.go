@@ -14,7 +14,6 @@ import (
 
 	"github.com/hbgraph/hbgraph/internal/memstore"
 	"github.com/hbgraph/hbgraph/store"
-	"github.com/hbgraph/hbgraph/store/embedded"
 )
 
 // go test -run '^$' -bench Gateway -benchmem .
@@ -30,17 +29,11 @@ const twoHopQuery = `query TwoHop($id: ID!, $n: Int!) {
   }
 }`
 
-// memStore is a store over a fresh in-memory engine, closed with b.
-func memStore(b *testing.B) (*store.Store, *embedded.Client) {
-	b.Helper()
-	return memstore.New(b)
-}
-
 // benchGateway serves the gateway in-process over an in-memory engine with
 // "me" following n nodes that have 5 articles each.
 func benchGateway(b *testing.B, followees int, args ...string) *httptest.Server {
 	b.Helper()
-	st, hc := memStore(b)
+	st, _ := memstore.New(b)
 	ctx := context.Background()
 	if _, err := st.CreateNode(ctx, "me", store.Properties{"name": "me"}); err != nil {
 		b.Fatal(err)
@@ -63,7 +56,7 @@ func benchGateway(b *testing.B, followees int, args ...string) *httptest.Server 
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(newGateway(cfg, st, hc, zerolog.Nop()))
+	srv := httptest.NewServer(newGateway(cfg, st, zerolog.Nop()))
 	b.Cleanup(srv.Close)
 	return srv
 }

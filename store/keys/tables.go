@@ -52,3 +52,8 @@ func SplitKeys(n int) ([][]byte, error) {
 	}
 	return splits, nil
 }
+
+// PingRow is the row of TableGraph a readiness check reads: its first byte
+// is 'r' where every other row has its 4-byte hash, and it has no tag
+// byte after one, so no layout writes or decodes it.
+func PingRow() []byte { return []byte("readyz") }
