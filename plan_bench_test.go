@@ -50,23 +50,7 @@ func BenchmarkPlanExecutor(b *testing.B) {
 		}
 	}
 	// The two-hop query's "me" follows 50 nodes with 5 articles each.
-	if _, err := st.CreateNode(ctx, "me", store.Properties{"name": "me"}); err != nil {
-		b.Fatal(err)
-	}
-	for i := range 50 {
-		id := fmt.Sprintf("f%03d", i)
-		if _, err := st.CreateNode(ctx, id, store.Properties{"name": id, "rank": i}); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := st.CreateRelationship(ctx, store.RelationshipKey{Start: "me", Type: "follows", End: id}, nil); err != nil {
-			b.Fatal(err)
-		}
-		for a := range 5 {
-			if _, err := st.PostArticle(ctx, id, fmt.Sprintf("post %d of %s", a, id), "some words here", "tech"); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	followeesWithArticles(b, st, 50)
 	gateway := func(executor string) http.Handler {
 		cfg, err := parseConfig([]string{"--executor", executor})
 		if err != nil {

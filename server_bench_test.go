@@ -29,16 +29,15 @@ const twoHopQuery = `query TwoHop($id: ID!, $n: Int!) {
   }
 }`
 
-// benchGateway serves the gateway in-process over an in-memory engine with
-// "me" following n nodes that have 5 articles each.
-func benchGateway(b *testing.B, followees int, args ...string) *httptest.Server {
+// followeesWithArticles writes "me", following n nodes that have 5
+// articles each.
+func followeesWithArticles(b *testing.B, st *store.Store, n int) {
 	b.Helper()
-	st, _ := memstore.New(b)
 	ctx := context.Background()
 	if _, err := st.CreateNode(ctx, "me", store.Properties{"name": "me"}); err != nil {
 		b.Fatal(err)
 	}
-	for i := range followees {
+	for i := range n {
 		id := fmt.Sprintf("f%03d", i)
 		if _, err := st.CreateNode(ctx, id, store.Properties{"name": id, "rank": i}); err != nil {
 			b.Fatal(err)
@@ -52,6 +51,14 @@ func benchGateway(b *testing.B, followees int, args ...string) *httptest.Server 
 			}
 		}
 	}
+}
+
+// benchGateway serves the gateway in-process over an in-memory engine with
+// "me" following n nodes that have 5 articles each.
+func benchGateway(b *testing.B, followees int, args ...string) *httptest.Server {
+	b.Helper()
+	st, _ := memstore.New(b)
+	followeesWithArticles(b, st, followees)
 	cfg, err := parseConfig(args)
 	if err != nil {
 		b.Fatal(err)
