@@ -499,10 +499,10 @@ func presentError(log zerolog.Logger) graphql.ErrorPresenterFunc {
 	}
 }
 
-// operationComplexity is the complexity the complexity limit computed for
-// the operation.
-func operationComplexity(_ context.Context, oc *graphql.OperationContext) int {
-	if stats, ok := oc.Stats.GetExtension("ComplexityLimit").(*extension.ComplexityStats); ok {
+// operationComplexity is the complexity graph/limits computed for the
+// operation.
+func operationComplexity(ctx context.Context, _ *graphql.OperationContext) int {
+	if stats := extension.GetComplexityStats(ctx); stats != nil {
 		return stats.Complexity
 	}
 	return 0
