@@ -7,7 +7,7 @@ BIN    := $(CURDIR)/bin/hbgraph
 NPM_CI := npm ci --no-audit --no-fund
 
 .PHONY: test fmt-check generate-check vendor-check vet unit build \
-	federation-test client-test browser-test http-audit-test chromium bench bench-go
+	federation-test client-test browser-test http-audit-test chromium bench bench-go peers-up peers-down
 
 test: fmt-check generate-check vendor-check vet unit federation-test client-test browser-test http-audit-test
 
@@ -71,8 +71,17 @@ chromium:
 # The end-to-end benchmark: generate, import, serve, load; writes
 # bench/RESULTS.md. BENCH_ARGS passes flags to bench/run (e.g. -profile).
 BENCH_ARGS ?=
+# With the PostGraphile peers up (make peers-up, as root), make bench also
+# measures them beside hbgraph on their dataset, query by query in turn,
+# and writes all three and the ratios into bench/RESULTS.md.
 bench:
 	$(GO) run ./bench/run $(BENCH_ARGS)
+
+peers-up:
+	./bench/peers.sh up
+
+peers-down:
+	./bench/peers.sh down
 
 # Go micro-benchmarks of the engine, the store and the gateway.
 bench-go:

@@ -61,6 +61,14 @@ type config struct {
 	// hbgraph is a prebuilt binary to measure instead of building this
 	// checkout's (for before/after comparisons with an older commit).
 	hbgraph string
+
+	// peers is where the PostGraphile peers run from (make peers-up);
+	// pg4URL and pg5URL are their endpoints; peerRounds how many times
+	// the side by side runs; peersOnly skips everything else.
+	peers          string
+	pg4URL, pg5URL string
+	peerRounds     int
+	peersOnly      bool
 }
 
 func parseConfig(args []string) (config, error) {
@@ -74,14 +82,19 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&cfg.warmup, "warmup", 2*time.Second, "warm-up per query, not measured")
 	fs.BoolVar(&cfg.profile, "profile", false, "save a CPU profile of the server for each batched run")
 	fs.StringVar(&cfg.hbgraph, "hbgraph", "", "measure this hbgraph binary instead of building the checkout's (e.g. an older commit's, for a before/after)")
+	fs.StringVar(&cfg.peers, "peers", filepath.Join("bench", "data", "peers"), "folder the PostGraphile peers run from (make peers-up): postgraphile/ and postgraphile5/")
+	fs.StringVar(&cfg.pg4URL, "pg4-url", "http://127.0.0.1:5050/graphql", "PostGraphile 4's endpoint; empty leaves it out")
+	fs.StringVar(&cfg.pg5URL, "pg5-url", "http://127.0.0.1:5051/graphql", "PostGraphile 5's endpoint; empty leaves it out")
+	fs.IntVar(&cfg.peerRounds, "peer-rounds", 1, "rounds of the side by side with the peers; the report takes medians")
+	fs.BoolVar(&cfg.peersOnly, "peers-only", false, "run only the side by side with the peers")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 {
-		return cfg, errors.New("-concurrency and -duration must be positive")
+	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 {
+		return cfg, errors.New("-concurrency, -duration and -peer-rounds must be positive")
 	}
 	return cfg, nil
 }
@@ -95,6 +108,26 @@ func run(ctx context.Context, args []string) error {
 	if err := b.build(ctx); err != nil {
 		return err
 	}
+	if !cfg.peersOnly {
+		if err := b.ownDataset(ctx); err != nil {
+			return err
+		}
+	}
+	if err := b.sideBySide(ctx); err != nil {
+		return err
+	}
+	if len(b.peerRuns) > 0 {
+		if err := writeSection(cfg.out, peersBegin, peersEnd, b.peersReport()); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("wrote %s in %s\n", cfg.out, time.Since(b.started).Round(time.Second))
+	return nil
+}
+
+// ownDataset is the run on bench/gen's dataset: generate, import, both
+// server modes, and the generated part of RESULTS.md.
+func (b *bench) ownDataset(ctx context.Context) error {
 	if err := b.generate(ctx); err != nil {
 		return err
 	}
@@ -110,9 +143,5 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeResults(cfg.out, report); err != nil {
-		return err
-	}
-	fmt.Printf("wrote %s in %s\n", cfg.out, time.Since(b.started).Round(time.Second))
-	return nil
+	return writeSection(b.cfg.out, beginMarker, endMarker, report)
 }

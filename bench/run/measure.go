@@ -76,11 +76,16 @@ type server struct {
 }
 
 func (b *bench) startServer(ctx context.Context, m mode) (*server, error) {
+	return b.startServerOn(ctx, b.dbDir(), m)
+}
+
+// startServerOn starts hbgraph in mode m on the data directory dataDir.
+func (b *bench) startServerOn(ctx context.Context, dataDir string, m mode) (*server, error) {
 	addr, err := freeLoopbackAddr()
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"--data-dir", b.dbDir(), "--listen", addr, "--log-level", "warn"}
+	args := []string{"--data-dir", dataDir, "--listen", addr, "--log-level", "warn"}
 	if b.cfg.profile {
 		args = append(args, "--pprof")
 	}

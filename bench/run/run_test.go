@@ -82,7 +82,9 @@ func TestBenchEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir("../..") // bench/run's paths are the repository's
 	out := filepath.Join(dir, "RESULTS.md")
-	args := []string{"-nodes", "150", "-dir", dir, "-out", out, "-concurrency", "4", "-duration", "300ms", "-warmup", "100ms"}
+	// The peers are left out even when they run on this machine: the side
+	// by side has its own test.
+	args := []string{"-nodes", "150", "-dir", dir, "-out", out, "-concurrency", "4", "-duration", "300ms", "-warmup", "100ms", "-pg4-url=", "-pg5-url="}
 	if err := run(t.Context(), args); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func TestBenchEndToEnd(t *testing.T) {
 	got := string(b)
 	for _, want := range []string{
 		"| relationships |", "compacted the store into one level in", "| Q1 | on |", "| Q4 | off |", "| Q4 page 50 (deep author) | on |",
-		"Q2 INCOMING, most followed", "| Q3 batching on / off |", "--articles", "--batch-size 1",
+		"Q2 INCOMING, most followed", "| Q3 batching on / off | ", "none (retired)", "--articles", "--batch-size 1",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("RESULTS.md lacks %q:\n%s", want, got)
@@ -110,6 +112,50 @@ func TestBenchEndToEnd(t *testing.T) {
 	for _, c := range b2.commands {
 		if strings.Contains(c, "bin/gen -out") {
 			t.Errorf("the dataset was generated again: %s", c)
+		}
+	}
+}
+
+func TestParsePeerLoad(t *testing.T) {
+	out := []byte("hbgraph Q3: c=16 d=10s requests=21030 errors=0 throughput=2102.8 req/s latency(ok) p50=6.29ms p90=16.08ms p99=27.69ms mean=7.54ms max=38.51ms varsets=10000 driver_cpu=7.5s\n" +
+		"RESULT\thbgraph Q3\t21030\t0\t2102.8\t6.29\t16.08\t27.69\n")
+	r, err := parsePeerLoad(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != 21030 || r.RPS != 2102.8 || r.P50 != 6.29 || r.P99 != 27.69 || r.DriverCPU != 7.5 {
+		t.Errorf("parsed %+v", r)
+	}
+	if _, err := parsePeerLoad([]byte("RESULT\tQ1\t100\t3\t10.0\t1.00\t2.00\t3.00\n")); err == nil {
+		t.Error("a run with failed requests was accepted")
+	}
+	if _, err := parsePeerLoad([]byte("nothing")); err == nil {
+		t.Error("output without a RESULT line was accepted")
+	}
+}
+
+// TestPeersReportRatios checks the side by side's verdicts: the ratio is to
+// the faster peer, and p99 is compared with that peer's p50.
+func TestPeersReportRatios(t *testing.T) {
+	b := &bench{cfg: config{peerRounds: 3, concurrency: 16}, peerTargetNames: []string{"hbgraph", "PostGraphile 4", "PostGraphile 5"}}
+	add := func(target, q string, rps, p50, p99 float64) {
+		b.peerRuns = append(b.peerRuns, peerRun{Target: target, Query: q, RPS: rps, P50: p50, P99: p99, ServerCPU: 1, Wall: 1})
+	}
+	for _, rps := range []float64{3000, 9000, 3100} { // median 3100
+		add("hbgraph", "Q1", rps, 1, 2.5)
+	}
+	add("PostGraphile 4", "Q1", 1000, 9, 20)
+	add("PostGraphile 5", "Q1", 1200, 3, 10)
+	add("hbgraph", "Q2", 1000, 5, 12)
+	add("PostGraphile 4", "Q2", 900, 13, 40)
+	got := b.peersReport()
+	for _, want := range []string{
+		"| Q1 | 3100 (1.0/2.5) | 323 |",       // the median round, 1 s of CPU over 3100 requests
+		"2.58 (PostGraphile 5) | **no** | yes |", // 3100/1200; p99 2.5 < 3
+		"1.11 (PostGraphile 4) | **no** | yes |", // Q2: only PG4 ran it; 12 < 13
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
 		}
 	}
 }

@@ -30,6 +30,11 @@ type bench struct {
 	// printed none, as versions before it did not).
 	compacted time.Duration
 	runs      []runResult
+
+	// peerRuns are the side by side's runs; peerTargetNames the servers
+	// in it, hbgraph first.
+	peerRuns        []peerRun
+	peerTargetNames []string
 }
 
 // datasetSummary is the part of bench/gen's summary.json used here.
