@@ -150,7 +150,7 @@ func TestPeersReportRatios(t *testing.T) {
 	add("PostGraphile 4", "Q2", 900, 13, 40)
 	got := b.peersReport()
 	for _, want := range []string{
-		"| Q1 | 3100 (1.0/2.5) | 323 |",       // the median round, 1 s of CPU over 3100 requests
+		"| Q1 | 3100 (1.0/2.5) | 323 |",          // the median round, 1 s of CPU over 3100 requests
 		"2.58 (PostGraphile 5) | **no** | yes |", // 3100/1200; p99 2.5 < 3
 		"1.11 (PostGraphile 4) | **no** | yes |", // Q2: only PG4 ran it; 12 < 13
 	} {
