@@ -327,6 +327,16 @@ func appendCellBlock(b []byte, c *pb.Cell) []byte {
 	return append(b, c.Value...)
 }
 
+// allGets tells whether every call of a batch is a Get.
+func allGets(batch []hrpc.Call) bool {
+	for _, call := range batch {
+		if _, ok := call.(*hrpc.Get); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 func be32(b []byte, v uint32) []byte {
 	return append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
 }
@@ -361,6 +371,9 @@ func (c *Client) SendBatch(ctx context.Context, batch []hrpc.Call) ([]hrpc.RPCRe
 	}
 	if !allOK {
 		return res, false
+	}
+	if allGets(batch) {
+		return res, c.getBatch(ctx, batch, res)
 	}
 	for i, call := range batch {
 		if err := ctx.Err(); err != nil {
