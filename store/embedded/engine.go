@@ -62,7 +62,15 @@ type Options struct {
 	DeleteMarkerHorizon time.Duration
 	// CacheBytes sizes Pebble's block cache; 0 means DefaultCacheBytes.
 	CacheBytes int64
+	// RowCacheBytes sizes the cache of rows read by plain Gets (see
+	// rowCache); 0 means DefaultRowCacheBytes, negative turns it off.
+	RowCacheBytes int64
 }
+
+// DefaultRowCacheBytes is the row cache unless Options.RowCacheBytes says
+// otherwise: room for every node of a graph of about 100,000 (it is on the
+// Go heap, under the server's memory limit).
+const DefaultRowCacheBytes = 32 << 20
 
 // DefaultCacheBytes is the block cache unless Options.CacheBytes says
 // otherwise. Pebble's own default (8 MiB) made most point reads of a
@@ -104,6 +112,7 @@ type table struct {
 }
 
 type family struct {
+	index int // in table.families
 	name  string
 	bytes []byte // the name, shared by every returned cell
 	esc   []byte
@@ -121,8 +130,8 @@ func newTable(name string, families []string) *table {
 	}
 	sorted := append([]string(nil), families...)
 	sort.Strings(sorted)
-	for _, f := range sorted {
-		fam := &family{name: f, bytes: []byte(f), esc: appendEscaped(nil, []byte(f))}
+	for i, f := range sorted {
+		fam := &family{index: i, name: f, bytes: []byte(f), esc: appendEscaped(nil, []byte(f))}
 		t.families = append(t.families, fam)
 		t.byName[f] = fam
 	}
@@ -170,6 +179,9 @@ type Client struct {
 	// Open.
 	familyMarkers [rowLocks]map[string]struct{}
 
+	// rows caches plain Gets' rows; nil when turned off.
+	rows *rowCache
+
 	// mu guards closed. Every call holds it for reading while it uses db,
 	// so Close waits for calls in flight before closing Pebble.
 	mu     sync.RWMutex
@@ -198,6 +210,12 @@ func Open(opts Options) (*Client, error) {
 	}
 	if c.horizon == 0 {
 		c.horizon = DefaultDeleteMarkerHorizon
+	}
+	switch {
+	case opts.RowCacheBytes == 0:
+		c.rows = newRowCache(DefaultRowCacheBytes)
+	case opts.RowCacheBytes > 0:
+		c.rows = newRowCache(opts.RowCacheBytes)
 	}
 	for name, families := range opts.Tables {
 		c.tables[name] = newTable(name, families)

@@ -193,7 +193,13 @@ func (w *rowWriter) commit() error {
 	if w.batch.Empty() {
 		return nil
 	}
-	if err := w.batch.Commit(w.c.writeOpts); err != nil {
+	err := w.batch.Commit(w.c.writeOpts)
+	// After the commit, before the caller hears of it: a read that begins
+	// once this returns finds the row in Pebble, not in the cache.
+	if w.c.rows != nil {
+		w.c.rows.invalidate(w.stripe, rowCacheKey(w.rowPrefix))
+	}
+	if err != nil {
 		return fmt.Errorf("embedded: commit: %w", err)
 	}
 	return nil

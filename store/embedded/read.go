@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tsuna/gohbase/hrpc"
@@ -48,87 +49,149 @@ func (c *Client) Get(g *hrpc.Get) (*hrpc.Result, error) {
 }
 
 func (c *Client) get(t *table, g *pb.Get) (*pb.GetResponse, error) {
-	prefix := t.rowPrefix(g.GetRow())
-	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	r, err := c.newGetRead(t, g)
+	if err != nil || r.resp != nil {
+		return r.resp, err
+	}
+	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: r.prefix, UpperBound: prefixEnd(r.prefix)})
 	if err != nil {
 		return nil, fmt.Errorf("embedded: read: %w", err)
 	}
 	defer it.Close()
-	return readGet(it, t, g, prefix)
+	return c.readGet(it, t, r)
 }
 
-// readGet answers g from it, an iterator whose bounds hold g's row (a
-// batch shares one over the whole table); prefix is the row's record
-// prefix.
-func readGet(it *pebble.Iterator, t *table, g *pb.Get, prefix []byte) (*pb.GetResponse, error) {
+// getRead is one Get on its way: its query, its row's record prefix, and
+// either its answer from the row cache or what the cache needs to keep
+// what the read finds.
+type getRead struct {
+	g         *pb.Get
+	q         *query
+	prefix    []byte
+	resp      *pb.GetResponse // answered from the cache
+	stripe    int
+	cacheable bool
+	families  string
+	gen       uint64
+}
+
+// newGetRead prepares g and answers it from the row cache when it can.
+// It must run before the iterator that reads the row is opened: the
+// stripe's generation it notes is what tells a later write apart.
+func (c *Client) newGetRead(t *table, g *pb.Get) (getRead, error) {
 	q, err := newQuery(t, g.GetColumn(), g.GetFilter(), g.GetTimeRange(),
 		g.GetStoreLimit(), g.GetStoreOffset(), g.StoreLimit != nil)
 	if err != nil {
-		return nil, err
+		return getRead{}, err
 	}
-	row := g.GetRow()
-	var cells []*pb.Cell
-	if q.rowMatches(row) && it.SeekGE(prefix) {
-		cells, _ = q.readRow(it, prefix, append([]byte(nil), row...))
+	r := getRead{g: g, q: q, prefix: t.rowPrefix(g.GetRow())}
+	if c.rows == nil || g.GetExistenceOnly() {
+		return r, nil
+	}
+	r.families, r.cacheable = q.wholeFamilies()
+	if !r.cacheable {
+		return r, nil
+	}
+	r.stripe = rowStripe(t, g.GetRow())
+	cached, gen := c.rows.get(r.stripe, rowCacheKey(r.prefix), r.families)
+	if cached == nil {
+		r.gen = gen
+		return r, nil
+	}
+	var keptBuf [16]keptCell
+	kept := keptBuf[:0]
+	for _, cc := range cached.cells {
+		kept = append(kept, keptCell{fam: t.families[cc.family], qualLen: int(cc.qualLen), valueLen: int(cc.valueLen), ts: cc.ts})
+	}
+	r.resp = &pb.GetResponse{Result: &pb.Result{Cell: cutCells(append([]byte(nil), g.GetRow()...), cached.arena, kept)}}
+	return r, nil
+}
+
+// readGet answers r from it, an iterator whose bounds hold r's row (a
+// batch shares one over the whole table), and keeps the row in the cache
+// when r may be.
+func (c *Client) readGet(it *pebble.Iterator, t *table, r getRead) (*pb.GetResponse, error) {
+	row := r.g.GetRow()
+	var (
+		arenaBuf [1024]byte
+		keptBuf  [16]keptCell
+		arena    = arenaBuf[:0]
+		kept     = keptBuf[:0]
+	)
+	if r.q.rowMatches(row) && it.SeekGE(r.prefix) {
+		arena, kept, _ = r.q.readRow(it, r.prefix, arena, kept)
 	}
 	if err := it.Error(); err != nil {
 		return nil, fmt.Errorf("embedded: read: %w", err)
 	}
-	if g.GetExistenceOnly() {
-		return &pb.GetResponse{Result: &pb.Result{Exists: proto.Bool(len(cells) > 0)}}, nil
+	if r.g.GetExistenceOnly() {
+		return &pb.GetResponse{Result: &pb.Result{Exists: proto.Bool(len(kept) > 0)}}, nil
 	}
-	return &pb.GetResponse{Result: &pb.Result{Cell: cells}}, nil
+	if r.cacheable {
+		cached := &cachedRow{families: r.families, arena: append([]byte(nil), arena...), cells: make([]cachedCell, len(kept))}
+		for i, k := range kept {
+			cached.cells[i] = cachedCell{family: uint16(k.fam.index), qualLen: uint32(k.qualLen), valueLen: uint32(k.valueLen), ts: k.ts}
+		}
+		c.rows.put(r.stripe, rowCacheKey(r.prefix), r.gen, cached)
+	}
+	return &pb.GetResponse{Result: &pb.Result{Cell: cutCells(append([]byte(nil), row...), arena, kept)}}, nil
 }
 
 // getBatch answers a batch of Gets of one table with one iterator, its
 // rows visited in key order: each seek then starts where the last ended,
 // in index and data blocks the iterator holds already, where an iterator
 // per Get would take both from the block cache again (a third of a Get's
-// CPU under load). The batch reads one snapshot of the table.
+// CPU under load). The batch reads one snapshot of the table; the row
+// cache answers first.
 func (c *Client) getBatch(ctx context.Context, batch []hrpc.Call, res []hrpc.RPCResult) bool {
-	if err := c.enter(); err != nil {
+	failAll := func(err error) bool {
 		for i := range res {
 			res[i].Error = err
 		}
 		return false
+	}
+	if err := c.enter(); err != nil {
+		return failAll(err)
 	}
 	defer c.leave()
 	t, err := c.table(batch[0].Table())
 	if err != nil {
-		for i := range res {
-			res[i].Error = err
-		}
-		return false
+		return failAll(err)
 	}
 	type pending struct {
-		i      int
-		get    *pb.Get
-		prefix []byte
+		i int
+		r getRead
 	}
-	gets := make([]pending, len(batch))
+	var misses []pending
+	allOK := true
 	for i, call := range batch {
 		call.SetRegion(t.region)
-		g := call.ToProto().(*pb.GetRequest).GetGet()
-		gets[i] = pending{i: i, get: g, prefix: t.rowPrefix(g.GetRow())}
+		r, err := c.newGetRead(t, call.ToProto().(*pb.GetRequest).GetGet())
+		switch {
+		case err != nil:
+			res[i].Error, allOK = err, false
+		case r.resp != nil:
+			res[i].Msg, res[i].Error = r.resp, nil
+		default:
+			misses = append(misses, pending{i, r})
+		}
 	}
-	slices.SortFunc(gets, func(a, b pending) int { return bytes.Compare(a.prefix, b.prefix) })
+	if len(misses) == 0 {
+		return allOK
+	}
+	slices.SortFunc(misses, func(a, b pending) int { return bytes.Compare(a.r.prefix, b.r.prefix) })
 	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: t.prefix, UpperBound: prefixEnd(t.prefix)})
 	if err != nil {
-		for i := range res {
-			res[i].Error = fmt.Errorf("embedded: read: %w", err)
-		}
-		return false
+		return failAll(fmt.Errorf("embedded: read: %w", err))
 	}
 	defer it.Close()
-	allOK := true
-	for _, p := range gets {
-		call := batch[p.i]
+	for _, p := range misses {
 		err := ctx.Err()
 		if err == nil {
-			err = call.Context().Err()
+			err = batch[p.i].Context().Err()
 		}
 		if err == nil {
-			res[p.i].Msg, err = readGet(it, t, p.get, p.prefix)
+			res[p.i].Msg, err = c.readGet(it, t, p.r)
 		}
 		res[p.i].Error = err
 		allOK = allOK && err == nil
@@ -262,19 +325,18 @@ var putCellType = pb.CellType_PUT.Enum()
 
 // readRow reads the row whose records start at the iterator's position and
 // share rowPrefix, leaving the iterator on the first record past the row.
-// It returns the selected cells (nil when none) and whether the row had any
-// live cell at all.
-func (q *query) readRow(it *pebble.Iterator, rowPrefix, row []byte) (cells []*pb.Cell, live bool) {
+// It returns the selected cells' qualifiers and values, in arena, and the
+// cells themselves (cutCells makes them into protobuf), and whether the row
+// had any live cell at all. arena is valid until the iterator moves on.
+// The caller lends arena and kept (empty, with room: stack space for most
+// rows).
+func (q *query) readRow(it *pebble.Iterator, rowPrefix []byte, arena []byte, kept []keptCell) ([]byte, []keptCell, bool) {
+	live := false
 	var (
 		fam       *family
 		famEsc    []byte
 		famCells  uint32
 		firstSeen bool
-		// Stack space for most rows; cutCells copies out what is kept.
-		arenaBuf [1024]byte
-		keptBuf  [16]keptCell
-		arena    = arenaBuf[:0]
-		kept     = keptBuf[:0]
 	)
 	// NextPrefix, not Next: a hot row's superseded versions stay in Pebble's
 	// memtable until a flush, and Next would step over each of them, while
@@ -344,7 +406,28 @@ func (q *query) readRow(it *pebble.Iterator, rowPrefix, row []byte) (cells []*pb
 		arena = append(arena, value...)
 		kept = append(kept, keptCell{fam: fam, qualLen: len(qualifier), valueLen: len(value), ts: col.putTs})
 	}
-	return cutCells(row, arena, kept), live
+	return arena, kept, live
+}
+
+// wholeFamilies tells whether q selects whole families and nothing else
+// (no filter, time range or limit), as the row cache keeps rows, and names
+// them: "" for every family.
+func (q *query) wholeFamilies() (string, bool) {
+	if len(q.stages) > 0 || len(q.rowPrefixes) > 0 || q.from != 0 || q.to != 0 || q.limited || q.storeOffset > 0 {
+		return "", false
+	}
+	if q.columns == nil {
+		return "", true
+	}
+	names := make([]string, 0, len(q.columns))
+	for f, quals := range q.columns {
+		if quals != nil {
+			return "", false
+		}
+		names = append(names, f.name)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ","), true
 }
 
 // keptCell is a cell readRow keeps, its qualifier and value in the arena.

@@ -201,6 +201,11 @@ func (s *scanner) fetch(n int) ([]*pb.Result, error) {
 	}
 	defer it.Close()
 	var page []*pb.Result
+	var (
+		// Stack space for most rows; cutCells copies out what is kept.
+		arenaBuf [1024]byte
+		keptBuf  [16]keptCell
+	)
 	seek := true // false while the iterator already sits on the next row
 	for len(page) < n {
 		rowPrefix, row, ok := s.position(it, seek)
@@ -228,13 +233,13 @@ func (s *scanner) fetch(n int) ([]*pb.Result, error) {
 			s.metrics[metricRowsFiltered]++
 			continue
 		}
-		cells, _ := s.q.readRow(it, rowPrefix, row)
+		arena, kept, _ := s.q.readRow(it, rowPrefix, arenaBuf[:0], keptBuf[:0])
 		seek = s.reversed
-		if len(cells) == 0 {
+		if len(kept) == 0 {
 			s.metrics[metricRowsFiltered]++
 			continue
 		}
-		page = append(page, &pb.Result{Cell: cells})
+		page = append(page, &pb.Result{Cell: cutCells(row, arena, kept)})
 	}
 	if err := it.Error(); err != nil {
 		return page, fmt.Errorf("embedded: scan: %w", err)
