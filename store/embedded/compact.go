@@ -147,9 +147,9 @@ func (c *Client) purgeMarker(entry []byte) (bool, error) {
 	if err := b.Commit(c.writeOpts); err != nil {
 		return false, err
 	}
-	if purged && t != nil && c.rows != nil {
+	if purged && t != nil && c.results != nil {
 		row := unescape(nil, dk.rowEsc)
-		c.rows.invalidate(rowStripe(t, row), rowCacheKey(t.rowPrefix(row)))
+		c.results.invalidateRow(t, rowStripe(t, row), t.rowPrefix(row))
 	}
 	if purged && dk.kind == kindFamilyMarker && t != nil {
 		// Under the row's lock: no mutation of the row can add it back

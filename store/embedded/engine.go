@@ -62,10 +62,16 @@ type Options struct {
 	DeleteMarkerHorizon time.Duration
 	// CacheBytes sizes Pebble's block cache; 0 means DefaultCacheBytes.
 	CacheBytes int64
-	// RowCacheBytes sizes the cache of rows read by plain Gets (see
-	// rowCache); 0 means DefaultRowCacheBytes, negative turns it off.
-	RowCacheBytes int64
+	// ResultCacheBytes sizes the cache of rows read by plain Gets and of
+	// scans' first pages (see resultCache), outside the Go heap; 0 means
+	// DefaultResultCacheBytes, negative turns it off.
+	ResultCacheBytes int64
 }
+
+// DefaultResultCacheBytes is the result cache unless
+// Options.ResultCacheBytes says otherwise: every node, and the first pages
+// of the timelines and relationships, of a graph of about 10,000 nodes.
+const DefaultResultCacheBytes = 128 << 20
 
 // DefaultRowCacheBytes is the row cache unless Options.RowCacheBytes says
 // otherwise: room for every node of a graph of about 100,000 (it is on the
@@ -179,8 +185,9 @@ type Client struct {
 	// Open.
 	familyMarkers [rowLocks]map[string]struct{}
 
-	// rows caches plain Gets' rows; nil when turned off.
-	rows *rowCache
+	// results caches plain Gets' rows and scans' first pages; nil when
+	// turned off. A write invalidates what it changes (invalidateRow).
+	results *resultCache
 
 	// mu guards closed. Every call holds it for reading while it uses db,
 	// so Close waits for calls in flight before closing Pebble.
@@ -211,16 +218,15 @@ func Open(opts Options) (*Client, error) {
 	if c.horizon == 0 {
 		c.horizon = DefaultDeleteMarkerHorizon
 	}
-	switch {
-	case opts.RowCacheBytes == 0:
-		c.rows = newRowCache(DefaultRowCacheBytes)
-	case opts.RowCacheBytes > 0:
-		c.rows = newRowCache(opts.RowCacheBytes)
-	}
 	for name, families := range opts.Tables {
 		c.tables[name] = newTable(name, families)
 	}
-
+	switch {
+	case opts.ResultCacheBytes == 0:
+		c.results = newResultCache(DefaultResultCacheBytes, c.tables)
+	case opts.ResultCacheBytes > 0:
+		c.results = newResultCache(opts.ResultCacheBytes, c.tables)
+	}
 	cacheBytes := opts.CacheBytes
 	if cacheBytes == 0 {
 		cacheBytes = DefaultCacheBytes

@@ -196,8 +196,8 @@ func (w *rowWriter) commit() error {
 	err := w.batch.Commit(w.c.writeOpts)
 	// After the commit, before the caller hears of it: a read that begins
 	// once this returns finds the row in Pebble, not in the cache.
-	if w.c.rows != nil {
-		w.c.rows.invalidate(w.stripe, rowCacheKey(w.rowPrefix))
+	if w.c.results != nil {
+		w.c.results.invalidateRow(w.t, w.stripe, w.rowPrefix)
 	}
 	if err != nil {
 		return fmt.Errorf("embedded: commit: %w", err)

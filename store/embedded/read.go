@@ -62,7 +62,7 @@ func (c *Client) get(t *table, g *pb.Get) (*pb.GetResponse, error) {
 }
 
 // getRead is one Get on its way: its query, its row's record prefix, and
-// either its answer from the row cache or what the cache needs to keep
+// either its answer from the result cache or what the cache needs to keep
 // what the read finds.
 type getRead struct {
 	g         *pb.Get
@@ -75,7 +75,7 @@ type getRead struct {
 	gen       uint64
 }
 
-// newGetRead prepares g and answers it from the row cache when it can.
+// newGetRead prepares g and answers it from the result cache when it can.
 // It must run before the iterator that reads the row is opened: the
 // stripe's generation it notes is what tells a later write apart.
 func (c *Client) newGetRead(t *table, g *pb.Get) (getRead, error) {
@@ -85,7 +85,7 @@ func (c *Client) newGetRead(t *table, g *pb.Get) (getRead, error) {
 		return getRead{}, err
 	}
 	r := getRead{g: g, q: q, prefix: t.rowPrefix(g.GetRow())}
-	if c.rows == nil || g.GetExistenceOnly() {
+	if c.results == nil || g.GetExistenceOnly() {
 		return r, nil
 	}
 	r.families, r.cacheable = q.wholeFamilies()
@@ -93,17 +93,11 @@ func (c *Client) newGetRead(t *table, g *pb.Get) (getRead, error) {
 		return r, nil
 	}
 	r.stripe = rowStripe(t, g.GetRow())
-	cached, gen := c.rows.get(r.stripe, rowCacheKey(r.prefix), r.families)
-	if cached == nil {
-		r.gen = gen
-		return r, nil
+	cells, hit, gen := c.results.getRow(t, r.stripe, r.prefix, g.GetRow(), r.families)
+	if hit {
+		r.resp = &pb.GetResponse{Result: &pb.Result{Cell: cells}}
 	}
-	var keptBuf [16]keptCell
-	kept := keptBuf[:0]
-	for _, cc := range cached.cells {
-		kept = append(kept, keptCell{fam: t.families[cc.family], qualLen: int(cc.qualLen), valueLen: int(cc.valueLen), ts: cc.ts})
-	}
-	r.resp = &pb.GetResponse{Result: &pb.Result{Cell: cutCells(append([]byte(nil), g.GetRow()...), cached.arena, kept)}}
+	r.gen = gen
 	return r, nil
 }
 
@@ -128,11 +122,7 @@ func (c *Client) readGet(it *pebble.Iterator, t *table, r getRead) (*pb.GetRespo
 		return &pb.GetResponse{Result: &pb.Result{Exists: proto.Bool(len(kept) > 0)}}, nil
 	}
 	if r.cacheable {
-		cached := &cachedRow{families: r.families, arena: append([]byte(nil), arena...), cells: make([]cachedCell, len(kept))}
-		for i, k := range kept {
-			cached.cells[i] = cachedCell{family: uint16(k.fam.index), qualLen: uint32(k.qualLen), valueLen: uint32(k.valueLen), ts: k.ts}
-		}
-		c.rows.put(r.stripe, rowCacheKey(r.prefix), r.gen, cached)
+		c.results.putRow(r.stripe, r.prefix, r.gen, r.families, arena, kept)
 	}
 	return &pb.GetResponse{Result: &pb.Result{Cell: cutCells(append([]byte(nil), row...), arena, kept)}}, nil
 }
@@ -141,7 +131,7 @@ func (c *Client) readGet(it *pebble.Iterator, t *table, r getRead) (*pb.GetRespo
 // rows visited in key order: each seek then starts where the last ended,
 // in index and data blocks the iterator holds already, where an iterator
 // per Get would take both from the block cache again (a third of a Get's
-// CPU under load). The batch reads one snapshot of the table; the row
+// CPU under load). The batch reads one snapshot of the table; the result
 // cache answers first.
 func (c *Client) getBatch(ctx context.Context, batch []hrpc.Call, res []hrpc.RPCResult) bool {
 	failAll := func(err error) bool {
@@ -165,6 +155,15 @@ func (c *Client) getBatch(ctx context.Context, batch []hrpc.Call, res []hrpc.RPC
 	var misses []pending
 	allOK := true
 	for i, call := range batch {
+		// As a Get's own send does, whether the cache answers or not.
+		if err := ctx.Err(); err != nil {
+			res[i].Error, allOK = err, false
+			continue
+		}
+		if err := call.Context().Err(); err != nil {
+			res[i].Error, allOK = err, false
+			continue
+		}
 		call.SetRegion(t.region)
 		r, err := c.newGetRead(t, call.ToProto().(*pb.GetRequest).GetGet())
 		switch {

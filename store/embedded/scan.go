@@ -3,6 +3,7 @@ package embedded
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 
@@ -81,6 +82,11 @@ type scanner struct {
 
 	page    []*pb.Result
 	done    bool
+	// The first page of a scan the cache may keep: the scan as the cache
+	// knows it and its bucket, and whether it was fetched yet.
+	cacheKey           string
+	cachePrefix        []byte
+	cacheable, fetched bool
 	err     error // returned once by Next, then io.EOF
 	metrics map[string]int64
 }
@@ -134,6 +140,10 @@ func (s *scanner) init() error {
 	}
 	if bytes.Compare(s.lower, s.upper) >= 0 {
 		s.done = true
+	}
+	if s.c.results != nil && !s.done {
+		s.cacheKey, s.cacheable = scanKey(s.q, s.lower, s.upper, s.reversed, s.pageSize)
+		s.cachePrefix = scanPrefix(s.lower, s.upper)
 	}
 	return nil
 }
@@ -195,6 +205,22 @@ func (s *scanner) fetch(n int) ([]*pb.Result, error) {
 		return nil, err
 	}
 	defer s.c.leave()
+	// The first page comes from the result cache when it holds it; else
+	// what the cache needs is noted before the iterator opens.
+	var (
+		keep    bool
+		read    pageRead
+		rowsEnc []byte
+		nRows   int
+	)
+	if s.cacheable && !s.fetched {
+		s.fetched = true
+		cached, r := s.c.results.getPage(s.t, s.cachePrefix, s.cacheKey)
+		if page, ok := s.fromCache(cached); ok {
+			return page, nil
+		}
+		keep, read = true, r
+	}
 	it, err := s.c.db.NewIter(&pebble.IterOptions{LowerBound: s.lower, UpperBound: s.upper})
 	if err != nil {
 		return nil, fmt.Errorf("embedded: scan: %w", err)
@@ -240,11 +266,80 @@ func (s *scanner) fetch(n int) ([]*pb.Result, error) {
 			continue
 		}
 		page = append(page, &pb.Result{Cell: cutCells(row, arena, kept)})
+		if keep {
+			rowsEnc = appendBytes(rowsEnc, row)
+			rowsEnc = appendCells(rowsEnc, arena, kept)
+			nRows++
+		}
 	}
 	if err := it.Error(); err != nil {
 		return page, fmt.Errorf("embedded: scan: %w", err)
 	}
+	if keep {
+		s.c.results.putPage(s.t, read, s.encodePage(nRows, rowsEnc))
+	}
 	return page, nil
+}
+
+// encodePage is the first page as the result cache keeps it: the
+// scanner's state after it (where it stands, whether it is done, the rows
+// it counted), then the rows.
+func (s *scanner) encodePage(nRows int, rows []byte) []byte {
+	b := make([]byte, 0, len(s.lower)+len(s.upper)+len(rows)+32)
+	b = appendBytes(b, s.lower)
+	b = appendBytes(b, s.upper)
+	done := uint64(0)
+	if s.done {
+		done = 1
+	}
+	b = binary.AppendUvarint(b, done)
+	b = binary.AppendUvarint(b, uint64(s.metrics[metricRowsScanned]))
+	b = binary.AppendUvarint(b, uint64(s.metrics[metricRowsFiltered]))
+	b = binary.AppendUvarint(b, uint64(nRows))
+	return append(b, rows...)
+}
+
+// fromCache is the first page of the scan from a cached one, b (nil on a
+// miss), the scanner left where the scan that filled it was.
+func (s *scanner) fromCache(b []byte) ([]*pb.Result, bool) {
+	if b == nil {
+		return nil, false
+	}
+	lower, b, ok := readBytes(b)
+	if !ok {
+		return nil, false
+	}
+	upper, b, ok := readBytes(b)
+	if !ok {
+		return nil, false
+	}
+	var counts [4]uint64 // done, scanned, filtered, rows
+	for i := range counts {
+		v, w := binary.Uvarint(b)
+		if w <= 0 {
+			return nil, false
+		}
+		counts[i], b = v, b[w:]
+	}
+	if counts[3] > uint64(len(b)) {
+		return nil, false
+	}
+	page := make([]*pb.Result, counts[3])
+	for i := range page {
+		row, rest, ok := readBytes(b)
+		if !ok {
+			return nil, false
+		}
+		var cells []*pb.Cell
+		if cells, b, ok = decodeCells(s.t, row[:len(row):len(row)], rest); !ok {
+			return nil, false
+		}
+		page[i] = &pb.Result{Cell: cells}
+	}
+	s.lower, s.upper, s.done = lower[:len(lower):len(lower)], upper[:len(upper):len(upper)], counts[0] == 1
+	s.metrics[metricRowsScanned] += int64(counts[1])
+	s.metrics[metricRowsFiltered] += int64(counts[2])
+	return page, true
 }
 
 // position moves the iterator to the first record of the next row in scan

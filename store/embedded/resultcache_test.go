@@ -111,3 +111,100 @@ func TestRowCacheAnswersOnlyItsSelection(t *testing.T) {
 		t.Errorf("after a caller changed its result: %q", got)
 	}
 }
+// TestScanCacheNeverServesAChangedPage has writers add rows to one range
+// while readers scan its first page all the time (filling the cache): a
+// scan begun after a Put returned must hold the row put, and after a
+// Delete returned must not.
+func TestScanCacheNeverServesAChangedPage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cl := openSpec(t, embedded.Options{})
+	const writers, perWriter, readers = 6, 60, 3
+	has := func(row string) bool {
+		return slices.Contains(rowKeys(mustScan(t, cl, "t/", "t0", hrpc.NumberOfRows(1000))), row)
+	}
+	stop := make(chan struct{})
+	var readersDone sync.WaitGroup
+	for range readers {
+		readersDone.Add(1)
+		go func() {
+			defer readersDone.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					has("")
+				}
+			}
+		}()
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				row := fmt.Sprintf("t/%d/%03d", w, i)
+				mustPut(t, cl, row, vals("f", "a", row))
+				if !has(row) {
+					errs <- fmt.Errorf("a scan after the Put of %s lacks it", row)
+					return
+				}
+				if i%3 == 0 {
+					del, _ := hrpc.NewDelStr(ctx, specTable, row, nil)
+					if _, err := cl.Delete(del); err != nil {
+						errs <- err
+						return
+					}
+					if has(row) {
+						errs <- fmt.Errorf("a scan after the Delete of %s holds it", row)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	readersDone.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got, want := len(mustScan(t, cl, "t/", "t0")), writers*perWriter*2/3; got != want {
+		t.Errorf("%d rows in the range, want %d", got, want)
+	}
+}
+
+// TestScanCacheFirstPageThenTheRest scans five rows two at a time, twice:
+// the second scan's first page comes from the cache and the scanner goes
+// on from where the first left it, forward and reversed, and with a write
+// elsewhere in the table between.
+func TestScanCacheFirstPageThenTheRest(t *testing.T) {
+	t.Parallel()
+	cl := openSpec(t, embedded.Options{})
+	putRows(t, cl, "p1", "p2", "p3", "p4", "p5", "q1")
+	for _, reversed := range []bool{false, true} {
+		opts := []func(hrpc.Call) error{hrpc.NumberOfRows(2)}
+		start, stop := "p", "q"
+		want := []string{"p1", "p2", "p3", "p4", "p5"}
+		if reversed {
+			opts = append(opts, hrpc.Reversed())
+			start, stop = "p9", "p"
+			want = []string{"p5", "p4", "p3", "p2", "p1"}
+		}
+		for i := range 3 {
+			if got := rowKeys(mustScan(t, cl, start, stop, opts...)); !slices.Equal(got, want) {
+				t.Errorf("reversed %v, scan %d: %q, want %q", reversed, i, got, want)
+			}
+			mustPut(t, cl, "q1", vals("f", "a", fmt.Sprint(i))) // outside the range
+		}
+		mustPut(t, cl, "p3", vals("f", "b", "new"))
+		got := rowsKV(mustScan(t, cl, start, stop, opts...))
+		if !slices.Contains(got, "p3 f:b=new") {
+			t.Errorf("reversed %v: after a Put to p3 the scan reads %q", reversed, got)
+		}
+	}
+}
