@@ -111,6 +111,7 @@ func TestRowCacheAnswersOnlyItsSelection(t *testing.T) {
 		t.Errorf("after a caller changed its result: %q", got)
 	}
 }
+
 // TestScanCacheNeverServesAChangedPage has writers add rows to one range
 // while readers scan its first page all the time (filling the cache): a
 // scan begun after a Put returned must hold the row put, and after a

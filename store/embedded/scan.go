@@ -80,15 +80,15 @@ type scanner struct {
 	// [lower, upper) is the key range not yet read.
 	lower, upper []byte
 
-	page    []*pb.Result
-	done    bool
+	page []*pb.Result
+	done bool
 	// The first page of a scan the cache may keep: the scan as the cache
 	// knows it and its bucket, and whether it was fetched yet.
 	cacheKey           string
 	cachePrefix        []byte
 	cacheable, fetched bool
-	err     error // returned once by Next, then io.EOF
-	metrics map[string]int64
+	err                error // returned once by Next, then io.EOF
+	metrics            map[string]int64
 }
 
 func (s *scanner) init() error {
