@@ -95,11 +95,9 @@ func (a articleCells) cells() cells {
 	}
 }
 
-var errCorruptArticle = errors.New("store: corrupt article row")
-
-// decodeArticleCells reads t, b, k, u; ok is false when the row does not
-// exist (no u).
-func decodeArticleCells(c cells) (a articleCells, ok bool, err error) {
+// decodeArticleCells reads t, b, k, u of the row with key row; ok is false
+// when the row does not exist (no u).
+func decodeArticleCells(row []byte, c cells) (a articleCells, ok bool, err error) {
 	if c[qualArticleU] == nil {
 		return a, false, nil
 	}
@@ -108,7 +106,7 @@ func decodeArticleCells(c cells) (a articleCells, ok bool, err error) {
 	b, okB := c[qualBody]
 	k, okK := c[qualCategory]
 	if !okU || !okT || !okB || !okK {
-		return a, false, fmt.Errorf("%w: cells %q", errCorruptArticle, qualifiersOf(c))
+		return a, false, corrupt(row, "article cells %q", qualifiersOf(c))
 	}
 	return articleCells{title: string(t), body: string(b), category: string(k), updated: u}, true, nil
 }
@@ -216,7 +214,7 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 			return Article{}, fmt.Errorf("post article: %w", err)
 		}
 		if seq <= 0 {
-			return Article{}, fmt.Errorf("post article: corrupt sequence counter %d", seq)
+			return Article{}, fmt.Errorf("post article: %w", corrupt(counters, "sequence counter %d", seq))
 		}
 		now := s.nowMs()
 		k = keys.Article{Author: authorID, Posted: now, Seq: uint64(seq)}
@@ -286,7 +284,7 @@ func (s *Store) GetArticle(ctx context.Context, id string) (Article, error) {
 	if err != nil {
 		return Article{}, err
 	}
-	a, ok, err := decodeArticleCells(c)
+	a, ok, err := decodeArticleCells(row, c)
 	if err != nil {
 		return Article{}, err
 	}
@@ -327,7 +325,7 @@ func (s *Store) GetArticles(ctx context.Context, ids []string) ([]Article, []err
 	}
 	for j, c := range res {
 		i := at[j]
-		a, ok, err := decodeArticleCells(c)
+		a, ok, err := decodeArticleCells(rows[j], c)
 		switch {
 		case err != nil:
 			errs[i] = err
@@ -387,7 +385,7 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 			return Article{}, err
 		}
 		var ok bool
-		if old, ok, err = decodeArticleCells(c); err != nil {
+		if old, ok, err = decodeArticleCells(row, c); err != nil {
 			return Article{}, err
 		}
 		if !ok {
@@ -470,7 +468,7 @@ func (s *Store) DeleteArticle(ctx context.Context, id string) error {
 			return err
 		}
 		var ok bool
-		if old, ok, err = decodeArticleCells(c); err != nil {
+		if old, ok, err = decodeArticleCells(row, c); err != nil {
 			return err
 		}
 		if !ok {
@@ -592,15 +590,18 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 		} else if k, err = keys.DecodeTimeline(rw.key); err != nil {
 			return ArticlePage{}, err
 		}
-		a, ok, err := decodeArticleCells(rw.cells)
-		if err != nil || !ok {
-			return ArticlePage{}, fmt.Errorf("%w: row %x", errCorruptArticle, rw.key)
+		a, ok, err := decodeArticleCells(rw.key, rw.cells)
+		if err == nil && !ok {
+			err = corrupt(rw.key, "an index row without its article cells")
+		}
+		if err != nil {
+			return ArticlePage{}, err
 		}
 		if out.Articles[i], err = articleFrom(k, a); err != nil {
 			return ArticlePage{}, err
 		}
 		if trow, err := k.Key(); err == nil {
-			out.Primed = append(out.Primed, Primed{Get{keys.TableArticles, string(trow)}, Row{rw.cells}})
+			out.Primed = append(out.Primed, Primed{Get{keys.TableArticles, string(trow)}, Row{string(trow), rw.cells}})
 		}
 		out.Cursors[i] = cursors[i]
 	}

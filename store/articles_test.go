@@ -50,7 +50,7 @@ func checkArticleInvariants(t testing.TB, s *Store) {
 	maxSeq := map[string]uint64{}
 	err := s.scanAll(context.Background(), scanRange{table: keys.TableArticles, family: keys.FamilyArticles}, func(rw row) (bool, error) {
 		if k, err := keys.DecodeTimeline(rw.key); err == nil {
-			a, ok, err := decodeArticleCells(rw.cells)
+			a, ok, err := decodeArticleCells(rw.key, rw.cells)
 			if err != nil || !ok {
 				return false, fmt.Errorf("timeline row %x: %v", rw.key, err)
 			}

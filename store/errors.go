@@ -9,6 +9,16 @@ import (
 	"github.com/tsuna/gohbase/region"
 )
 
+// ErrCorrupt marks stored cells that do not decode: damage or a bug, never
+// the caller's input. An error wrapping it names the row key and what was
+// wrong; the server logs it and tells the client only INTERNAL.
+var ErrCorrupt = errors.New("store: corrupt row")
+
+// corrupt is ErrCorrupt for the row with key row, saying what was wrong.
+func corrupt(row []byte, format string, args ...any) error {
+	return fmt.Errorf("%w %x: %s", ErrCorrupt, row, fmt.Sprintf(format, args...))
+}
+
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
 }

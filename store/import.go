@@ -155,7 +155,7 @@ func (s *Store) AdvanceArticleSeq(ctx context.Context, authorID string, atLeast 
 	if v := c[qualSeq]; v != nil {
 		var ok bool
 		if cur, ok = decodeMs(v); !ok {
-			return errors.New("store: corrupt sequence counter")
+			return corrupt(row, "sequence counter %x", v)
 		}
 	}
 	if cur >= int64(atLeast) {

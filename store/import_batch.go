@@ -257,7 +257,7 @@ func (s *Store) nodeErrors(ctx context.Context, ids []string) map[string]error {
 			out[n.id] = err
 			continue
 		}
-		_, ok, derr := decodeEntity(got[i])
+		_, ok, derr := decodeEntity(n.row, got[i])
 		switch {
 		case errs[i] != nil:
 			out[n.id] = errs[i]

@@ -42,15 +42,16 @@ type entity struct {
 	props            []byte
 }
 
-// decodeEntity reads c, p, u; ok is false when the row does not exist.
-func decodeEntity(c cells) (e entity, ok bool, err error) {
+// decodeEntity reads c, p, u of the row with key row; ok is false when the
+// row does not exist.
+func decodeEntity(row []byte, c cells) (e entity, ok bool, err error) {
 	created, okc := decodeMs(c[qualCreated])
 	if c == nil || c[qualCreated] == nil {
 		return e, false, nil
 	}
 	updated, oku := decodeMs(c[qualUpdated])
 	if !okc || !oku {
-		return e, false, fmt.Errorf("store: corrupt row: c=%x u=%x", c[qualCreated], c[qualUpdated])
+		return e, false, corrupt(row, "c=%x u=%x", c[qualCreated], c[qualUpdated])
 	}
 	return entity{created: created, updated: updated, props: c[qualProperties]}, true, nil
 }
@@ -130,11 +131,12 @@ func (s *Store) GetNode(ctx context.Context, id string) (Node, error) {
 	if err := validateID("node id", id); err != nil {
 		return Node{}, err
 	}
-	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(id))
+	row := keys.Node(id)
+	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
 	if err != nil {
 		return Node{}, err
 	}
-	e, ok, err := decodeEntity(c)
+	e, ok, err := decodeEntity(row, c)
 	if err != nil {
 		return Node{}, err
 	}
@@ -179,7 +181,7 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 		if err != nil {
 			return entity{}, err
 		}
-		old, ok, err := decodeEntity(c)
+		old, ok, err := decodeEntity(row, c)
 		if err != nil {
 			return entity{}, err
 		}
@@ -216,7 +218,7 @@ func (s *Store) deleteEntity(ctx context.Context, row []byte) (entity, int64, er
 		if err != nil {
 			return entity{}, 0, err
 		}
-		old, ok, err := decodeEntity(c)
+		old, ok, err := decodeEntity(row, c)
 		if err != nil {
 			return entity{}, 0, err
 		}

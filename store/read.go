@@ -19,6 +19,7 @@ type Get struct {
 // Row is what Read found for a Get; the zero Row is a row that does not
 // exist. Its decoders turn it into the domain value the Get was made for.
 type Row struct {
+	key   string // the row's key, for what a corrupt row's error names
 	cells cells
 }
 
@@ -113,7 +114,7 @@ func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
 			return err
 		}
 		for j, i := range idx {
-			out[i] = Row{cells: res[j]}
+			out[i] = Row{key: gets[i].row, cells: res[j]}
 		}
 		return nil
 	}
@@ -173,7 +174,7 @@ func readEach[K, T any](ctx context.Context, s *Store, ks []K, get func(K) (Get,
 
 // Node decodes a node row read for id: nil when there is none.
 func (r Row) Node(id string) (*Node, error) {
-	e, ok, err := decodeEntity(r.cells)
+	e, ok, err := decodeEntity([]byte(r.key), r.cells)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -184,7 +185,7 @@ func (r Row) Node(id string) (*Node, error) {
 // Relationship decodes a relationship row read for k: nil when there is
 // none.
 func (r Row) Relationship(k RelationshipKey) (*Relationship, error) {
-	e, ok, err := decodeEntity(r.cells)
+	e, ok, err := decodeEntity([]byte(r.key), r.cells)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -200,7 +201,7 @@ func (r Row) Degree() (int64, error) {
 	}
 	n, ok := decodeMs(v)
 	if !ok {
-		return 0, fmt.Errorf("store: corrupt degree counter")
+		return 0, corrupt([]byte(r.key), "degree counter %x", v)
 	}
 	return n, nil
 }
@@ -212,7 +213,7 @@ func (r Row) Article(id string) (*Article, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, ok, err := decodeArticleCells(r.cells)
+	a, ok, err := decodeArticleCells([]byte(r.key), r.cells)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +237,7 @@ func (r Row) ArticleCount(category string) (int64, error) {
 	}
 	n, ok := decodeMs(v)
 	if !ok {
-		return 0, fmt.Errorf("store: corrupt article counter %q", qual)
+		return 0, corrupt([]byte(r.key), "article counter %q: %x", qual, v)
 	}
 	return n, nil
 }
@@ -247,7 +248,7 @@ func (r Row) TopWords(n int) ([]WordCount, error) {
 	if n < 1 || n > MaxTopWords {
 		return nil, invalid("n is %d; want 1..%d", n, MaxTopWords)
 	}
-	return topWords(r.cells, n)
+	return topWords([]byte(r.key), r.cells, n)
 }
 
 // Primed is a row a page scan has already read (an index row holds what its

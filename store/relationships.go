@@ -187,11 +187,12 @@ func (s *Store) GetRelationship(ctx context.Context, k RelationshipKey) (Relatio
 	if err := k.Validate(); err != nil {
 		return Relationship{}, err
 	}
-	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, k.row())
+	row := k.row()
+	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
 	if err != nil {
 		return Relationship{}, err
 	}
-	e, ok, err := decodeEntity(c)
+	e, ok, err := decodeEntity(row, c)
 	if err != nil {
 		return Relationship{}, err
 	}
@@ -294,7 +295,7 @@ func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Directio
 		page.Relationships[i] = Relationship{Start: k.Start, Type: k.Type, End: k.End, Properties: props,
 			Created: time.UnixMilli(a.Created), Updated: time.UnixMilli(rw.ts)}
 		e := entity{created: a.Created, updated: rw.ts, props: rw.cells[qualProperties]}
-		page.Primed = append(page.Primed, Primed{Get{keys.TableGraph, string(k.row())}, Row{e.cells()}})
+		page.Primed = append(page.Primed, Primed{Get{keys.TableGraph, string(k.row())}, Row{string(k.row()), e.cells()}})
 	}
 	return page, nil
 }

@@ -268,7 +268,7 @@ func (s *Store) scanGraph(ctx context.Context) (graphScan, error) {
 		if id, err := keys.DecodeNode(rw.key); err == nil {
 			g.nodes[id] = true
 		} else if r, err := keys.DecodeRelationship(rw.key); err == nil {
-			e, ok, err := decodeEntity(rw.cells)
+			e, ok, err := decodeEntity(rw.key, rw.cells)
 			if err != nil || !ok {
 				return false, fmt.Errorf("relationship row %q: %v", rw.key, err)
 			}

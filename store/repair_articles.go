@@ -131,9 +131,12 @@ func (r *articleRepair) visit(ctx context.Context, rw row) error {
 		if err := r.enter(ctx, k.Author); err != nil {
 			return err
 		}
-		a, ok, err := decodeArticleCells(rw.cells)
-		if err != nil || !ok {
-			return fmt.Errorf("timeline row %x: %w", rw.key, errCorruptArticle)
+		a, ok, err := decodeArticleCells(rw.key, rw.cells)
+		if err == nil && !ok {
+			err = corrupt(rw.key, "a timeline row without its article cells")
+		}
+		if err != nil {
+			return err
 		}
 		r.articles[articleKey{k.Posted, k.Seq}] = &scannedArticle{category: a.category, digest: r.digestCells(rw.cells)}
 		r.counts[qualArticleCount]++
@@ -284,7 +287,7 @@ func (s *Store) readTimeline(ctx context.Context, k keys.Article) (articleCells,
 	if err != nil {
 		return articleCells{}, false, err
 	}
-	return decodeArticleCells(c)
+	return decodeArticleCells(row, c)
 }
 
 // fixArticleCounters sets author's counters to the rows they count. It reads
@@ -313,9 +316,12 @@ func (s *Store) fixArticleCounters(ctx context.Context, author string, fix func(
 			if err != nil {
 				return false, err
 			}
-			a, ok, err := decodeArticleCells(rw.cells)
-			if err != nil || !ok {
-				return false, fmt.Errorf("timeline row %x: %w", rw.key, errCorruptArticle)
+			a, ok, err := decodeArticleCells(rw.key, rw.cells)
+			if err == nil && !ok {
+				err = corrupt(rw.key, "a timeline row without its article cells")
+			}
+			if err != nil {
+				return false, err
 			}
 			counts[qualArticleCount]++
 			counts[qualCategoryCount+a.category]++

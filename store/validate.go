@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"unicode/utf8"
@@ -98,7 +97,7 @@ func storedProperties(b []byte) (PropertySet, error) {
 		return PropertySet{}, nil
 	}
 	if b[0] != '{' || !json.Valid(b) {
-		return PropertySet{}, errors.New("store: corrupt properties: not a JSON object")
+		return PropertySet{}, fmt.Errorf("%w: properties are not a JSON object", ErrCorrupt)
 	}
 	return PropertySet{raw: b}, nil
 }
@@ -129,7 +128,7 @@ func decodeProperties(b []byte) (Properties, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("store: corrupt properties: %w", err)
+		return nil, fmt.Errorf("%w: properties: %v", ErrCorrupt, err)
 	}
 	return p, nil
 }

@@ -133,8 +133,8 @@ func (s *Store) TopWordsOf(ctx context.Context, authorIDs []string, n int) ([][]
 
 // topWords picks the n largest positive counts of a word count row, ties
 // in word order.
-func topWords(c cells, n int) ([]WordCount, error) {
-	counts, err := decodeWordCounts(c)
+func topWords(row []byte, c cells, n int) ([]WordCount, error) {
+	counts, err := decodeWordCounts(row, c)
 	if err != nil {
 		return nil, err
 	}
@@ -156,13 +156,13 @@ func topWords(c cells, n int) ([]WordCount, error) {
 	return out, nil
 }
 
-// decodeWordCounts decodes a word count row; a cell that is not an int64
-// is an error, naming the least such word.
-func decodeWordCounts(c cells) (map[string]int64, error) {
-	m, corrupt := splitWordCounts(c)
-	if len(corrupt) > 0 {
-		w := slices.Min(slices.Collect(maps.Keys(corrupt)))
-		return nil, fmt.Errorf("store: corrupt word count %q: %d bytes", w, len(c[w]))
+// decodeWordCounts decodes the word count row with key row; a cell that is
+// not an int64 is an error, naming the least such word.
+func decodeWordCounts(row []byte, c cells) (map[string]int64, error) {
+	m, bad := splitWordCounts(c)
+	if len(bad) > 0 {
+		w := slices.Min(slices.Collect(maps.Keys(bad)))
+		return nil, corrupt(row, "corrupt word count %q: %d bytes", w, len(c[w]))
 	}
 	return m, nil
 }
@@ -282,9 +282,9 @@ func (s *Store) rebuildWordCounts(ctx context.Context, authorID string) (wordCou
 	}
 	want := map[string]int64{}
 	err = s.scanAll(ctx, timelineRange(authorID), func(rw row) (bool, error) {
-		a, ok, err := decodeArticleCells(rw.cells)
+		a, ok, err := decodeArticleCells(rw.key, rw.cells)
 		if err != nil {
-			return false, fmt.Errorf("row %x: %w", rw.key, err)
+			return false, err
 		}
 		if ok {
 			countWords(want, a.title)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -18,7 +19,7 @@ func recountArticleWords(t testing.TB, s *Store, author string) map[string]int64
 	t.Helper()
 	want := map[string]int64{}
 	err := s.scanAll(context.Background(), timelineRange(author), func(rw row) (bool, error) {
-		a, ok, err := decodeArticleCells(rw.cells)
+		a, ok, err := decodeArticleCells(rw.key, rw.cells)
 		if err != nil || !ok {
 			return false, fmt.Errorf("row %x: %v", rw.key, err)
 		}
@@ -40,7 +41,7 @@ func storedWordCounts(t testing.TB, s *Store, author string) map[string]int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := decodeWordCounts(c)
+	m, err := decodeWordCounts([]byte("row"), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestDecodeWordCountsCorrupt(t *testing.T) {
 		v := append(slices.Clip(valid), 0)[:n]
 		t.Run(fmt.Sprint(n, " bytes"), func(t *testing.T) {
 			c := cells{"ok": encodeMs(1), "torn": v, "zz": {}}
-			if _, err := decodeWordCounts(c); err == nil || !strings.Contains(err.Error(), `"torn"`) {
+			if _, err := decodeWordCounts([]byte("row"), c); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), `"torn"`) {
 				t.Errorf("decodeWordCounts: %v, want an error naming \"torn\"", err)
 			}
 			counts, corrupt := splitWordCounts(c)
