@@ -351,7 +351,7 @@ func TestArticleLayoutCheck(t *testing.T) {
 	}
 	// A newer hbgraph's table.
 	if err := s.put(ctx, keys.TableArticles, keys.FamilyArticles, keys.ArticleLayoutRow(),
-		cells{qualLayoutVersion: encodeMs(keys.ArticleLayoutVersion + 1)}, s.nowMs()+1); err != nil {
+		cells{keys.QualLayoutVersion: encodeMs(keys.ArticleLayoutVersion + 1)}, s.nowMs()+1); err != nil {
 		t.Fatal(err)
 	}
 	newer, err := New(s.hc, Options{})
@@ -384,7 +384,7 @@ func TestEmptyIgnoresArticleLayout(t *testing.T) {
 	if _, err := s.Articles(ctx, "nobody", ArticleQuery{}, PageRequest{Size: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, keys.ArticleLayoutRow()); err != nil || c[qualLayoutVersion] == nil {
+	if c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, keys.ArticleLayoutRow()); err != nil || c[keys.QualLayoutVersion] == nil {
 		t.Fatalf("no layout version recorded: %v, %v", c, err)
 	}
 	if empty, err := s.Empty(ctx); err != nil || !empty {
@@ -392,7 +392,7 @@ func TestEmptyIgnoresArticleLayout(t *testing.T) {
 	}
 	// Any other row of the table counts, whichever sorts first.
 	for _, author := range []string{"", "zz"} {
-		if err := s.put(ctx, keys.TableArticles, keys.FamilyArticles, keys.Counters(author), cells{qualSeq: encodeMs(1)}, s.nowMs()); err != nil {
+		if err := s.put(ctx, keys.TableArticles, keys.FamilyArticles, keys.Counters(author), cells{keys.QualSeq: encodeMs(1)}, s.nowMs()); err != nil {
 			t.Fatal(err)
 		}
 		if empty, err := s.Empty(ctx); err != nil || empty {

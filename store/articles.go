@@ -36,18 +36,6 @@ import (
 // rows and counters (repairArticles) and the word counts
 // (repairWordCounts).
 
-// Qualifiers of timeline and category rows, and of the counters row.
-// ON-DISK FORMAT.
-const (
-	qualTitle         = "t"
-	qualBody          = "b"
-	qualCategory      = "k"
-	qualArticleU      = "u"
-	qualSeq           = "seq"
-	qualArticleCount  = "n"
-	qualCategoryCount = "n/" // + category
-)
-
 // Article limits. An input outside them is ErrInvalidInput and writes
 // nothing. The body bound keeps a timeline row, and its copy in the category
 // index, far below HBase's default 10 MiB cell limit
@@ -88,23 +76,23 @@ type articleCells struct {
 
 func (a articleCells) cells() cells {
 	return cells{
-		qualTitle:    []byte(a.title),
-		qualBody:     []byte(a.body),
-		qualCategory: []byte(a.category),
-		qualArticleU: encodeMs(a.updated),
+		keys.QualTitle:    []byte(a.title),
+		keys.QualBody:     []byte(a.body),
+		keys.QualCategory: []byte(a.category),
+		keys.QualArticleU: encodeMs(a.updated),
 	}
 }
 
 // decodeArticleCells reads t, b, k, u of the row with key row; ok is false
 // when the row does not exist (no u).
 func decodeArticleCells(row []byte, c cells) (a articleCells, ok bool, err error) {
-	if c[qualArticleU] == nil {
+	if c[keys.QualArticleU] == nil {
 		return a, false, nil
 	}
-	u, okU := decodeMs(c[qualArticleU])
-	t, okT := c[qualTitle]
-	b, okB := c[qualBody]
-	k, okK := c[qualCategory]
+	u, okU := decodeMs(c[keys.QualArticleU])
+	t, okT := c[keys.QualTitle]
+	b, okB := c[keys.QualBody]
+	k, okK := c[keys.QualCategory]
 	if !okU || !okT || !okB || !okK {
 		return a, false, corrupt(row, "article cells %q", qualifiersOf(c))
 	}
@@ -209,7 +197,7 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 				return Article{}, err
 			}
 		}
-		seq, err := s.increment(ctx, keys.TableArticles, keys.FamilyArticles, counters, qualSeq, 1)
+		seq, err := s.increment(ctx, keys.TableArticles, keys.FamilyArticles, counters, keys.QualSeq, 1)
 		if err != nil {
 			return Article{}, fmt.Errorf("post article: %w", err)
 		}
@@ -227,7 +215,7 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 		}
 		// "u absent": a sequence number handed out twice (a counter row
 		// lost and rebuilt) takes a fresh one instead of overwriting.
-		ok, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, qualArticleU, nil, a.cells(), a.updated)
+		ok, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU, nil, a.cells(), a.updated)
 		if err != nil {
 			return Article{}, fmt.Errorf("post article: %w", err)
 		}
@@ -238,7 +226,7 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	if err := s.putCategoryRow(ctx, k, a); err != nil {
 		return Article{}, err
 	}
-	if err := s.countArticles(ctx, authorID, map[string]int64{qualArticleCount: 1, qualCategoryCount + category: 1}); err != nil {
+	if err := s.countArticles(ctx, authorID, map[string]int64{keys.QualArticleCount: 1, keys.QualCategoryCount + category: 1}); err != nil {
 		return Article{}, err
 	}
 	if err := s.addWordCounts(ctx, authorID, articleWords(a)); err != nil {
@@ -402,7 +390,7 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 			next.category = *category
 		}
 		next.updated = s.nextUpdate(old.updated)
-		ok, err = s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, qualArticleU,
+		ok, err = s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU,
 			encodeMs(old.updated), next.cells(), next.updated)
 		if err != nil {
 			return Article{}, err
@@ -431,7 +419,7 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 			return Article{}, err
 		}
 		if err := s.countArticles(ctx, k.Author, map[string]int64{
-			qualCategoryCount + next.category: 1, qualCategoryCount + old.category: -1,
+			keys.QualCategoryCount + next.category: 1, keys.QualCategoryCount + old.category: -1,
 		}); err != nil {
 			return Article{}, err
 		}
@@ -475,7 +463,7 @@ func (s *Store) DeleteArticle(ctx context.Context, id string) error {
 			return fmt.Errorf("article %q: %w", id, ErrNotFound)
 		}
 		ts = s.nextUpdate(old.updated)
-		ok, err = s.checkAndDeleteRow(ctx, keys.TableArticles, keys.FamilyArticles, row, qualArticleU, encodeMs(old.updated), ts)
+		ok, err = s.checkAndDeleteRow(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU, encodeMs(old.updated), ts)
 		if err != nil {
 			return err
 		}
@@ -493,7 +481,7 @@ func (s *Store) DeleteArticle(ctx context.Context, id string) error {
 	if err := s.deleteRow(ctx, keys.TableArticles, crow, ts); err != nil {
 		return err
 	}
-	if err := s.countArticles(ctx, k.Author, map[string]int64{qualArticleCount: -1, qualCategoryCount + old.category: -1}); err != nil {
+	if err := s.countArticles(ctx, k.Author, map[string]int64{keys.QualArticleCount: -1, keys.QualCategoryCount + old.category: -1}); err != nil {
 		return err
 	}
 	return s.addWordCounts(ctx, k.Author, wordDeltas(articleWords(old), nil))

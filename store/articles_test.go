@@ -62,8 +62,8 @@ func checkArticleInvariants(t testing.TB, s *Store) {
 			if want[k.Author] == nil {
 				want[k.Author] = map[string]int64{}
 			}
-			want[k.Author][qualArticleCount]++
-			want[k.Author][qualCategoryCount+a.category]++
+			want[k.Author][keys.QualArticleCount]++
+			want[k.Author][keys.QualCategoryCount+a.category]++
 			maxSeq[k.Author] = max(maxSeq[k.Author], k.Seq)
 		} else if _, err := keys.DecodeCategory(rw.key); err == nil {
 			categories[string(rw.key)] = rw
@@ -102,7 +102,7 @@ func checkArticleInvariants(t testing.TB, s *Store) {
 	for author, w := range want {
 		have := counters[author]
 		for q := range have {
-			if q == qualArticleCount || strings.HasPrefix(q, qualCategoryCount) {
+			if q == keys.QualArticleCount || strings.HasPrefix(q, keys.QualCategoryCount) {
 				if _, ok := w[q]; !ok {
 					w[q] = 0
 				}
@@ -117,7 +117,7 @@ func checkArticleInvariants(t testing.TB, s *Store) {
 				t.Errorf("author %q: counter %q is %x, want %d", author, q, have[q], n)
 			}
 		}
-		if seq, _ := decodeMs(have[qualSeq]); uint64(seq) < maxSeq[author] {
+		if seq, _ := decodeMs(have[keys.QualSeq]); uint64(seq) < maxSeq[author] {
 			t.Errorf("author %q: seq %d is behind seq %d in use", author, seq, maxSeq[author])
 		}
 	}
@@ -813,7 +813,7 @@ func TestArticleRepairFixesHandMadeDamage(t *testing.T) {
 	// Stale cells in a's index row, b's index row also filed elsewhere, an
 	// index row of an article that never was, counters off, seq behind.
 	staleRow, _ := categoryRow(ka, "x")
-	if err := s.put(ctx, keys.TableArticles, keys.FamilyArticles, staleRow, cells{qualTitle: []byte("old")}, a.Updated.UnixMilli()); err != nil {
+	if err := s.put(ctx, keys.TableArticles, keys.FamilyArticles, staleRow, cells{keys.QualTitle: []byte("old")}, a.Updated.UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
 	elsewhere, _ := categoryRow(kb, "y")
@@ -830,7 +830,7 @@ func TestArticleRepairFixesHandMadeDamage(t *testing.T) {
 	}
 	// Increments may run ahead of the clock; the damage must not be older.
 	if err := s.put(ctx, keys.TableArticles, keys.FamilyArticles, counters,
-		cells{qualArticleCount: encodeMs(9), qualCategoryCount + "zzz": encodeMs(3), qualCategoryCount + "x": []byte("bad"), qualSeq: encodeMs(1)},
+		cells{keys.QualArticleCount: encodeMs(9), keys.QualCategoryCount + "zzz": encodeMs(3), keys.QualCategoryCount + "x": []byte("bad"), keys.QualSeq: encodeMs(1)},
 		max(s.nowMs(), cur[0].ts)); err != nil {
 		t.Fatal(err)
 	}

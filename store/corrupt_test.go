@@ -37,9 +37,9 @@ func TestCorruptRowsAreErrCorrupt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	damage(keys.TableGraph, keys.FamilyGraph, nodeRow, cells{qualUpdated: []byte("x")})
-	damage(keys.TableGraph, keys.FamilyGraph, degreeRow, cells{qualDegree: []byte("xyz")})
-	damage(keys.TableArticles, keys.FamilyArticles, articleRow, cells{qualArticleU: []byte("not a time")})
+	damage(keys.TableGraph, keys.FamilyGraph, nodeRow, cells{keys.QualUpdated: []byte("x")})
+	damage(keys.TableGraph, keys.FamilyGraph, degreeRow, cells{keys.QualDegree: []byte("xyz")})
+	damage(keys.TableArticles, keys.FamilyArticles, articleRow, cells{keys.QualArticleU: []byte("not a time")})
 
 	nodeGet, _ := NodeGet("alice")
 	degreeGet, _ := DegreeKey{Node: "alice", Dir: Outgoing, Type: "follows"}.Get()

@@ -65,7 +65,7 @@ func fillAdjacency(b *testing.B, s *Store, node string, n int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := s.put(bg, keys.TableGraph, keys.FamilyGraph, row, cells{qualProperties: props}, int64(1_700_000_000_000+i)); err != nil {
+		if err := s.put(bg, keys.TableGraph, keys.FamilyGraph, row, cells{keys.QualProperties: props}, int64(1_700_000_000_000+i)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -53,8 +53,8 @@ func checkGraphInvariants(t testing.TB, s *Store) {
 			have, ok := g.index[string(ix)]
 			if !ok {
 				t.Errorf("relationship %v has no index row %q", rel.key, ix)
-			} else if !bytes.Equal(have.cells[qualProperties], rel.e.props) {
-				t.Errorf("index row of %v has %s, relationship has %s", rel.key, have.cells[qualProperties], rel.e.props)
+			} else if !bytes.Equal(have.cells[keys.QualProperties], rel.e.props) {
+				t.Errorf("index row of %v has %s, relationship has %s", rel.key, have.cells[keys.QualProperties], rel.e.props)
 			}
 		}
 	}
@@ -68,7 +68,7 @@ func checkGraphInvariants(t testing.TB, s *Store) {
 		counts[string(d)]++
 	}
 	for key, rw := range g.degrees {
-		n, _ := decodeMs(rw.cells[qualDegree])
+		n, _ := decodeMs(rw.cells[keys.QualDegree])
 		if n != counts[key] {
 			t.Errorf("degree counter %q = %d, counts %d index rows", key, n, counts[key])
 		}

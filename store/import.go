@@ -107,7 +107,7 @@ func (s *Store) ImportArticle(ctx context.Context, authorID string, seq uint64, 
 	if id, err = k.ID(); err != nil {
 		return "", false, err
 	}
-	ok, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, qualArticleU, nil, a.cells(), a.updated)
+	ok, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU, nil, a.cells(), a.updated)
 	if err != nil || !ok {
 		return id, false, err
 	}
@@ -118,13 +118,13 @@ func (s *Store) ImportArticle(ctx context.Context, authorID string, seq uint64, 
 	if err != nil {
 		return id, false, err
 	}
-	if c[qualArticleU] == nil {
+	if c[keys.QualArticleU] == nil {
 		return id, false, errHiddenImport
 	}
 	if err := s.putCategoryRow(ctx, k, a); err != nil {
 		return id, false, err
 	}
-	if err := s.countArticles(ctx, authorID, map[string]int64{qualArticleCount: 1, qualCategoryCount + category: 1}); err != nil {
+	if err := s.countArticles(ctx, authorID, map[string]int64{keys.QualArticleCount: 1, keys.QualCategoryCount + category: 1}); err != nil {
 		return id, false, err
 	}
 	return id, true, s.addWordCounts(ctx, authorID, articleWords(a))
@@ -152,7 +152,7 @@ func (s *Store) AdvanceArticleSeq(ctx context.Context, authorID string, atLeast 
 		return err
 	}
 	var cur int64
-	if v := c[qualSeq]; v != nil {
+	if v := c[keys.QualSeq]; v != nil {
 		var ok bool
 		if cur, ok = decodeMs(v); !ok {
 			return corrupt(row, "sequence counter %x", v)
@@ -161,6 +161,6 @@ func (s *Store) AdvanceArticleSeq(ctx context.Context, authorID string, atLeast 
 	if cur >= int64(atLeast) {
 		return nil
 	}
-	_, err = s.increment(ctx, keys.TableArticles, keys.FamilyArticles, row, qualSeq, int64(atLeast)-cur)
+	_, err = s.increment(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualSeq, int64(atLeast)-cur)
 	return err
 }

@@ -130,14 +130,14 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 			it.fail(err)
 		}
 	}
-	err := createEach(ctx, s, pointImportTimeline, keys.TableArticles, keys.FamilyArticles, qualArticleU, items,
+	err := createEach(ctx, s, pointImportTimeline, keys.TableArticles, keys.FamilyArticles, keys.QualArticleU, items,
 		func(it *articleImport) (cells, int64) { return it.a.cells(), it.a.updated })
 	if err != nil {
 		return err
 	}
-	readBack(ctx, s, keys.TableArticles, keys.FamilyArticles, []string{qualArticleU}, live(items),
+	readBack(ctx, s, keys.TableArticles, keys.FamilyArticles, []string{keys.QualArticleU}, live(items),
 		func(it *articleImport, c cells) {
-			if c[qualArticleU] == nil {
+			if c[keys.QualArticleU] == nil {
 				it.fail(errHiddenImport)
 			}
 		})
@@ -157,8 +157,8 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 	counts := counterDeltas[*articleImport]{}
 	for _, it := range live(items) {
 		crow := keys.Counters(it.k.Author)
-		counts.add(it, crow, qualArticleCount, 1)
-		counts.add(it, crow, qualCategoryCount+it.a.category, 1)
+		counts.add(it, crow, keys.QualArticleCount, 1)
+		counts.add(it, crow, keys.QualCategoryCount+it.a.category, 1)
 	}
 	incrementAll(ctx, s, keys.TableArticles, keys.FamilyArticles, counts)
 	if err := s.faultPoint(pointImportWordCounts); err != nil {

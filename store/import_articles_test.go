@@ -230,15 +230,15 @@ func checkArticlesCreated(t *testing.T, s *Store, input []ArticleImport, outs []
 		}
 		crow, _ := categoryRow(k, a.category)
 		for _, r := range [][]byte{row, crow} {
-			if c, err := s.get(bg, keys.TableArticles, keys.FamilyArticles, r); err != nil || c[qualArticleU] == nil {
+			if c, err := s.get(bg, keys.TableArticles, keys.FamilyArticles, r); err != nil || c[keys.QualArticleU] == nil {
 				t.Errorf("line %d: created, but row %x is %v, %v", i, r, c, err)
 			}
 		}
 		if counts[k.Author] == nil {
 			counts[k.Author], words[k.Author] = map[string]int64{}, map[string]int64{}
 		}
-		counts[k.Author][qualArticleCount]++
-		counts[k.Author][qualCategoryCount+a.category]++
+		counts[k.Author][keys.QualArticleCount]++
+		counts[k.Author][keys.QualCategoryCount+a.category]++
 		for w, n := range articleWords(a) {
 			words[k.Author][w] += n
 		}

@@ -190,7 +190,7 @@ func newRelImport(i int, r RelationshipImport) (*relImport, error) {
 func (s *Store) importRelationshipRound(ctx context.Context, items []*relImport) error {
 	items = sortedByRow(items)
 	s.checkEndpoints(ctx, items)
-	err := createEach(ctx, s, "import-create", keys.TableGraph, keys.FamilyGraph, qualCreated, items,
+	err := createEach(ctx, s, "import-create", keys.TableGraph, keys.FamilyGraph, keys.QualCreated, items,
 		func(it *relImport) (cells, int64) { return it.e.cells(), it.e.updated })
 	if err != nil {
 		return err
@@ -250,7 +250,7 @@ func (s *Store) nodeErrors(ctx context.Context, ids []string) map[string]error {
 	for i, n := range nodes {
 		rows[i] = n.row
 	}
-	got, errs, err := s.getColumnsBatch(ctx, keys.TableGraph, keys.FamilyGraph, []string{qualCreated, qualUpdated}, rows)
+	got, errs, err := s.getColumnsBatch(ctx, keys.TableGraph, keys.FamilyGraph, []string{keys.QualCreated, keys.QualUpdated}, rows)
 	out := make(map[string]error, len(nodes))
 	for i, n := range nodes {
 		if err != nil {
@@ -324,9 +324,9 @@ func readBack[T batchItem](ctx context.Context, s *Store, table, family string, 
 func (s *Store) verifyCreated(ctx context.Context, items []*relImport) {
 	readBack(ctx, s, keys.TableGraph, keys.FamilyGraph, nil, items, func(it *relImport, c cells) {
 		switch {
-		case c[qualCreated] == nil:
+		case c[keys.QualCreated] == nil:
 			it.fail(errHiddenImport)
-		case !bytes.Equal(c[qualCreated], encodeMs(it.e.created)) || !bytes.Equal(c[qualProperties], it.e.props):
+		case !bytes.Equal(c[keys.QualCreated], encodeMs(it.e.created)) || !bytes.Equal(c[keys.QualProperties], it.e.props):
 			it.created, it.settled = false, true // a concurrent create won: skipped
 		}
 	})
@@ -342,7 +342,7 @@ func (s *Store) writeIndexBatch(ctx context.Context, items []*relImport) {
 			it.fail(err)
 			continue
 		}
-		values := map[string]map[string][]byte{keys.FamilyGraph: {qualProperties: it.e.props}} // shared by the two rows
+		values := map[string]map[string][]byte{keys.FamilyGraph: {keys.QualProperties: it.e.props}} // shared by the two rows
 		puts = append(puts, rowPut[*relImport]{o, it, values, it.e.updated}, rowPut[*relImport]{in, it, values, it.e.updated})
 	}
 	putAll(ctx, s, keys.TableGraph, puts)
@@ -359,8 +359,8 @@ func (s *Store) countDegreesBatch(ctx context.Context, items []*relImport) {
 			it.fail(err)
 			continue
 		}
-		deltas.add(it, o, qualDegree, 1)
-		deltas.add(it, in, qualDegree, 1)
+		deltas.add(it, o, keys.QualDegree, 1)
+		deltas.add(it, in, keys.QualDegree, 1)
 	}
 	incrementAll(ctx, s, keys.TableGraph, keys.FamilyGraph, deltas)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // The table articles records the version of its timeline and category
-// layouts (keys.ArticleLayoutVersion) in one cell, qualLayoutVersion of
+// layouts (keys.ArticleLayoutVersion) in one cell, keys.QualLayoutVersion of
 // the row keys.ArticleLayoutRow: an int64. ON-DISK FORMAT.
 //
 // Layout 1 (before the version was recorded) put articles posted in the same
@@ -18,7 +18,6 @@ import (
 // (keys.MigrateArticleRow), so serving a table of layout 1 would not
 // misorder it: its articles would be missing, and Repair would count them
 // as gone. Hence the check below, and the migration in Repair.
-const qualLayoutVersion = "v"
 
 // ErrArticleLayout: the table articles holds rows of an older layout (or of
 // a newer hbgraph) and the store serves no article from it until Repair
@@ -57,7 +56,7 @@ func (s *Store) CheckArticleLayout(ctx context.Context) error {
 			// An empty table: record the version before the first row,
 			// so that a table with rows and no version is of layout 1.
 			_, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, keys.ArticleLayoutRow(),
-				qualLayoutVersion, nil, cells{qualLayoutVersion: encodeMs(keys.ArticleLayoutVersion)}, s.nowMs())
+				keys.QualLayoutVersion, nil, cells{keys.QualLayoutVersion: encodeMs(keys.ArticleLayoutVersion)}, s.nowMs())
 			if err != nil {
 				return err
 			}
@@ -87,7 +86,7 @@ func (s *Store) readArticleLayout(ctx context.Context) (v int64, present bool, e
 	if err != nil {
 		return 0, false, err
 	}
-	raw := c[qualLayoutVersion]
+	raw := c[keys.QualLayoutVersion]
 	if raw == nil {
 		return 0, false, nil
 	}
@@ -141,7 +140,7 @@ func (s *Store) migrateArticleLayout(ctx context.Context, fix func(kind string, 
 		return err
 	}
 	if err := s.put(ctx, keys.TableArticles, keys.FamilyArticles, keys.ArticleLayoutRow(),
-		cells{qualLayoutVersion: encodeMs(keys.ArticleLayoutVersion)}, s.nowMs()); err != nil {
+		cells{keys.QualLayoutVersion: encodeMs(keys.ArticleLayoutVersion)}, s.nowMs()); err != nil {
 		return err
 	}
 	s.articleLayoutOK.Store(true)

@@ -11,14 +11,6 @@ import (
 	"github.com/hbgraph/hbgraph/store/keys"
 )
 
-// Qualifiers of node and relationship rows (seed 000). On-disk format.
-const (
-	qualCreated    = "c"
-	qualProperties = "p"
-	qualUpdated    = "u"
-	qualDegree     = "n"
-)
-
 // Node is a vertex of the property graph.
 type Node struct {
 	ID         string
@@ -45,19 +37,19 @@ type entity struct {
 // decodeEntity reads c, p, u of the row with key row; ok is false when the
 // row does not exist.
 func decodeEntity(row []byte, c cells) (e entity, ok bool, err error) {
-	created, okc := decodeMs(c[qualCreated])
-	if c == nil || c[qualCreated] == nil {
+	created, okc := decodeMs(c[keys.QualCreated])
+	if c == nil || c[keys.QualCreated] == nil {
 		return e, false, nil
 	}
-	updated, oku := decodeMs(c[qualUpdated])
+	updated, oku := decodeMs(c[keys.QualUpdated])
 	if !okc || !oku {
-		return e, false, corrupt(row, "c=%x u=%x", c[qualCreated], c[qualUpdated])
+		return e, false, corrupt(row, "c=%x u=%x", c[keys.QualCreated], c[keys.QualUpdated])
 	}
-	return entity{created: created, updated: updated, props: c[qualProperties]}, true, nil
+	return entity{created: created, updated: updated, props: c[keys.QualProperties]}, true, nil
 }
 
 func (e entity) cells() cells {
-	return cells{qualCreated: encodeMs(e.created), qualProperties: e.props, qualUpdated: encodeMs(e.updated)}
+	return cells{keys.QualCreated: encodeMs(e.created), keys.QualProperties: e.props, keys.QualUpdated: encodeMs(e.updated)}
 }
 
 func nodeFrom(id string, e entity) (Node, error) {
@@ -83,7 +75,7 @@ func (s *Store) create(ctx context.Context, row []byte, props []byte) (entity, e
 // times, fails.
 func (s *Store) createEntity(ctx context.Context, row []byte, e entity, retry bool) (entity, error) {
 	for attempt := 0; attempt < s.maxAttempts; attempt++ {
-		ok, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, qualCreated, nil, e.cells(), e.updated)
+		ok, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualCreated, nil, e.cells(), e.updated)
 		if err != nil {
 			return entity{}, err
 		}
@@ -94,8 +86,8 @@ func (s *Store) createEntity(ctx context.Context, row []byte, e entity, retry bo
 		if err != nil {
 			return entity{}, err
 		}
-		if got[qualCreated] != nil {
-			if !bytes.Equal(got[qualCreated], encodeMs(e.created)) || !bytes.Equal(got[qualProperties], e.props) {
+		if got[keys.QualCreated] != nil {
+			if !bytes.Equal(got[keys.QualCreated], encodeMs(e.created)) || !bytes.Equal(got[keys.QualProperties], e.props) {
 				return entity{}, ErrAlreadyExists // a concurrent create won
 			}
 			return e, nil
@@ -197,8 +189,8 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 			return entity{}, err // e.g. the merged map is too large: nothing written
 		}
 		next := entity{created: old.created, updated: s.nextUpdate(old.updated), props: encoded}
-		ok, err = s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, qualUpdated,
-			encodeMs(old.updated), cells{qualProperties: encoded, qualUpdated: encodeMs(next.updated)}, next.updated)
+		ok, err = s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated,
+			encodeMs(old.updated), cells{keys.QualProperties: encoded, keys.QualUpdated: encodeMs(next.updated)}, next.updated)
 		if err != nil {
 			return entity{}, err
 		}
@@ -226,7 +218,7 @@ func (s *Store) deleteEntity(ctx context.Context, row []byte) (entity, int64, er
 			return entity{}, 0, ErrNotFound
 		}
 		ts := s.nextUpdate(old.updated)
-		ok, err = s.checkAndDeleteRow(ctx, keys.TableGraph, keys.FamilyGraph, row, qualUpdated, encodeMs(old.updated), ts)
+		ok, err = s.checkAndDeleteRow(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(old.updated), ts)
 		if err != nil {
 			return entity{}, 0, err
 		}
@@ -339,7 +331,7 @@ func (s *Store) deleteDegreeRows(ctx context.Context, id string) error {
 	var zero []row
 	newest := int64(0)
 	for _, rw := range rows {
-		if n, ok := decodeMs(rw.cells[qualDegree]); ok && n == 0 {
+		if n, ok := decodeMs(rw.cells[keys.QualDegree]); ok && n == 0 {
 			zero = append(zero, rw)
 			newest = max(newest, rw.ts)
 		}

@@ -195,7 +195,7 @@ func (r Row) Relationship(k RelationshipKey) (*Relationship, error) {
 
 // Degree decodes a degree counter: 0 when none was ever counted.
 func (r Row) Degree() (int64, error) {
-	v := r.cells[qualDegree]
+	v := r.cells[keys.QualDegree]
 	if v == nil {
 		return 0, nil
 	}
@@ -227,9 +227,9 @@ func (r Row) Article(id string) (*Article, error) {
 // ArticleCount decodes the count of an author's articles in category ("":
 // all of them) from their counters row.
 func (r Row) ArticleCount(category string) (int64, error) {
-	qual := qualArticleCount
+	qual := keys.QualArticleCount
 	if category != "" {
-		qual = qualCategoryCount + category
+		qual = keys.QualCategoryCount + category
 	}
 	v := r.cells[qual]
 	if v == nil {

@@ -156,7 +156,7 @@ func (s *Store) writeIndex(ctx context.Context, k RelationshipKey, e entity) err
 		if err := s.faultPoint(ix.point); err != nil {
 			return err
 		}
-		if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, ix.row, cells{qualProperties: e.props}, e.updated); err != nil {
+		if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, ix.row, cells{keys.QualProperties: e.props}, e.updated); err != nil {
 			return err
 		}
 	}
@@ -175,7 +175,7 @@ func (s *Store) countDegrees(ctx context.Context, k RelationshipKey, delta int64
 		if err := s.faultPoint(d.point); err != nil {
 			return err
 		}
-		if _, err := s.increment(ctx, keys.TableGraph, keys.FamilyGraph, d.row, qualDegree, delta); err != nil {
+		if _, err := s.increment(ctx, keys.TableGraph, keys.FamilyGraph, d.row, keys.QualDegree, delta); err != nil {
 			return err
 		}
 	}
@@ -287,14 +287,14 @@ func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Directio
 		if err != nil {
 			return RelationshipPage{}, err
 		}
-		props, err := storedProperties(rw.cells[qualProperties])
+		props, err := storedProperties(rw.cells[keys.QualProperties])
 		if err != nil {
 			return RelationshipPage{}, err
 		}
 		k := relationshipOf(a)
 		page.Relationships[i] = Relationship{Start: k.Start, Type: k.Type, End: k.End, Properties: props,
 			Created: time.UnixMilli(a.Created), Updated: time.UnixMilli(rw.ts)}
-		e := entity{created: a.Created, updated: rw.ts, props: rw.cells[qualProperties]}
+		e := entity{created: a.Created, updated: rw.ts, props: rw.cells[keys.QualProperties]}
 		page.Primed = append(page.Primed, Primed{Get{keys.TableGraph, string(k.row())}, Row{string(k.row()), e.cells()}})
 	}
 	return page, nil

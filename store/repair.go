@@ -298,18 +298,18 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 		for _, ix := range [][]byte{out, in} {
 			want[string(ix)] = true
 			have, ok := g.index[string(ix)]
-			if ok && bytes.Equal(have.cells[qualProperties], rel.e.props) && have.ts >= rel.e.updated {
+			if ok && bytes.Equal(have.cells[keys.QualProperties], rel.e.props) && have.ts >= rel.e.updated {
 				continue
 			}
 			kind := "index row written"
 			if ok {
 				kind = "index row refreshed"
 			}
-			if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, ix, cells{qualProperties: rel.e.props}, rel.e.updated); err != nil {
+			if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, ix, cells{keys.QualProperties: rel.e.props}, rel.e.updated); err != nil {
 				return err
 			}
 			fix(kind, 1)
-			g.index[string(ix)] = row{key: ix, cells: cells{qualProperties: rel.e.props}, ts: rel.e.updated}
+			g.index[string(ix)] = row{key: ix, cells: cells{keys.QualProperties: rel.e.props}, ts: rel.e.updated}
 		}
 	}
 	for key, ix := range g.index {
@@ -342,7 +342,7 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 	}
 	for key, n := range counts {
 		have := g.degrees[key]
-		if v, ok := decodeMs(have.cells[qualDegree]); ok && v == n {
+		if v, ok := decodeMs(have.cells[keys.QualDegree]); ok && v == n {
 			if n == 0 {
 				// A zero counter of a node that is gone: delete it once
 				// that cannot hide a later Increment (deleteDegreeRows).
@@ -361,7 +361,7 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 		}
 		// A Put older than the counter's cell would lose: stamp it after.
 		ts := max(s.nowMs(), have.ts+1)
-		if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, []byte(key), cells{qualDegree: encodeMs(n)}, ts); err != nil {
+		if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, []byte(key), cells{keys.QualDegree: encodeMs(n)}, ts); err != nil {
 			return err
 		}
 		fix("degree counter corrected", 1)

@@ -97,7 +97,7 @@ type articleRepair struct {
 func (r *articleRepair) digestCells(c cells) uint64 {
 	var h maphash.Hash
 	h.SetSeed(r.seed)
-	for _, q := range []string{qualTitle, qualBody, qualCategory, qualArticleU} {
+	for _, q := range []string{keys.QualTitle, keys.QualBody, keys.QualCategory, keys.QualArticleU} {
 		v, ok := c[q]
 		var n [9]byte
 		if ok {
@@ -139,8 +139,8 @@ func (r *articleRepair) visit(ctx context.Context, rw row) error {
 			return err
 		}
 		r.articles[articleKey{k.Posted, k.Seq}] = &scannedArticle{category: a.category, digest: r.digestCells(rw.cells)}
-		r.counts[qualArticleCount]++
-		r.counts[qualCategoryCount+a.category]++
+		r.counts[keys.QualArticleCount]++
+		r.counts[keys.QualCategoryCount+a.category]++
 		r.maxSeq = max(r.maxSeq, k.Seq)
 		return nil
 	}
@@ -244,7 +244,7 @@ func (r *articleRepair) countersOff() bool {
 			return true
 		}
 	}
-	seq, _ := decodeMs(r.counters[qualSeq])
+	seq, _ := decodeMs(r.counters[keys.QualSeq])
 	return uint64(seq) < r.maxSeq
 }
 
@@ -256,13 +256,13 @@ const corruptCounter = math.MinInt64
 // counted or present in the counters row (0 where nothing is counted), and
 // the row's counters decoded.
 func counterCells(counts map[string]int64, counters cells) (want, have map[string]int64) {
-	want = map[string]int64{qualArticleCount: 0}
+	want = map[string]int64{keys.QualArticleCount: 0}
 	have = map[string]int64{}
 	for q, n := range counts {
 		want[q] = n
 	}
 	for q, v := range counters {
-		if q != qualArticleCount && !strings.HasPrefix(q, qualCategoryCount) {
+		if q != keys.QualArticleCount && !strings.HasPrefix(q, keys.QualCategoryCount) {
 			continue
 		}
 		n, ok := decodeMs(v)
@@ -323,16 +323,16 @@ func (s *Store) fixArticleCounters(ctx context.Context, author string, fix func(
 			if err != nil {
 				return false, err
 			}
-			counts[qualArticleCount]++
-			counts[qualCategoryCount+a.category]++
+			counts[keys.QualArticleCount]++
+			counts[keys.QualCategoryCount+a.category]++
 			maxSeq = max(maxSeq, k.Seq)
 			return true, nil
 		})
 		if err != nil {
 			return err
 		}
-		if seq, _ := decodeMs(counters[qualSeq]); uint64(seq) < maxSeq {
-			if _, err := s.increment(ctx, keys.TableArticles, keys.FamilyArticles, crow, qualSeq, int64(maxSeq)-seq); err != nil {
+		if seq, _ := decodeMs(counters[keys.QualSeq]); uint64(seq) < maxSeq {
+			if _, err := s.increment(ctx, keys.TableArticles, keys.FamilyArticles, crow, keys.QualSeq, int64(maxSeq)-seq); err != nil {
 				return err
 			}
 			fix(fixArticleSeq, 1)

@@ -1,0 +1,26 @@
+package keys
+
+// Qualifiers (column names) of the rows in each table. On-disk format, as
+// the row keys are: declared here once, used by the store.
+const (
+	// Node and relationship rows, and their index rows (seed 000).
+	QualCreated    = "c" // creation time, ms
+	QualProperties = "p" // the properties, a JSON object
+	QualUpdated    = "u" // last update time, ms: the compare-and-set token
+	// Degree counter rows.
+	QualDegree = "n"
+
+	// Timeline and category index rows (seed 001).
+	QualTitle    = "t"
+	QualBody     = "b"
+	QualCategory = "k"
+	QualArticleU = "u" // last update time, ms: the compare-and-set token
+	// An author's counters row: the article sequence, the article count,
+	// and one count per category (QualCategoryCount + the category).
+	QualSeq           = "seq"
+	QualArticleCount  = "n"
+	QualCategoryCount = "n/"
+
+	// The layout-version row of TableArticles (ArticleLayoutRow).
+	QualLayoutVersion = "v"
+)
