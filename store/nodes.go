@@ -336,7 +336,7 @@ func (s *Store) deleteDegreeRows(ctx context.Context, id string) error {
 			newest = max(newest, rw.ts)
 		}
 	}
-	if len(zero) == 0 || !s.waitClockPast(ctx, newest) {
+	if len(zero) == 0 || s.waitClockPast(ctx, newest, s.clockWait) != nil {
 		return nil
 	}
 	for _, rw := range zero {
@@ -347,15 +347,33 @@ func (s *Store) deleteDegreeRows(ctx context.Context, id string) error {
 	return nil
 }
 
-// waitClockPast waits until the clock reads after ts, at most s.clockWait;
-// it reports whether it did.
-func (s *Store) waitClockPast(ctx context.Context, ts int64) bool {
-	deadline := time.Now().Add(s.clockWait)
-	for s.nowMs() <= ts {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return false
-		}
-		time.Sleep(time.Millisecond)
+// waitClockPast waits until the clock reads after t (ms), so that every
+// write the clock stamps from then on is newer than t (a delete stamped
+// after a counter's last Increment, a rebuild after the cells it read). It
+// fails at once when t is more than budget ahead of the clock, and when ctx
+// is done or the clock has not passed t in budget, or in a second more
+// than it should have taken (a test's frozen clock).
+func (s *Store) waitClockPast(ctx context.Context, t int64, budget time.Duration) error {
+	now := s.nowMs()
+	if now > t {
+		return nil
 	}
-	return true
+	ahead := time.Duration(t-now+1) * time.Millisecond
+	if ahead > budget {
+		return fmt.Errorf("cells are stamped %v ahead of the clock", ahead)
+	}
+	giveUp := time.Now().Add(min(budget, ahead+time.Second))
+	for s.nowMs() <= t {
+		if time.Now().After(giveUp) {
+			return fmt.Errorf("the clock did not pass %d ms", t)
+		}
+		timer := time.NewTimer(time.Millisecond)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+	}
+	return nil
 }

@@ -277,7 +277,7 @@ func (s *Store) rebuildWordCounts(ctx context.Context, authorID string) (wordCou
 	// cannot see (a hand-made fix, a rebuild run from a machine whose clock
 	// is ahead) may share the newest cell's millisecond.
 	stamp++
-	if err := s.waitPast(ctx, stamp); err != nil {
+	if err := s.waitClockPast(ctx, stamp, maxStampLead); err != nil {
 		return fixed, err
 	}
 	want := map[string]int64{}
@@ -350,31 +350,3 @@ func (s *Store) rebuildWordCounts(ctx context.Context, authorID string) (wordCou
 	return fixed, nil
 }
 
-// waitPast waits until the clock reads after t (ms), so that every write
-// stamped by the clock from then on is newer than t. It gives up if t is
-// more than maxStampLead ahead, or if the clock stands still (a test's
-// frozen clock) for as long as it should have taken to get there.
-func (s *Store) waitPast(ctx context.Context, t int64) error {
-	now := s.nowMs()
-	if now > t {
-		return nil
-	}
-	lead := time.Duration(t-now+1) * time.Millisecond
-	if lead > maxStampLead {
-		return fmt.Errorf("cells are stamped %v ahead of the clock", lead)
-	}
-	giveUp := time.Now().Add(lead + time.Second)
-	for s.nowMs() <= t {
-		if time.Now().After(giveUp) {
-			return fmt.Errorf("the clock did not pass %d ms", t)
-		}
-		timer := time.NewTimer(time.Millisecond)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return ctx.Err()
-		case <-timer.C:
-		}
-	}
-	return nil
-}
