@@ -188,40 +188,38 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 		row []byte
 		a   articleCells
 	)
-	for attempt := 0; ; attempt++ {
-		if attempt == s.maxAttempts {
-			return Article{}, fmt.Errorf("post article: %w: %d sequence numbers were taken", ErrConflict, attempt)
-		}
+	err := s.casLoop(ctx, "post article: a taken sequence number", func(attempt int) (bool, error) {
 		if attempt > 0 {
 			if err := s.faultPoint(pointArticleSeq); err != nil {
-				return Article{}, err
+				return false, err
 			}
 		}
 		seq, err := s.increment(ctx, keys.TableArticles, keys.FamilyArticles, counters, keys.QualSeq, 1)
 		if err != nil {
-			return Article{}, fmt.Errorf("post article: %w", err)
+			return false, fmt.Errorf("post article: %w", err)
 		}
 		if seq <= 0 {
-			return Article{}, fmt.Errorf("post article: %w", corrupt(counters, "sequence counter %d", seq))
+			return false, fmt.Errorf("post article: %w", corrupt(counters, "sequence counter %d", seq))
 		}
 		now := s.nowMs()
 		k = keys.Article{Author: authorID, Posted: now, Seq: uint64(seq)}
 		if row, err = k.Key(); err != nil {
-			return Article{}, err
+			return false, err
 		}
 		a = articleCells{title: title, body: body, category: category, updated: now}
 		if err := s.faultPoint(pointArticleTimeline); err != nil {
-			return Article{}, err
+			return false, err
 		}
 		// "u absent": a sequence number handed out twice (a counter row
 		// lost and rebuilt) takes a fresh one instead of overwriting.
 		ok, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU, nil, a.cells(), a.updated)
 		if err != nil {
-			return Article{}, fmt.Errorf("post article: %w", err)
+			return false, fmt.Errorf("post article: %w", err)
 		}
-		if ok {
-			break
-		}
+		return ok, nil
+	})
+	if err != nil {
+		return Article{}, err
 	}
 	if err := s.putCategoryRow(ctx, k, a); err != nil {
 		return Article{}, err
@@ -364,20 +362,17 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 		return Article{}, err
 	}
 	var old, next articleCells
-	for attempt := 0; ; attempt++ {
-		if attempt == s.maxAttempts {
-			return Article{}, fmt.Errorf("update article: %w: %d compare-and-set attempts lost", ErrConflict, attempt)
-		}
+	err = s.casLoop(ctx, "update article", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
 		if err != nil {
-			return Article{}, err
+			return false, err
 		}
 		var ok bool
 		if old, ok, err = decodeArticleCells(row, c); err != nil {
-			return Article{}, err
+			return false, err
 		}
 		if !ok {
-			return Article{}, fmt.Errorf("article %q: %w", id, ErrNotFound)
+			return false, fmt.Errorf("article %q: %w", id, ErrNotFound)
 		}
 		next = old
 		if title != nil {
@@ -390,14 +385,11 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 			next.category = *category
 		}
 		next.updated = s.nextUpdate(old.updated)
-		ok, err = s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU,
+		return s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU,
 			encodeMs(old.updated), next.cells(), next.updated)
-		if err != nil {
-			return Article{}, err
-		}
-		if ok {
-			break
-		}
+	})
+	if err != nil {
+		return Article{}, err
 	}
 	// Only the winner of the compare-and-set gets here, once per change of
 	// u, so the counter and word count deltas below add up exactly.
@@ -447,29 +439,23 @@ func (s *Store) DeleteArticle(ctx context.Context, id string) error {
 	}
 	var old articleCells
 	var ts int64
-	for attempt := 0; ; attempt++ {
-		if attempt == s.maxAttempts {
-			return fmt.Errorf("delete article: %w: %d compare-and-set attempts lost", ErrConflict, attempt)
-		}
+	err = s.casLoop(ctx, "delete article", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
 		if err != nil {
-			return err
+			return false, err
 		}
 		var ok bool
 		if old, ok, err = decodeArticleCells(row, c); err != nil {
-			return err
+			return false, err
 		}
 		if !ok {
-			return fmt.Errorf("article %q: %w", id, ErrNotFound)
+			return false, fmt.Errorf("article %q: %w", id, ErrNotFound)
 		}
 		ts = s.nextUpdate(old.updated)
-		ok, err = s.checkAndDeleteRow(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU, encodeMs(old.updated), ts)
-		if err != nil {
-			return err
-		}
-		if ok {
-			break
-		}
+		return s.checkAndDeleteRow(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU, encodeMs(old.updated), ts)
+	})
+	if err != nil {
+		return err
 	}
 	crow, err := categoryRow(k, old.category)
 	if err != nil {

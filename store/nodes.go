@@ -74,31 +74,35 @@ func (s *Store) create(ctx context.Context, row []byte, props []byte) (entity, e
 // (retry) tries again one millisecond later; an import, which must keep its
 // times, fails.
 func (s *Store) createEntity(ctx context.Context, row []byte, e entity, retry bool) (entity, error) {
-	for attempt := 0; attempt < s.maxAttempts; attempt++ {
+	err := s.casLoop(ctx, "create hidden by a delete marker", func(int) (bool, error) {
 		ok, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualCreated, nil, e.cells(), e.updated)
 		if err != nil {
-			return entity{}, err
+			return false, err
 		}
 		if !ok {
-			return entity{}, ErrAlreadyExists
+			return false, ErrAlreadyExists
 		}
 		got, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
 		if err != nil {
-			return entity{}, err
+			return false, err
 		}
 		if got[keys.QualCreated] != nil {
 			if !bytes.Equal(got[keys.QualCreated], encodeMs(e.created)) || !bytes.Equal(got[keys.QualProperties], e.props) {
-				return entity{}, ErrAlreadyExists // a concurrent create won
+				return false, ErrAlreadyExists // a concurrent create won
 			}
-			return e, nil
+			return true, nil
 		}
 		if !retry {
-			return entity{}, fmt.Errorf("%w: the row was deleted after the time it is imported at", ErrConflict)
+			return false, fmt.Errorf("%w: the row was deleted after the time it is imported at", ErrConflict)
 		}
 		next := max(s.nowMs(), e.updated+1)
 		e.created, e.updated = next, next
+		return false, nil
+	})
+	if err != nil {
+		return entity{}, err
 	}
-	return entity{}, fmt.Errorf("%w: create kept being hidden by a delete marker", ErrConflict)
+	return e, nil
 }
 
 // CreateNode creates a node. It fails with ErrAlreadyExists if the id is
@@ -168,65 +172,64 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 	if err := validateRemove(set, remove); err != nil {
 		return entity{}, err
 	}
-	for attempt := 0; attempt < s.maxAttempts; attempt++ {
+	var next entity
+	err := s.casLoop(ctx, "update", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
 		if err != nil {
-			return entity{}, err
+			return false, err
 		}
 		old, ok, err := decodeEntity(row, c)
 		if err != nil {
-			return entity{}, err
+			return false, err
 		}
 		if !ok {
-			return entity{}, ErrNotFound
+			return false, ErrNotFound
 		}
 		props, err := decodeProperties(old.props)
 		if err != nil {
-			return entity{}, err
+			return false, err
 		}
 		encoded, err := encodeProperties(mergeProperties(props, set, remove))
 		if err != nil {
-			return entity{}, err // e.g. the merged map is too large: nothing written
+			return false, err // e.g. the merged map is too large: nothing written
 		}
-		next := entity{created: old.created, updated: s.nextUpdate(old.updated), props: encoded}
-		ok, err = s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated,
+		next = entity{created: old.created, updated: s.nextUpdate(old.updated), props: encoded}
+		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated,
 			encodeMs(old.updated), cells{keys.QualProperties: encoded, keys.QualUpdated: encodeMs(next.updated)}, next.updated)
-		if err != nil {
-			return entity{}, err
-		}
-		if ok {
-			return next, nil
-		}
+	})
+	if err != nil {
+		return entity{}, err
 	}
-	return entity{}, fmt.Errorf("%w: %d compare-and-set attempts lost", ErrConflict, s.maxAttempts)
+	return next, nil
 }
 
 // deleteEntity deletes a c/p/u row with a compare-and-set on u, stamping the
 // delete one past u (seed 002), and returns the row as it was and the
 // delete's timestamp.
 func (s *Store) deleteEntity(ctx context.Context, row []byte) (entity, int64, error) {
-	for attempt := 0; attempt < s.maxAttempts; attempt++ {
+	var (
+		old entity
+		ts  int64
+	)
+	err := s.casLoop(ctx, "delete", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
 		if err != nil {
-			return entity{}, 0, err
+			return false, err
 		}
-		old, ok, err := decodeEntity(row, c)
-		if err != nil {
-			return entity{}, 0, err
+		var ok bool
+		if old, ok, err = decodeEntity(row, c); err != nil {
+			return false, err
 		}
 		if !ok {
-			return entity{}, 0, ErrNotFound
+			return false, ErrNotFound
 		}
-		ts := s.nextUpdate(old.updated)
-		ok, err = s.checkAndDeleteRow(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(old.updated), ts)
-		if err != nil {
-			return entity{}, 0, err
-		}
-		if ok {
-			return old, ts, nil
-		}
+		ts = s.nextUpdate(old.updated)
+		return s.checkAndDeleteRow(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(old.updated), ts)
+	})
+	if err != nil {
+		return entity{}, 0, err
 	}
-	return entity{}, 0, fmt.Errorf("%w: %d compare-and-set attempts lost", ErrConflict, s.maxAttempts)
+	return old, ts, nil
 }
 
 // DeleteNode deletes a node. A node that still has relationships is a

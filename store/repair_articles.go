@@ -299,10 +299,10 @@ func (s *Store) readTimeline(ctx context.Context, k keys.Article) (articleCells,
 func (s *Store) fixArticleCounters(ctx context.Context, author string, fix func(string, int)) error {
 	crow := keys.Counters(author)
 	one := scanRange{table: keys.TableArticles, family: keys.FamilyArticles, start: crow, stop: keys.After(crow), limit: 1}
-	for attempt := 0; attempt < s.maxAttempts; attempt++ {
+	return s.casLoop(ctx, "fix article counters: they kept changing", func(int) (bool, error) {
 		rows, err := s.scan(ctx, one)
 		if err != nil {
-			return err
+			return false, err
 		}
 		var counters cells
 		var rowTs int64
@@ -329,11 +329,11 @@ func (s *Store) fixArticleCounters(ctx context.Context, author string, fix func(
 			return true, nil
 		})
 		if err != nil {
-			return err
+			return false, err
 		}
 		if seq, _ := decodeMs(counters[keys.QualSeq]); uint64(seq) < maxSeq {
 			if _, err := s.increment(ctx, keys.TableArticles, keys.FamilyArticles, crow, keys.QualSeq, int64(maxSeq)-seq); err != nil {
-				return err
+				return false, err
 			}
 			fix(fixArticleSeq, 1)
 		}
@@ -348,7 +348,7 @@ func (s *Store) fixArticleCounters(ctx context.Context, author string, fix func(
 			wrote, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, crow, q, counters[q],
 				cells{q: encodeMs(n)}, ts)
 			if err != nil {
-				return err
+				return false, err
 			}
 			if !wrote {
 				lost = true
@@ -356,9 +356,6 @@ func (s *Store) fixArticleCounters(ctx context.Context, author string, fix func(
 			}
 			fix(fixArticleCounter, 1)
 		}
-		if !lost {
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: counters kept changing", ErrConflict)
+		return !lost, nil
+	})
 }

@@ -349,4 +349,3 @@ func (s *Store) rebuildWordCounts(ctx context.Context, authorID string) (wordCou
 	}
 	return fixed, nil
 }
-

@@ -1,0 +1,46 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// TestCASLoop: the one compare-and-set loop stops at its first win or
+// error, gives up with ErrConflict after Options.MaxAttempts losses, and
+// stops when its context is done.
+func TestCASLoop(t *testing.T) {
+	s := newTestStore(t)
+	s.maxAttempts = 5
+	ctx := context.Background()
+
+	calls := 0
+	if err := s.casLoop(ctx, "op", func(attempt int) (bool, error) {
+		calls++
+		return attempt == 2, nil
+	}); err != nil || calls != 3 {
+		t.Errorf("won on the third attempt: %v after %d calls", err, calls)
+	}
+	calls = 0
+	boom := errors.New("boom")
+	if err := s.casLoop(ctx, "op", func(int) (bool, error) { calls++; return false, boom }); err != boom || calls != 1 {
+		t.Errorf("an error: %v after %d calls", err, calls)
+	}
+	calls = 0
+	err := s.casLoop(ctx, "op", func(int) (bool, error) { calls++; return false, nil })
+	if !errors.Is(err, ErrConflict) || calls != 5 {
+		t.Errorf("always losing: %v after %d calls, want ErrConflict after 5", err, calls)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	calls = 0
+	err = s.casLoop(cctx, "op", func(int) (bool, error) {
+		calls++
+		if calls == 2 {
+			cancel()
+		}
+		return false, nil
+	})
+	if !errors.Is(err, context.Canceled) || calls != 2 {
+		t.Errorf("canceled after the second attempt: %v after %d calls", err, calls)
+	}
+}
