@@ -173,7 +173,7 @@ func (l *Loaders) Relationship(ctx context.Context, k store.RelationshipKey) (*s
 	return readAs(ctx, l, g, err, func(r store.Row) (*store.Relationship, error) { return r.Relationship(k) })
 }
 
-// Article returns an article (store.ErrNotFound if it does not exist).
+// Article returns an article, nil if it does not exist.
 func (l *Loaders) Article(ctx context.Context, id string) (*store.Article, error) {
 	g, err := store.ArticleGet(id)
 	return readAs(ctx, l, g, err, func(r store.Row) (*store.Article, error) { return r.Article(id) })

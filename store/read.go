@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/hbgraph/hbgraph/store/keys"
@@ -18,6 +17,8 @@ type Get struct {
 
 // Row is what Read found for a Get; the zero Row is a row that does not
 // exist. Its decoders turn it into the domain value the Get was made for.
+// One rule for a missing row: a decoder returns nil (or a zero count), never
+// ErrNotFound; ErrNotFound is for a write that names what does not exist.
 type Row struct {
 	key   string // the row's key, for what a corrupt row's error names
 	cells cells
@@ -206,8 +207,7 @@ func (r Row) Degree() (int64, error) {
 	return n, nil
 }
 
-// Article decodes an article row read for id; ErrNotFound when there is
-// none.
+// Article decodes an article row read for id: nil when there is none.
 func (r Row) Article(id string) (*Article, error) {
 	k, _, err := parseArticleID(id)
 	if err != nil {
@@ -218,7 +218,7 @@ func (r Row) Article(id string) (*Article, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("article %q: %w", id, ErrNotFound)
+		return nil, nil
 	}
 	art, err := articleFrom(k, a)
 	return &art, err

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"context"
-	"errors"
 
 	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/loaders"
@@ -215,9 +214,6 @@ func (r *runner) entityRows(rv *rootVal) {
 			e.rel, e.err = row.Relationship(e.key)
 		} else {
 			e.art, e.err = row.Article(e.id)
-			if errors.Is(e.err, store.ErrNotFound) {
-				e.art, e.err = nil, nil // resolves to null, as the entity resolver answers
-			}
 		}
 		if e.err != nil || e.rel == nil && e.art == nil {
 			continue
@@ -324,9 +320,6 @@ func (r *runner) rootRow(rv *rootVal) {
 		}
 	} else {
 		rv.art, rv.err = row.Article(argsOf(rv.f, r.args).id)
-		if errors.Is(rv.err, store.ErrNotFound) {
-			rv.art, rv.err = nil, nil // no such article: null, as the resolver answers
-		}
 		if rv.art == nil || rv.err != nil {
 			return
 		}

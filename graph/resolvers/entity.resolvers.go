@@ -7,7 +7,6 @@ package resolvers
 
 import (
 	"context"
-	"errors"
 
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/model"
@@ -24,10 +23,7 @@ func (r *entityResolver) FindManyArticleByIDs(ctx context.Context, reps []*model
 	articles, errs := loaders.For(ctx).Articles(ctx, ids)
 	out := make([]*model.Article, len(reps))
 	for i, a := range articles {
-		if errors.Is(errs[i], store.ErrNotFound) {
-			errs[i] = nil // an id that names no article resolves to null
-		}
-		out[i] = asArticle(a)
+		out[i] = asArticle(a) // an id that names no article resolves to null
 	}
 	return out, entityErrors(errs)
 }

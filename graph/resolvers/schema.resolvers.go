@@ -7,7 +7,6 @@ package resolvers
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/hbgraph/hbgraph/graph/fetchkeys"
@@ -200,9 +199,6 @@ func (r *queryResolver) Relationship(ctx context.Context, startNodeID string, ty
 // Article is the resolver for the article field.
 func (r *queryResolver) Article(ctx context.Context, id string) (*model.Article, error) {
 	a, err := loaders.For(ctx).Article(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
 	return asArticle(a), err
 }
 
