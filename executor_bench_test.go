@@ -101,11 +101,7 @@ func newMemGraph(b *testing.B, followees, articlesEach int) *memGraph {
 		if _, err := st.CreateNode(ctx, id, props); err != nil {
 			b.Fatal(err)
 		}
-		n, err := st.GetNode(ctx, id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		m.nodes[id] = &model.Node{Node: n}
+		m.nodes[id] = &model.Node{Node: *memstore.Node(b, st, id)}
 		if i == 0 {
 			continue
 		}

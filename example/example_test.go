@@ -2,7 +2,6 @@ package example
 
 import (
 	"context"
-	"errors"
 	"reflect"
 	"testing"
 
@@ -84,9 +83,9 @@ func TestLoadFreshStore(t *testing.T) {
 	}
 
 	// The page's example: alice, whom she follows, and what they wrote.
-	alice, err := st.GetNode(ctx, firstNode)
-	if err != nil {
-		t.Fatal(err)
+	alice := memstore.Node(t, st, firstNode)
+	if alice == nil {
+		t.Fatal("no alice")
 	}
 	props, err := alice.Properties.Map()
 	if err != nil {
@@ -114,12 +113,8 @@ func TestLoadFreshStore(t *testing.T) {
 			t.Errorf("%s, whom alice follows, has no articles", r.End)
 		}
 	}
-	degrees, err := st.Degrees(ctx, []store.DegreeKey{{Node: firstNode, Dir: store.Outgoing, Type: follows}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if degrees[0] != 8 {
-		t.Errorf("alice's follows count %d, want 8", degrees[0])
+	if n := memstore.Degree(t, st, store.DegreeKey{Node: firstNode, Dir: store.Outgoing, Type: follows}); n != 8 {
+		t.Errorf("alice's follows count %d, want 8", n)
 	}
 	words, err := st.TopWords(ctx, firstNode, 5)
 	if err != nil {
@@ -144,15 +139,11 @@ func TestLoadFreshStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.GetArticle(ctx, a.ID); err != nil {
-		t.Fatal(err)
+	if memstore.Article(t, st, a.ID) == nil {
+		t.Fatalf("article %s not found", a.ID)
 	}
-	n, err := st.ArticleCounts(ctx, []string{firstNode}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n[0] != 5 {
-		t.Errorf("alice has %d articles after one post, want 5", n[0])
+	if n := memstore.ArticleCount(t, st, store.ArticleCountKey{Author: firstNode}); n != 5 {
+		t.Errorf("alice has %d articles after one post, want 5", n)
 	}
 }
 
@@ -164,12 +155,8 @@ func TestLoadTwiceWritesOnce(t *testing.T) {
 	if sum := load(t, st); sum != (Summary{}) {
 		t.Fatalf("second Load: %+v, want nothing loaded", sum)
 	}
-	n, err := st.ArticleCounts(context.Background(), []string{firstNode}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n[0] != 4 {
-		t.Errorf("alice has %d articles after two Loads, want 4", n[0])
+	if n := memstore.ArticleCount(t, st, store.ArticleCountKey{Author: firstNode}); n != 4 {
+		t.Errorf("alice has %d articles after two Loads, want 4", n)
 	}
 }
 
@@ -186,7 +173,7 @@ func TestLoadLeavesAStoreWithDataAlone(t *testing.T) {
 	if sum.String() != "example data not loaded: the store already holds data" {
 		t.Errorf("Summary says %q", sum)
 	}
-	if _, err := st.GetNode(ctx, firstNode); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("GetNode(%s) after Load on a store with data: %v, want not found", firstNode, err)
+	if n := memstore.Node(t, st, firstNode); n != nil {
+		t.Fatalf("%s after Load on a store with data: %+v, want none", firstNode, n)
 	}
 }

@@ -89,8 +89,11 @@ func testImport(t *testing.T, batchSize int) {
 			t.Errorf("%s: lines/imported/skipped/failed = %s, want %s", k, got[k], w)
 		}
 	}
-	n, err := st.GetNode(ctx, "n1")
-	big, _ := n.Properties.Get("big")
+	n := memstore.Node(t, st, "n1")
+	if n == nil {
+		t.Fatal("n1 was not imported")
+	}
+	big, err := n.Properties.Get("big")
 	if err != nil || n.Created.UnixMilli() != 1000 || fmt.Sprint(big) != "9007199254740993" {
 		t.Fatalf("n1: %+v, %v", n, err)
 	}

@@ -9,14 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/hrpc"
 	"go.uber.org/goleak"
 
+	"github.com/hbgraph/hbgraph/internal/memstore"
 	"github.com/hbgraph/hbgraph/store"
-	"github.com/hbgraph/hbgraph/store/embedded"
-	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 var errInjected = errors.New("injected fault")
@@ -44,12 +42,7 @@ func (c faultyClient) SendBatch(ctx context.Context, batch []hrpc.Call) ([]hrpc.
 // articles each, and reads of n5's row fail.
 func fetchGraph(t *testing.T) *store.Store {
 	t.Helper()
-	hc, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(hc.Close)
-	st, err := store.New(faultyClient{Client: hc, fail: []byte("n5")}, store.Options{})
+	st, err := store.New(faultyClient{Client: memstore.Engine(t), fail: []byte("n5")}, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,9 +150,9 @@ func TestArticlesNewestFirstWithinMillisecond(t *testing.T) {
 	})
 	t.Run("ids still name their articles", func(t *testing.T) {
 		for i, a := range arts {
-			got, err := s.GetArticle(ctx, a.ID)
+			got, err := s.getArticle(ctx, a.ID)
 			if err != nil || got != a {
-				t.Fatalf("GetArticle(T%d) = %+v, %v; want %+v", i, got, err, a)
+				t.Fatalf("getArticle(T%d) = %+v, %v; want %+v", i, got, err, a)
 			}
 			if i > 0 && articleSeq(a) <= articleSeq(arts[i-1]) {
 				t.Fatalf("T%d has sequence number %d, T%d %d: not in the order of creation", i, articleSeq(a), i-1, articleSeq(arts[i-1]))
@@ -235,7 +235,7 @@ func TestArticleLayout1IsRefusedThenMigrated(t *testing.T) {
 	}
 	refused := map[string]error{}
 	_, refused["Articles"] = s.Articles(ctx, "tie", ArticleQuery{}, PageRequest{Size: 10})
-	_, refused["GetArticle"] = s.GetArticle(ctx, arts[0].ID)
+	_, refused["GetArticle"] = s.getArticle(ctx, arts[0].ID)
 	_, errs := s.GetArticles(ctx, []string{arts[0].ID})
 	refused["GetArticles"] = errs[0]
 	_, refused["PostArticle"] = s.PostArticle(ctx, "tie", "new", "", "c")
@@ -300,8 +300,8 @@ func TestArticleLayout1IsRefusedThenMigrated(t *testing.T) {
 		t.Fatalf("after the migration: %v, want %v", got, want)
 	}
 	for _, a := range arts {
-		if got, err := s.GetArticle(ctx, a.ID); err != nil || got != a {
-			t.Fatalf("GetArticle(%s) after the migration = %+v, %v; want %+v", a.Title, got, err, a)
+		if got, err := s.getArticle(ctx, a.ID); err != nil || got != a {
+			t.Fatalf("getArticle(%s) after the migration = %+v, %v; want %+v", a.Title, got, err, a)
 		}
 	}
 	if report, err := s.Repair(ctx); err != nil || len(report) != 0 {
@@ -358,7 +358,7 @@ func TestArticleLayoutCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newer.GetArticle(ctx, mustPostedID(t, s)); !errors.Is(err, ErrArticleLayout) {
+	if _, err := newer.getArticle(ctx, mustPostedID(t, s)); !errors.Is(err, ErrArticleLayout) {
 		t.Fatalf("GetArticle over a newer layout: %v; want ErrArticleLayout", err)
 	}
 	if _, err := newer.Repair(ctx); !errors.Is(err, ErrArticleLayout) {

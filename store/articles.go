@@ -59,7 +59,7 @@ const (
 // Article is one blog article. Posted and Updated have millisecond
 // precision.
 type Article struct {
-	ID       string // public id; GetArticle(ID) finds the article with one Get
+	ID       string // public id; getArticle(ID) finds the article with one Get
 	Author   string // the author's node id
 	Title    string
 	Body     string
@@ -179,7 +179,7 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return Article{}, err
 	}
-	if _, err := s.GetNode(ctx, authorID); err != nil {
+	if _, err := s.getNode(ctx, authorID); err != nil {
 		return Article{}, fmt.Errorf("post article: author: %w", err)
 	}
 	counters := keys.Counters(authorID)
@@ -255,10 +255,10 @@ func (s *Store) countArticles(ctx context.Context, author string, deltas map[str
 	return s.incrementColumns(ctx, keys.TableArticles, keys.FamilyArticles, keys.Counters(author), deltas)
 }
 
-// GetArticle returns the article with public id id: one Get of its timeline
+// getArticle returns the article with public id id: one Get of its timeline
 // row. It fails with ErrInvalidInput for a malformed id and ErrNotFound if
 // there is no such article.
-func (s *Store) GetArticle(ctx context.Context, id string) (Article, error) {
+func (s *Store) getArticle(ctx context.Context, id string) (Article, error) {
 	k, row, err := parseArticleID(id)
 	if err != nil {
 		return Article{}, err
@@ -278,50 +278,6 @@ func (s *Store) GetArticle(ctx context.Context, id string) (Article, error) {
 		return Article{}, fmt.Errorf("article %q: %w", id, ErrNotFound)
 	}
 	return articleFrom(k, a)
-}
-
-// GetArticles is GetArticle for many ids with one batch of Gets, for the
-// GraphQL loaders. Both results are in the order of ids: errs[i] is nil when
-// articles[i] was found, else it wraps ErrInvalidInput (a malformed id),
-// ErrNotFound, or the batch's error, which every id then shares.
-func (s *Store) GetArticles(ctx context.Context, ids []string) ([]Article, []error) {
-	articles := make([]Article, len(ids))
-	errs := make([]error, len(ids))
-	ks := make([]keys.Article, 0, len(ids))
-	rows := make([][]byte, 0, len(ids))
-	at := make([]int, 0, len(ids)) // index in ids of rows[j]
-	for i, id := range ids {
-		k, row, err := parseArticleID(id)
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		ks, rows, at = append(ks, k), append(rows, row), append(at, i)
-	}
-	err := s.CheckArticleLayout(ctx)
-	var res []cells
-	if err == nil {
-		res, err = s.getBatch(ctx, keys.TableArticles, keys.FamilyArticles, rows)
-	}
-	if err != nil {
-		for _, i := range at {
-			errs[i] = err
-		}
-		return articles, errs
-	}
-	for j, c := range res {
-		i := at[j]
-		a, ok, err := decodeArticleCells(rows[j], c)
-		switch {
-		case err != nil:
-			errs[i] = err
-		case !ok:
-			errs[i] = fmt.Errorf("article %q: %w", ids[i], ErrNotFound)
-		default:
-			articles[i], errs[i] = articleFrom(ks[j], a)
-		}
-	}
-	return articles, errs
 }
 
 // UpdateArticle changes the title, body and/or category of an article (nil:
@@ -356,7 +312,7 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 		}
 	}
 	if title == nil && body == nil && category == nil {
-		return s.GetArticle(ctx, id)
+		return s.getArticle(ctx, id)
 	}
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return Article{}, err
@@ -591,30 +547,9 @@ func ceilMs(t time.Time) int64 {
 	return ms
 }
 
-// ArticleCounts returns, in the order of authorIDs, how many articles each
-// author has in category ("" for all categories), reading the counter rows
-// with one batch of Gets: a connection's totalCount. An author with no
-// articles or no node has 0. It fails with ErrInvalidInput for a bad author
-// id or category.
-func (s *Store) ArticleCounts(ctx context.Context, authorIDs []string, category string) ([]int64, error) {
-	ks := make([]ArticleCountKey, len(authorIDs))
-	for i, id := range authorIDs {
-		ks[i] = ArticleCountKey{Author: id, Category: category}
-	}
-	return s.CountArticles(ctx, ks)
-}
-
 // ArticleCountKey selects one article counter: an author's articles in
 // Category, or all of them when Category is "".
 type ArticleCountKey struct{ Author, Category string }
-
-// CountArticles returns the counters named by ks, in their order, with one
-// batch of Gets of the authors' counter rows.
-func (s *Store) CountArticles(ctx context.Context, ks []ArticleCountKey) ([]int64, error) {
-	return readEach(ctx, s, ks, ArticleCountKey.Get, func(k ArticleCountKey, r Row) (int64, error) {
-		return r.ArticleCount(k.Category)
-	})
-}
 
 // timelineRange is the scan of every timeline row of author.
 func timelineRange(author string) scanRange {

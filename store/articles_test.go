@@ -161,7 +161,7 @@ func TestArticleRoundTrip(t *testing.T) {
 	if posted.Author != "ann" || posted.Title != "Hello" || posted.Category != "news" || !posted.Posted.Equal(posted.Updated) {
 		t.Fatalf("posted %+v", posted)
 	}
-	got, err := s.GetArticle(ctx, posted.ID)
+	got, err := s.getArticle(ctx, posted.ID)
 	if err != nil || got != posted {
 		t.Fatalf("get: %+v, %v; want %+v", got, err, posted)
 	}
@@ -197,7 +197,7 @@ func TestArticleRoundTrip(t *testing.T) {
 			!up.Updated.After(posted.Updated) || !up.Posted.Equal(posted.Posted) {
 			t.Fatalf("updated %+v", up)
 		}
-		if got, err := s.GetArticle(ctx, posted.ID); err != nil || got != up {
+		if got, err := s.getArticle(ctx, posted.ID); err != nil || got != up {
 			t.Fatalf("get after update: %+v, %v", got, err)
 		}
 		same, err := s.UpdateArticle(ctx, posted.ID, nil, nil, nil)
@@ -212,7 +212,7 @@ func TestArticleRoundTrip(t *testing.T) {
 		if err := s.DeleteArticle(ctx, posted.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.GetArticle(ctx, posted.ID); !errors.Is(err, ErrNotFound) {
+		if _, err := s.getArticle(ctx, posted.ID); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("get after delete: %v", err)
 		}
 		if err := s.DeleteArticle(ctx, posted.ID); !errors.Is(err, ErrNotFound) {
@@ -261,14 +261,14 @@ func TestArticleInvalidInputWritesNothing(t *testing.T) {
 			_, err := s.PostArticle(ctx, "ann", "t", "b", strings.Repeat("c", MaxTypeBytes+1))
 			return err
 		}},
-		{"get bad id", func() error { _, err := s.GetArticle(ctx, "not-an-id!"); return err }},
-		{"get empty id", func() error { _, err := s.GetArticle(ctx, ""); return err }},
+		{"get bad id", func() error { _, err := s.getArticle(ctx, "not-an-id!"); return err }},
+		{"get empty id", func() error { _, err := s.getArticle(ctx, ""); return err }},
 		{"get id with empty author", func() error {
 			id, _ := keys.Article{Author: "", Posted: 1, Seq: 1}.ID()
-			_, err := s.GetArticle(ctx, id)
+			_, err := s.getArticle(ctx, id)
 			return err
 		}},
-		{"get id with padding", func() error { _, err := s.GetArticle(ctx, a.ID+"="); return err }},
+		{"get id with padding", func() error { _, err := s.getArticle(ctx, a.ID+"="); return err }},
 		{"update bad id", func() error { _, err := s.UpdateArticle(ctx, "%%", articleRef("t"), nil, nil); return err }},
 		{"update empty title", func() error { _, err := s.UpdateArticle(ctx, a.ID, articleRef(""), nil, nil); return err }},
 		{"update huge body", func() error { _, err := s.UpdateArticle(ctx, a.ID, nil, &huge, nil); return err }},
@@ -315,7 +315,7 @@ func TestArticleInvalidInputWritesNothing(t *testing.T) {
 			}
 		})
 	}
-	if got, err := s.GetArticle(ctx, bobs.ID); err != nil || got != bobs {
+	if got, err := s.getArticle(ctx, bobs.ID); err != nil || got != bobs {
 		t.Fatalf("bob's article: %+v, %v", got, err)
 	}
 }
@@ -786,7 +786,7 @@ func TestArticleRepairAfterCrashAtEveryPoint(t *testing.T) {
 				}
 				// The store still works: the article can be read, changed
 				// and deleted, and the books still balance.
-				if a, err := s.GetArticle(ctx, id); err == nil {
+				if a, err := s.getArticle(ctx, id); err == nil {
 					if _, err := s.UpdateArticle(ctx, a.ID, articleRef("after"), nil, articleRef("after")); err != nil {
 						t.Fatal(err)
 					}
@@ -869,7 +869,7 @@ func TestArticleConcurrentUpdatesConverge(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	final, err := s.GetArticle(ctx, a.ID)
+	final, err := s.getArticle(ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ func TestCompactOnTheEngineOnly(t *testing.T) {
 	if compacted, err := s.Compact(ctx); err != nil || !compacted {
 		t.Errorf("on the embedded engine: compacted %v, %v", compacted, err)
 	}
-	if n, err := s.GetNode(ctx, "a"); err != nil || n.ID != "a" {
+	if n, err := s.getNode(ctx, "a"); err != nil || n.ID != "a" {
 		t.Errorf("after compacting: %+v, %v", n, err)
 	}
 	other, err := New(clusterLike{s.hc}, Options{})

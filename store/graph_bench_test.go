@@ -46,7 +46,7 @@ func BenchmarkGetNodes100(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		nodes, err := s.GetNodes(bg, ids)
+		nodes, err := s.getNodes(bg, ids)
 		if err != nil || nodes[99] == nil {
 			b.Fatal(err)
 		}

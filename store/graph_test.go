@@ -88,7 +88,7 @@ func TestNodeLifecycle(t *testing.T) {
 	if _, err := s.CreateNode(bg, "alice", nil); !errors.Is(err, ErrAlreadyExists) {
 		t.Fatalf("second create: %v, want ErrAlreadyExists", err)
 	}
-	got, err := s.GetNode(bg, "alice")
+	got, err := s.getNode(bg, "alice")
 	if err != nil || propsOf(t, got.Properties)["name"] != "Alice" || fmt.Sprint(propsOf(t, got.Properties)["age"]) != "30" {
 		t.Fatalf("get: %+v, %v", got, err)
 	}
@@ -106,7 +106,7 @@ func TestNodeLifecycle(t *testing.T) {
 	if err := s.DeleteNode(bg, "alice", false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetNode(bg, "alice"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.getNode(bg, "alice"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("get after delete: %v", err)
 	}
 	if err := s.DeleteNode(bg, "alice", false); !errors.Is(err, ErrNotFound) {
@@ -124,7 +124,7 @@ func TestRecreateInSameMillisecond(t *testing.T) {
 		mustNode(t, s, "a", Properties{"round": round})
 		mustNode(t, s, "b", nil)
 		mustRel(t, s, "a", "knows", "b", Properties{"round": round})
-		if _, err := s.GetNode(bg, "a"); err != nil {
+		if _, err := s.getNode(bg, "a"); err != nil {
 			t.Fatalf("round %d: node hidden after create: %v", round, err)
 		}
 		page, err := s.Adjacent(bg, "a", "knows", Outgoing, PageRequest{Size: 10})
@@ -222,7 +222,7 @@ func TestConcurrentPropertyUpdatesLoseNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n, err := s.GetNode(bg, "hub")
+	n, err := s.getNode(bg, "hub")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,16 +45,28 @@ func newTestStoreWithClock(t testing.TB, clk *fakeClock) *Store {
 	if clk != nil {
 		now = clk.Now
 	}
+	s, err := New(openTestEngine(t, clk), Options{Clock: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// openTestEngine opens a fresh in-memory engine with hbgraph's tables,
+// reading clk (nil: time.Now), closed when t ends: the one set-up of the
+// package's tests, for those that wrap the engine in a client of their own.
+func openTestEngine(t testing.TB, clk *fakeClock) *embedded.Client {
+	t.Helper()
+	var now func() time.Time
+	if clk != nil {
+		now = clk.Now
+	}
 	db, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop(), Clock: now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	s, err := New(db, Options{Clock: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return db
 }
 
 func newFakeClock() *fakeClock {

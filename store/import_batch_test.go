@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/hrpc"
 
@@ -397,11 +396,7 @@ func (c *crashingClient) SendBatch(ctx context.Context, batch []hrpc.Call) ([]hr
 func testCrashAfterEveryWrite[T any](t *testing.T, b batchImport[T]) {
 	open := func(t *testing.T) (*embedded.Client, *Store) {
 		clk := b.newClock()
-		db, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop(), Clock: clk.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(db.Close)
+		db := openTestEngine(t, clk)
 		s, err := New(db, Options{Clock: clk.Now})
 		if err != nil {
 			t.Fatal(err)

@@ -21,7 +21,7 @@ func TestImportKeepsTimesAndSkipsExisting(t *testing.T) {
 	if ok, err := s.ImportNode(bg, "a", Properties{"i": 99}, at(5), at(6)); err != nil || ok {
 		t.Fatalf("re-import of a: created=%v err=%v, want skipped", ok, err)
 	}
-	n, err := s.GetNode(bg, "a")
+	n, err := s.getNode(bg, "a")
 	if err != nil || n.Created.UnixMilli() != 1000 || n.Updated.UnixMilli() != 2000 || fmt.Sprint(propsOf(t, n.Properties)["i"]) != "0" {
 		t.Fatalf("node a: %+v, %v", n, err)
 	}
@@ -49,7 +49,7 @@ func TestImportKeepsTimesAndSkipsExisting(t *testing.T) {
 	if _, ok, err := s.ImportArticle(bg, "a", 42, "Again", "other", "tech", at(5000)); err != nil || ok {
 		t.Fatalf("re-import article: %v %v", ok, err)
 	}
-	a, err := s.GetArticle(bg, id)
+	a, err := s.getArticle(bg, id)
 	if err != nil || a.Title != "Imported" || a.Posted.UnixMilli() != 5000 {
 		t.Fatalf("article: %+v, %v", a, err)
 	}
@@ -110,7 +110,7 @@ func TestImportArticleUnderDeleteMarkerConflicts(t *testing.T) {
 	if _, ok, err := s.ImportArticle(bg, "a", 5, "Title", "some words", "c", posted); !errors.Is(err, ErrConflict) || ok {
 		t.Fatalf("import under the delete marker: created=%v err=%v, want ErrConflict", ok, err)
 	}
-	if _, err := s.GetArticle(bg, id); !errors.Is(err, ErrNotFound) {
+	if _, err := s.getArticle(bg, id); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("article after the import: %v, want ErrNotFound", err)
 	}
 	checkArticleInvariants(t, s)

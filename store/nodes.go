@@ -122,8 +122,8 @@ func (s *Store) CreateNode(ctx context.Context, id string, props Properties) (No
 	return nodeFrom(id, e)
 }
 
-// GetNode returns a node, or an error wrapping ErrNotFound.
-func (s *Store) GetNode(ctx context.Context, id string) (Node, error) {
+// getNode returns a node, or an error wrapping ErrNotFound.
+func (s *Store) getNode(ctx context.Context, id string) (Node, error) {
 	if err := validateID("node id", id); err != nil {
 		return Node{}, err
 	}
@@ -142,9 +142,9 @@ func (s *Store) GetNode(ctx context.Context, id string) (Node, error) {
 	return nodeFrom(id, e)
 }
 
-// GetNodes returns the nodes in the order of ids, with nil for those that
+// getNodes returns the nodes in the order of ids, with nil for those that
 // do not exist, reading them with one batch of Gets.
-func (s *Store) GetNodes(ctx context.Context, ids []string) ([]*Node, error) {
+func (s *Store) getNodes(ctx context.Context, ids []string) ([]*Node, error) {
 	return readEach(ctx, s, ids, NodeGet, func(id string, r Row) (*Node, error) { return r.Node(id) })
 }
 
@@ -240,7 +240,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 	if err := validateID("node id", id); err != nil {
 		return err
 	}
-	if _, err := s.GetNode(ctx, id); err != nil {
+	if _, err := s.getNode(ctx, id); err != nil {
 		return err
 	}
 	if detach {

@@ -4,18 +4,10 @@ import (
 	"context"
 	"errors"
 	"testing"
-
-	"github.com/rs/zerolog"
-
-	"github.com/hbgraph/hbgraph/store/embedded"
-	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 func TestPing(t *testing.T) {
-	db, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openTestEngine(t, nil)
 	st, err := New(db, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -120,7 +120,7 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	if err != nil {
 		return Relationship{}, err
 	}
-	nodes, err := s.GetNodes(ctx, []string{k.Start, k.End})
+	nodes, err := s.getNodes(ctx, []string{k.Start, k.End})
 	if err != nil {
 		return Relationship{}, err
 	}
@@ -180,34 +180,6 @@ func (s *Store) countDegrees(ctx context.Context, k RelationshipKey, delta int64
 		}
 	}
 	return nil
-}
-
-// GetRelationship returns a relationship, or an error wrapping ErrNotFound.
-func (s *Store) GetRelationship(ctx context.Context, k RelationshipKey) (Relationship, error) {
-	if err := k.Validate(); err != nil {
-		return Relationship{}, err
-	}
-	row := k.row()
-	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
-	if err != nil {
-		return Relationship{}, err
-	}
-	e, ok, err := decodeEntity(row, c)
-	if err != nil {
-		return Relationship{}, err
-	}
-	if !ok {
-		return Relationship{}, fmt.Errorf("relationship %s: %w", k.ID(), ErrNotFound)
-	}
-	return relationshipFrom(k, e)
-}
-
-// GetRelationships returns relationships in the order of ks, nil for those
-// that do not exist, with one batch of Gets.
-func (s *Store) GetRelationships(ctx context.Context, ks []RelationshipKey) ([]*Relationship, error) {
-	return readEach(ctx, s, ks, RelationshipKey.Get, func(k RelationshipKey, r Row) (*Relationship, error) {
-		return r.Relationship(k)
-	})
 }
 
 // UpdateRelationshipProperties is the compare-and-set loop of seed 002 on
@@ -319,10 +291,4 @@ type DegreeKey struct {
 	Node string
 	Dir  Direction
 	Type string
-}
-
-// Degrees returns the counters in the order of ks (0 where none was ever
-// counted), with one batch of Gets.
-func (s *Store) Degrees(ctx context.Context, ks []DegreeKey) ([]int64, error) {
-	return readEach(ctx, s, ks, DegreeKey.Get, func(_ DegreeKey, r Row) (int64, error) { return r.Degree() })
 }

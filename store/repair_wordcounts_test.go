@@ -13,11 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/hrpc"
 
-	"github.com/hbgraph/hbgraph/store/embedded"
 	"github.com/hbgraph/hbgraph/store/keys"
 )
 
@@ -366,11 +364,7 @@ func TestRepairWordCountsEveryAuthorOfEveryRange(t *testing.T) {
 func TestRepairWordCountsBoundsConcurrency(t *testing.T) {
 	clk := newFakeClock()
 	clk.step = 1
-	db, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop(), Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := openTestEngine(t, clk)
 	slow := &slowScans{Client: db, table: keys.TableWordCounts, delay: 5 * time.Millisecond}
 	s, err := New(slow, Options{Clock: clk.Now})
 	if err != nil {

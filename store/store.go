@@ -67,9 +67,9 @@ type Store struct {
 	// clockWait bounds how long a delete waits for the clock to pass a
 	// counter's timestamp (see deleteDegreeRows).
 	clockWait time.Duration
-	// fault, when set (tests only, see export_test.go), is called at every
-	// point between two writes of a multi-row operation; an error from it
-	// stops the operation there, as a crash would.
+	// fault, set by tests only, is called at every point between two
+	// writes of a multi-row operation; an error from it stops the
+	// operation there, as a crash would.
 	fault func(point string) error
 	// articleLayoutOK is set once CheckArticleLayout has found the table
 	// articles of the current layout.

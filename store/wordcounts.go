@@ -115,16 +115,16 @@ func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[str
 // for a bad author id or n outside 1..MaxTopWords. An author with no
 // articles, or no node, has no words.
 func (s *Store) TopWords(ctx context.Context, authorID string, n int) ([]WordCount, error) {
-	out, err := s.TopWordsOf(ctx, []string{authorID}, n)
+	out, err := s.topWordsOf(ctx, []string{authorID}, n)
 	if err != nil {
 		return nil, err
 	}
 	return out[0], nil
 }
 
-// TopWordsOf is TopWords for many authors, in their order, with one batch
+// topWordsOf is TopWords for many authors, in their order, with one batch
 // of Gets of their word count rows.
-func (s *Store) TopWordsOf(ctx context.Context, authorIDs []string, n int) ([][]WordCount, error) {
+func (s *Store) topWordsOf(ctx context.Context, authorIDs []string, n int) ([][]WordCount, error) {
 	if n < 1 || n > MaxTopWords {
 		return nil, invalid("n is %d; want 1..%d", n, MaxTopWords)
 	}
@@ -191,61 +191,6 @@ const wordCountChunk = 4096
 // maxStampLead bounds how far ahead of the clock a rebuild accepts the
 // word count row's newest cell (see RebuildWordCounts) before giving up.
 const maxStampLead = time.Minute
-
-// RebuildWordCounts recomputes the author's word count row from the
-// author's articles (one scan of the timeline) and writes the difference:
-// a Put of every count that changed and a Delete of every word that no
-// article has any more (so no zero cells stay), both stamped with the
-// rebuild's start time T, as seed 004 stamps its deletes so that the
-// rebuild can run beside the writers.
-//
-// How that meets the writers' Increments. HBase keeps one version per cell
-// and stamps an Increment with the current time, or one past the cell's
-// timestamp if the clock is behind it: a counter incremented many times in
-// one millisecond runs ahead of the clock. So T is one past the later of
-// the clock and the row's newest cell when the rebuild starts, and the
-// rebuild waits for the clock to pass T before it scans. Then:
-//
-//   - An Increment stamped at or before T was made before the scan, after
-//     its article write, which the scan therefore sees: the rebuild's cell,
-//     stamped T, replaces it, and the word is counted once.
-//   - An Increment stamped after T (every one made after the wait) is
-//     newer than the rebuild's cells: it is never hidden by the rebuild's
-//     Deletes, and a rebuild Put that arrives after it is older and
-//     dropped, leaving the writer's count in place (not corrected by this
-//     rebuild; the next one does it). One that arrives after the rebuild's
-//     Put adds to the recomputed count.
-//
-// The one case a rebuild beside writers cannot tell from a crash is a write
-// in flight across it: its article row changed before the scan read it and
-// its Increments came after the rebuild's Put; that change is counted
-// twice. Run it again once the writers are quiet to make the row exact.
-// While it runs, TopWords may see some words recomputed and others not.
-//
-// A corrupt cell (not an 8-byte int64: a hand-made Put, a torn write) is a
-// wrong count like any other: the recount is Put over it, or, if no
-// article has the word, it is deleted, with the same stamp T. No writer's
-// Increment can have landed on it (HBase refuses to increment a cell that
-// is not a long), so none is lost. Until the rebuild, TopWords fails for
-// the whole row, and a writer whose change has the word fails at its
-// Increment, after its article write, leaving all of that change's words
-// uncounted: the rebuild counts them from the articles.
-//
-// It fails with ErrInvalidInput for a bad author id; if the row's cells are
-// stamped more than maxStampLead ahead of the clock it gives up rather than
-// wait.
-func (s *Store) RebuildWordCounts(ctx context.Context, authorID string) error {
-	if err := validateID("author id", authorID); err != nil {
-		return err
-	}
-	if err := s.CheckArticleLayout(ctx); err != nil {
-		return err
-	}
-	if _, err := s.rebuildWordCounts(ctx, authorID); err != nil {
-		return fmt.Errorf("rebuild word counts: %w", err)
-	}
-	return nil
-}
 
 // wordCountFixes counts the cells a rebuild of a word count row wrote.
 type wordCountFixes struct {
