@@ -85,7 +85,7 @@ func (a articleCells) cells() cells {
 
 // decodeArticleCells reads t, b, k, u of the row with key row; ok is false
 // when the row does not exist (no u).
-func decodeArticleCells(row []byte, c cells) (a articleCells, ok bool, err error) {
+func decodeArticleCells[K rowKey](row K, c cells) (a articleCells, ok bool, err error) {
 	if c[keys.QualArticleU] == nil {
 		return a, false, nil
 	}
@@ -531,7 +531,8 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 			return ArticlePage{}, err
 		}
 		if trow, err := k.Key(); err == nil {
-			out.Primed = append(out.Primed, Primed{Get{keys.TableArticles, string(trow)}, Row{string(trow), rw.cells}})
+			key := string(trow)
+			out.Primed = append(out.Primed, Primed{Get{keys.TableArticles, key}, Row{key, rw.cells}})
 		}
 		out.Cursors[i] = cursors[i]
 	}

@@ -14,8 +14,12 @@ import (
 // wrong; the server logs it and tells the client only INTERNAL.
 var ErrCorrupt = errors.New("store: corrupt row")
 
+// rowKey is a row key as the store holds one: bytes, or a string (a Row's,
+// which a decoder should not copy into bytes unless the row is corrupt).
+type rowKey interface{ ~string | ~[]byte }
+
 // corrupt is ErrCorrupt for the row with key row, saying what was wrong.
-func corrupt(row []byte, format string, args ...any) error {
+func corrupt[K rowKey](row K, format string, args ...any) error {
 	return fmt.Errorf("%w %x: %s", ErrCorrupt, row, fmt.Sprintf(format, args...))
 }
 

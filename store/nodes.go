@@ -36,7 +36,7 @@ type entity struct {
 
 // decodeEntity reads c, p, u of the row with key row; ok is false when the
 // row does not exist.
-func decodeEntity(row []byte, c cells) (e entity, ok bool, err error) {
+func decodeEntity[K rowKey](row K, c cells) (e entity, ok bool, err error) {
 	created, okc := decodeMs(c[keys.QualCreated])
 	if c == nil || c[keys.QualCreated] == nil {
 		return e, false, nil

@@ -175,7 +175,7 @@ func readEach[K, T any](ctx context.Context, s *Store, ks []K, get func(K) (Get,
 
 // Node decodes a node row read for id: nil when there is none.
 func (r Row) Node(id string) (*Node, error) {
-	e, ok, err := decodeEntity([]byte(r.key), r.cells)
+	e, ok, err := decodeEntity(r.key, r.cells)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func (r Row) Node(id string) (*Node, error) {
 // Relationship decodes a relationship row read for k: nil when there is
 // none.
 func (r Row) Relationship(k RelationshipKey) (*Relationship, error) {
-	e, ok, err := decodeEntity([]byte(r.key), r.cells)
+	e, ok, err := decodeEntity(r.key, r.cells)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func (r Row) Degree() (int64, error) {
 	}
 	n, ok := decodeMs(v)
 	if !ok {
-		return 0, corrupt([]byte(r.key), "degree counter %x", v)
+		return 0, corrupt(r.key, "degree counter %x", v)
 	}
 	return n, nil
 }
@@ -213,7 +213,7 @@ func (r Row) Article(id string) (*Article, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, ok, err := decodeArticleCells([]byte(r.key), r.cells)
+	a, ok, err := decodeArticleCells(r.key, r.cells)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func (r Row) ArticleCount(category string) (int64, error) {
 	}
 	n, ok := decodeMs(v)
 	if !ok {
-		return 0, corrupt([]byte(r.key), "article counter %q: %x", qual, v)
+		return 0, corrupt(r.key, "article counter %q: %x", qual, v)
 	}
 	return n, nil
 }
@@ -248,7 +248,7 @@ func (r Row) TopWords(n int) ([]WordCount, error) {
 	if n < 1 || n > MaxTopWords {
 		return nil, invalid("n is %d; want 1..%d", n, MaxTopWords)
 	}
-	return topWords([]byte(r.key), r.cells, n)
+	return topWords(r.key, r.cells, n)
 }
 
 // Primed is a row a page scan has already read (an index row holds what its

@@ -267,7 +267,8 @@ func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Directio
 		page.Relationships[i] = Relationship{Start: k.Start, Type: k.Type, End: k.End, Properties: props,
 			Created: time.UnixMilli(a.Created), Updated: time.UnixMilli(rw.ts)}
 		e := entity{created: a.Created, updated: rw.ts, props: rw.cells[keys.QualProperties]}
-		page.Primed = append(page.Primed, Primed{Get{keys.TableGraph, string(k.row())}, Row{string(k.row()), e.cells()}})
+		key := string(k.row())
+		page.Primed = append(page.Primed, Primed{Get{keys.TableGraph, key}, Row{key, e.cells()}})
 	}
 	return page, nil
 }

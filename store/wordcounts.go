@@ -133,7 +133,7 @@ func (s *Store) topWordsOf(ctx context.Context, authorIDs []string, n int) ([][]
 
 // topWords picks the n largest positive counts of a word count row, ties
 // in word order.
-func topWords(row []byte, c cells, n int) ([]WordCount, error) {
+func topWords[K rowKey](row K, c cells, n int) ([]WordCount, error) {
 	counts, err := decodeWordCounts(row, c)
 	if err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func topWords(row []byte, c cells, n int) ([]WordCount, error) {
 
 // decodeWordCounts decodes the word count row with key row; a cell that is
 // not an int64 is an error, naming the least such word.
-func decodeWordCounts(row []byte, c cells) (map[string]int64, error) {
+func decodeWordCounts[K rowKey](row K, c cells) (map[string]int64, error) {
 	m, bad := splitWordCounts(c)
 	if len(bad) > 0 {
 		w := slices.Min(slices.Collect(maps.Keys(bad)))
