@@ -402,7 +402,6 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger) http.Handler {
 	gql.Use(limits.New(cfg.limits, docs))
 	gql.Use(limiter.Extension(operationComplexity))
 	gql.Use(explain.Extension{Always: cfg.explain})
-	gql.AroundFields(loaders.AroundField)
 	gql.SetErrorPresenter(presentError(log))
 	gql.SetRecoverFunc(func(ctx context.Context, v any) error {
 		id := ""

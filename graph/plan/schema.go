@@ -110,6 +110,7 @@ func (s *Schema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 			s.opts.Log.Error().Str("request_id", id).Interface("panic", panicked).Bytes("stack", debug.Stack()).
 				Msg("panic in plan: gqlgen runs the operation")
+			s.fellBack.Add(1)
 			if s.total != nil {
 				s.total.WithLabelValues("gqlgen", "panic").Inc()
 			}

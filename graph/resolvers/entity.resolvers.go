@@ -33,9 +33,6 @@ func (r *entityResolver) FindManyNodeByIDs(ctx context.Context, reps []*model.No
 	ids := make([]string, len(reps))
 	for i, rep := range reps {
 		ids[i] = rep.ID
-		if store.ValidateNodeID(rep.ID) == nil {
-			prefetchNode(ctx, rep.ID)
-		}
 	}
 	nodes, errs := loaders.For(ctx).Nodes(ctx, ids)
 	out := make([]*model.Node, len(reps))

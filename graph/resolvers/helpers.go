@@ -31,13 +31,11 @@ func propertiesArg(v any) (store.Properties, error) {
 	return nil, fetchkeys.BadInput("properties must be a JSON object, got %T", v)
 }
 
-// node loads one node through the request's batch; nil when absent. The
-// loads its selected child fields will make start first (prefetchNode).
+// node loads one node through the request's batch; nil when absent.
 func node(ctx context.Context, id string) (*model.Node, error) {
 	if err := store.ValidateNodeID(id); err != nil {
 		return nil, err
 	}
-	prefetchNode(ctx, id)
 	n, err := loaders.For(ctx).Node(ctx, id)
 	return asNode(n), err
 }

@@ -114,18 +114,6 @@ func (r *nodeResolver) Relationships(ctx context.Context, obj *model.Node, typeA
 	if err != nil {
 		return nil, err
 	}
-	prefetchEdges(ctx, "RelationshipConnection", func(i int, field string) string {
-		rel := page.Relationships[i]
-		switch field {
-		case "neighbor":
-			return fetchkeys.NeighborOf(rel, k.Dir)
-		case "startNode":
-			return rel.Start
-		case "endNode":
-			return rel.End
-		}
-		return ""
-	}, len(page.Relationships))
 	c := relationshipConnection(k, page)
 	c.Total = total
 	return c, nil
@@ -146,12 +134,6 @@ func (r *nodeResolver) Articles(ctx context.Context, obj *model.Node, category *
 	if err != nil {
 		return nil, err
 	}
-	prefetchEdges(ctx, "ArticleConnection", func(i int, field string) string {
-		if field == "author" {
-			return page.Articles[i].Author
-		}
-		return ""
-	}, len(page.Articles))
 	c := articleConnection(k, page)
 	c.Total = total
 	return c, nil
@@ -171,9 +153,6 @@ func (r *queryResolver) Node(ctx context.Context, id string) (*model.Node, error
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]*model.Node, error) {
 	if err := fetchkeys.NodeIDs(ids); err != nil {
 		return nil, err
-	}
-	for _, id := range ids { // their pages go in the same wave as their rows
-		prefetchNode(ctx, id)
 	}
 	nodes, errs := loaders.For(ctx).Nodes(ctx, ids)
 	out := make([]*model.Node, len(nodes))
