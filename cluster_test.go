@@ -91,11 +91,19 @@ func TestPprofOnlyWithFlag(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := newGateway(cfg, nil, zerolog.Nop())
+		gateway, admin := newGateway(cfg, nil, zerolog.Nop())
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/", nil))
+		admin.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/", nil))
 		if rec.Code != tc.want {
-			t.Errorf("%v: /debug/pprof/ answered %d, want %d", tc.args, rec.Code, tc.want)
+			t.Errorf("%v: /debug/pprof/ on the admin listener answered %d, want %d", tc.args, rec.Code, tc.want)
+		}
+		// Never beside GraphQL, nor the metrics.
+		for _, path := range []string{"/debug/pprof/", "/metrics"} {
+			rec = httptest.NewRecorder()
+			gateway.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+			if rec.Code == http.StatusOK {
+				t.Errorf("%v: %s answered on the gateway's listener", tc.args, path)
+			}
 		}
 	}
 }

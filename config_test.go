@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/rs/zerolog"
+)
 
 // TestGCPercentDefaultsByCommand checks that repair collects at Go's default
 // unless told otherwise, and everything else at defaultGCPercent.
@@ -29,5 +33,32 @@ func TestGCPercentDefaultsByCommand(t *testing.T) {
 		if got := cfg.gcPercentFor(); got != tc.want {
 			t.Errorf("HBGRAPH_GC_PERCENT=%q %q: gc percent %d, want %d", tc.env, tc.args, got, tc.want)
 		}
+	}
+}
+
+// TestListenBeyondLoopbackNeedsTheFlag: hbgraph authenticates nobody, so it
+// serves beyond loopback, on either listener, only when told to.
+func TestListenBeyondLoopbackNeedsTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+	}{
+		{nil, true},
+		{[]string{"--listen", ":8080"}, false},
+		{[]string{"--listen", "0.0.0.0:8080"}, false},
+		{[]string{"--admin-listen", "10.1.2.3:9090"}, false},
+		{[]string{"--listen", "[::1]:8080", "--admin-listen", "localhost:9090"}, true},
+		{[]string{"--listen", ":8080", "--insecure-no-auth"}, true},
+	} {
+		cfg, err := parseConfig(tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkListen(cfg, zerolog.Nop()); (err == nil) != tc.ok {
+			t.Errorf("%q: %v, want ok=%v", tc.args, err, tc.ok)
+		}
+	}
+	if _, err := parseConfig([]string{"--cors-origins", "app.example.com"}); err == nil {
+		t.Error("an origin without a scheme was accepted")
 	}
 }

@@ -56,7 +56,8 @@ func BenchmarkPlanExecutor(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return newGateway(cfg, st, zerolog.Nop())
+		gateway, _ := newGateway(cfg, st, zerolog.Nop())
+		return gateway
 	}
 	gw, gwPlan := gateway("gqlgen"), gateway("plan")
 

@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,6 +36,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/hbgraph/hbgraph/edge"
 	"github.com/hbgraph/hbgraph/example"
 	"github.com/hbgraph/hbgraph/explain"
 	"github.com/hbgraph/hbgraph/graph/codes"
@@ -53,7 +55,13 @@ import (
 )
 
 type config struct {
-	listen    string
+	listen      string
+	adminListen string
+	// insecureNoAuth lets the server listen beyond loopback although it
+	// authenticates nobody.
+	insecureNoAuth bool
+	cors           corsFlags
+
 	dataDir   string
 	hbaseZK   string
 	regions   int
@@ -95,6 +103,18 @@ type config struct {
 	command string
 }
 
+// corsFlags are the --cors-* flags, parsed into edge.CORS.
+type corsFlags struct {
+	origins, headers string
+	credentials      bool
+	parsed           edge.CORS
+}
+
+func (c *corsFlags) validate() (err error) {
+	c.parsed, err = edge.ParseCORS(c.origins, c.headers, c.credentials)
+	return err
+}
+
 // env returns the environment's value for name, or def.
 func env(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok {
@@ -124,7 +144,12 @@ func parseConfig(args []string) (config, error) {
 	var cfg config
 	var bad []string
 	fs := flag.NewFlagSet("hbgraph", flag.ContinueOnError)
-	fs.StringVar(&cfg.listen, "listen", env("HBGRAPH_LISTEN", ":8080"), "address to serve on (HBGRAPH_LISTEN)")
+	fs.StringVar(&cfg.listen, "listen", env("HBGRAPH_LISTEN", "127.0.0.1:8080"), "address to serve GraphQL and GraphiQL on; beyond loopback only with --insecure-no-auth (HBGRAPH_LISTEN)")
+	fs.StringVar(&cfg.adminListen, "admin-listen", env("HBGRAPH_ADMIN_LISTEN", "127.0.0.1:9090"), "address to serve /metrics, /debug/pprof/ (with --pprof), /healthz and /readyz on, apart from GraphQL (HBGRAPH_ADMIN_LISTEN)")
+	fs.BoolVar(&cfg.insecureNoAuth, "insecure-no-auth", envParsed("HBGRAPH_INSECURE_NO_AUTH", false, strconv.ParseBool, &bad), "listen beyond loopback although hbgraph authenticates nobody: anyone who reaches it can rewrite everything (HBGRAPH_INSECURE_NO_AUTH)")
+	fs.StringVar(&cfg.cors.origins, "cors-origins", env("HBGRAPH_CORS_ORIGINS", ""), "comma-separated origins whose browser pages may call /query (e.g. https://app.example.com); empty: none (HBGRAPH_CORS_ORIGINS)")
+	fs.BoolVar(&cfg.cors.credentials, "cors-credentials", envParsed("HBGRAPH_CORS_CREDENTIALS", false, strconv.ParseBool, &bad), "let those pages send cookies and HTTP authentication (HBGRAPH_CORS_CREDENTIALS)")
+	fs.StringVar(&cfg.cors.headers, "cors-headers", env("HBGRAPH_CORS_HEADERS", ""), "comma-separated request headers those pages may send beyond Content-Type, Authorization and X-Request-Id (HBGRAPH_CORS_HEADERS)")
 	fs.StringVar(&cfg.dataDir, "data-dir", env("HBGRAPH_DATA_DIR", "./data"), "embedded engine's data directory (HBGRAPH_DATA_DIR)")
 	fs.StringVar(&cfg.hbaseZK, "hbase-zk", env("HBGRAPH_HBASE_ZK", ""), "ZooKeeper quorum of an HBase cluster, e.g. zk1:2181,zk2:2181; empty: the embedded engine (HBGRAPH_HBASE_ZK)")
 	fs.IntVar(&cfg.regions, "regions", 16, "create-tables: regions per table, pre-split on the row hash")
@@ -197,6 +222,9 @@ func parseConfig(args []string) (config, error) {
 		return cfg, fmt.Errorf("executor %q: want gqlgen or plan", cfg.executor)
 	case cfg.logFormat != "json" && cfg.logFormat != "console":
 		return cfg, fmt.Errorf("log format %q: want json or console", cfg.logFormat)
+	}
+	if err := cfg.cors.validate(); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -302,6 +330,9 @@ func run(args []string) error {
 		Int64("max_body_bytes", cfg.maxBodyBytes).Dur("request_timeout", cfg.requestTimeout).
 		Dur("batch_wait", cfg.batchWait).Int("batch_size", cfg.batchSize).Str("executor", cfg.executor).Int("scan_concurrency", cfg.scanConcurrency()).Msg("starting")
 
+	if err := checkListen(cfg, log); err != nil {
+		return err
+	}
 	hc, st, err := openStore(cfg, log)
 	if err != nil {
 		return err
@@ -325,39 +356,76 @@ func run(args []string) error {
 		}
 		log.Info().Msg(sum.String())
 	}
+	gateway, admin := newGateway(cfg, st, log)
 	srv := &http.Server{
 		Addr:              cfg.listen,
-		Handler:           newGateway(cfg, st, log),
+		Handler:           gateway,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       cfg.requestTimeout, // a body sent slowly counts against the request's time too
 		WriteTimeout:      cfg.requestTimeout + 10*time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
+	adminSrv := &http.Server{
+		Addr:              cfg.adminListen,
+		Handler:           admin,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		// No WriteTimeout: a CPU profile streams for as long as it asks.
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- adminSrv.ListenAndServe() }()
 	select {
 	case err := <-errc:
+		srv.Close()
+		adminSrv.Close()
 		return err
 	case <-ctx.Done():
 	}
 	log.Info().Msg("shutting down: finishing requests in flight")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.requestTimeout+5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	if err := errors.Join(srv.Shutdown(shutdownCtx), adminSrv.Shutdown(shutdownCtx)); err != nil {
 		return err
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
+	for range 2 {
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
 	}
 	log.Info().Msg("stopped")
 	return nil
 }
 
-// newGateway builds every HTTP route over st: the GraphQL endpoint with its
-// extensions and middleware, GraphiQL, health, readiness and metrics.
-func newGateway(cfg config, st *store.Store, log zerolog.Logger) http.Handler {
+// checkListen refuses to serve beyond loopback while hbgraph authenticates
+// nobody, unless --insecure-no-auth says to, and says so at start either
+// way.
+func checkListen(cfg config, log zerolog.Logger) error {
+	var exposed []string
+	for _, addr := range []string{cfg.listen, cfg.adminListen} {
+		if !edge.Loopback(addr) {
+			exposed = append(exposed, addr)
+		}
+	}
+	switch {
+	case len(exposed) == 0:
+		log.Warn().Msg("authentication off: every caller may read and write everything; listening on loopback only")
+	case !cfg.insecureNoAuth:
+		return fmt.Errorf("refusing to listen on %s beyond loopback: hbgraph authenticates nobody, so anyone who reaches it could rewrite everything; listen on 127.0.0.1 (the default), or pass --insecure-no-auth", strings.Join(exposed, " and "))
+	default:
+		log.Warn().Strs("listen", exposed).Msg("INSECURE: authentication off and listening beyond loopback (--insecure-no-auth): anyone who reaches these addresses may read and write everything")
+	}
+	return nil
+}
+
+// newGateway builds every HTTP route over st: the gateway's (the GraphQL
+// endpoint with its extensions and middleware, GraphiQL, health and
+// readiness) and the admin listener's (metrics, the profiler with --pprof,
+// health and readiness).
+func newGateway(cfg config, st *store.Store, log zerolog.Logger) (gateway, admin http.Handler) {
 	m := newMetrics()
 	limiter := shed.New(cfg.maxInFlight, cfg.maxComplexityInFlight, time.Second)
 	shedCount := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -412,13 +480,8 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger) http.Handler {
 		return errors.New("panic in resolver")
 	})
 
-	mux := http.NewServeMux()
-	mux.Handle("/query", observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout, limiter.Middleware(loaders.Middleware(st, loaderCfg, gql))))
-	graphiql.Register(mux, "/query") // GraphiQL at /, every asset served from here (offline)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+	healthz := func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") }
+	readyz := func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := st.Ping(ctx); err != nil {
@@ -426,16 +489,28 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger) http.Handler {
 			return
 		}
 		fmt.Fprintln(w, "ok")
-	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}))
-	if cfg.pprof {
-		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	}
-	return mux
+
+	mux := http.NewServeMux()
+	mux.Handle("/query", cfg.cors.parsed.Handler(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout, limiter.Middleware(loaders.Middleware(st, loaderCfg, gql)))))
+	graphiql.Register(mux, "/query")        // GraphiQL at /, every asset served from here (offline)
+	mux.HandleFunc("GET /healthz", healthz) // load balancers probe the gateway's own port
+	mux.HandleFunc("GET /readyz", readyz)
+
+	// Metrics and the profiler expose internals: on their own listener,
+	// loopback by default, never beside /query.
+	adminMux := http.NewServeMux()
+	adminMux.Handle("GET /metrics", promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}))
+	adminMux.HandleFunc("GET /healthz", healthz)
+	adminMux.HandleFunc("GET /readyz", readyz)
+	if cfg.pprof {
+		adminMux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		adminMux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		adminMux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		adminMux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		adminMux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
+	return edge.Headers(mux), edge.Headers(adminMux)
 }
 
 // errorCode chooses the code of an error a resolver returned.

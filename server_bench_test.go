@@ -63,7 +63,8 @@ func benchGateway(b *testing.B, followees int, args ...string) *httptest.Server 
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(newGateway(cfg, st, zerolog.Nop()))
+	gateway, _ := newGateway(cfg, st, zerolog.Nop())
+	srv := httptest.NewServer(gateway)
 	b.Cleanup(srv.Close)
 	return srv
 }

@@ -90,6 +90,7 @@ var httpClient = &http.Client{Timeout: 30 * time.Second}
 // server is one running hbgraph process.
 type server struct {
 	url     string // http://127.0.0.1:port
+	admin   string // the admin listener's: /metrics, /debug/pprof/
 	dataDir string
 	cmd     *exec.Cmd
 	out     *syncBuffer // stdout and stderr
@@ -145,9 +146,10 @@ func startServerAt(t testing.TB, dataDir string, extraArgs ...string) *server {
 
 func tryStart(t testing.TB, dataDir string, extraArgs []string) (s *server, portInUse bool) {
 	t.Helper()
-	port := freePort(t)
-	args := append([]string{"--listen", "127.0.0.1:" + port, "--data-dir", dataDir, "--log-level", "warn"}, extraArgs...)
-	s = &server{url: "http://127.0.0.1:" + port, dataDir: dataDir, out: &syncBuffer{}, exited: make(chan struct{})}
+	port, adminPort := freePort(t), freePort(t)
+	args := append([]string{"--listen", "127.0.0.1:" + port, "--admin-listen", "127.0.0.1:" + adminPort,
+		"--data-dir", dataDir, "--log-level", "warn"}, extraArgs...)
+	s = &server{url: "http://127.0.0.1:" + port, admin: "http://127.0.0.1:" + adminPort, dataDir: dataDir, out: &syncBuffer{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(serverBin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {

@@ -201,7 +201,7 @@ func TestHostileLargeQueriesAreNotCached(t *testing.T) {
 // metric reads one unlabelled sample of /metrics.
 func (s *server) metric(t testing.TB, name string) float64 {
 	t.Helper()
-	resp, err := httpClient.Get(s.url + "/metrics")
+	resp, err := httpClient.Get(s.admin + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

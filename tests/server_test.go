@@ -33,10 +33,16 @@ func (s *server) getText(t testing.TB, path string) (int, string) {
 // metrics reads /metrics into sample name (with labels, as exposed) -> value.
 func (s *server) metrics(t testing.TB) map[string]float64 {
 	t.Helper()
-	status, text := s.getText(t, "/metrics")
-	if status != http.StatusOK {
-		t.Fatalf("GET /metrics: status %d", status)
+	resp, err := httpClient.Get(s.admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics on the admin listener: status %d, %v", resp.StatusCode, err)
+	}
+	text := string(b)
 	out := map[string]float64{}
 	for _, line := range strings.Split(text, "\n") {
 		if line == "" || strings.HasPrefix(line, "#") {

@@ -69,10 +69,11 @@ type loadResult struct {
 
 // server is a running hbgraph.
 type server struct {
-	cmd  *exec.Cmd
-	url  string // of /query
-	base string
-	done chan error
+	cmd   *exec.Cmd
+	url   string // of /query
+	base  string
+	admin string // the admin listener's base: /debug/pprof/
+	done  chan error
 }
 
 func (b *bench) startServer(ctx context.Context, m mode) (*server, error) {
@@ -85,7 +86,11 @@ func (b *bench) startServerOn(ctx context.Context, dataDir string, m mode) (*ser
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"--data-dir", dataDir, "--listen", addr, "--log-level", "warn"}
+	adminAddr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"--data-dir", dataDir, "--listen", addr, "--admin-listen", adminAddr, "--log-level", "warn"}
 	if b.cfg.profile {
 		args = append(args, "--pprof")
 	}
@@ -101,7 +106,7 @@ func (b *bench) startServerOn(ctx context.Context, dataDir string, m mode) (*ser
 		logFile.Close()
 		return nil, err
 	}
-	s := &server{cmd: cmd, base: "http://" + addr, url: "http://" + addr + "/query", done: make(chan error, 1)}
+	s := &server{cmd: cmd, base: "http://" + addr, admin: "http://" + adminAddr, url: "http://" + addr + "/query", done: make(chan error, 1)}
 	go func() { s.done <- cmd.Wait(); logFile.Close() }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -370,7 +375,7 @@ func (b *bench) profile(ctx context.Context, srv *server, name string) func() er
 			return
 		}
 		secs := max(1, int(b.cfg.duration.Seconds())-1)
-		resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", srv.base, secs))
+		resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", srv.admin, secs))
 		if err != nil {
 			done <- err
 			return

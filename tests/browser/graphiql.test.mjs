@@ -128,8 +128,10 @@ function proc(cmd, args, { group = false } = {}) {
 // startServer starts hbgraph on a free port and waits until /healthz answers.
 async function startServer(bin, dataDir, flags = []) {
   const port = await freePort();
+  let adminPort = await freePort();
+  while (adminPort === port) adminPort = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const p = proc(bin, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'warn', ...flags]);
+  const p = proc(bin, ['--listen', `127.0.0.1:${port}`, '--admin-listen', `127.0.0.1:${adminPort}`, '--data-dir', dataDir, '--log-level', 'warn', ...flags]);
   const deadline = Date.now() + 15_000;
   for (;;) {
     if (!p.alive()) {

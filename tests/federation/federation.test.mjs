@@ -44,7 +44,7 @@ const ids = {}; // ids hbgraph handed out while seeding
 
 /** The sum of hbgraph's own hbgraph_requests_total counter (all statuses). */
 async function hbgraphRequestsTotal() {
-  const text = await (await fetch(`${hb.base}/metrics`)).text();
+  const text = await (await fetch(`${hb.admin}/metrics`)).text();
   let total = 0;
   for (const line of text.split('\n')) {
     if (line.startsWith('hbgraph_requests_total{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));

@@ -61,8 +61,9 @@ process.once('exit', () => {
 
 /**
  * Starts hbgraph and waits until GET /healthz answers 200. extraArgs are
- * added to --listen, --data-dir and --log-level. Returns { url, base, gql,
- * gqlData, stop, output }; call stop() when done, also on failure.
+ * added to --listen, --admin-listen, --data-dir and --log-level. Returns
+ * { url, base, admin (the admin listener's base: /metrics), gql, gqlData,
+ * stop, output }; call stop() when done, also on failure.
  */
 export async function startHbgraph(extraArgs = []) {
   const bin = hbgraphBin();
@@ -79,12 +80,14 @@ export async function startHbgraph(extraArgs = []) {
 
 async function startOnce(bin, extraArgs) {
   const port = await freePort();
+  let adminPort = await freePort();
+  while (adminPort === port) adminPort = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'hbgraph-test-'));
   const env = { ...process.env };
   // Flags below win over HBGRAPH_* settings, but others (explain,
   // introspection, limits) would leak in from the caller's environment.
   for (const name of Object.keys(env)) if (name.startsWith('HBGRAPH_')) delete env[name];
-  const args = ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs];
+  const args = ['--listen', `127.0.0.1:${port}`, '--admin-listen', `127.0.0.1:${adminPort}`, '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs];
   const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.set(child, dataDir);
   let output = '';
@@ -147,6 +150,7 @@ async function startOnce(bin, extraArgs) {
   return {
     url,
     base,
+    admin: `http://127.0.0.1:${adminPort}`,
     stop,
     output: () => output,
     gql: (query, variables, extensions) => postGraphQL(url, query, variables, extensions),
