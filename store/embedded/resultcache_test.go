@@ -31,22 +31,7 @@ func TestRowCacheNeverServesAReplacedRow(t *testing.T) {
 		}
 		return 0
 	}
-	stop := make(chan struct{})
-	var readersDone sync.WaitGroup
-	for range readers {
-		readersDone.Add(1)
-		go func() {
-			defer readersDone.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-					read()
-				}
-			}
-		}()
-	}
+	stopReaders := keepReading(readers, func() { read() })
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
 	for range writers {
@@ -68,8 +53,7 @@ func TestRowCacheNeverServesAReplacedRow(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(stop)
-	readersDone.Wait()
+	stopReaders()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
@@ -124,22 +108,7 @@ func TestScanCacheNeverServesAChangedPage(t *testing.T) {
 	has := func(row string) bool {
 		return slices.Contains(rowKeys(mustScan(t, cl, "t/", "t0", hrpc.NumberOfRows(1000))), row)
 	}
-	stop := make(chan struct{})
-	var readersDone sync.WaitGroup
-	for range readers {
-		readersDone.Add(1)
-		go func() {
-			defer readersDone.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-					has("")
-				}
-			}
-		}()
-	}
+	stopReaders := keepReading(readers, func() { has("") })
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
 	for w := range writers {
@@ -168,8 +137,7 @@ func TestScanCacheNeverServesAChangedPage(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(stop)
-	readersDone.Wait()
+	stopReaders()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
@@ -207,5 +175,31 @@ func TestScanCacheFirstPageThenTheRest(t *testing.T) {
 		if !slices.Contains(got, "p3 f:b=new") {
 			t.Errorf("reversed %v: after a Put to p3 the scan reads %q", reversed, got)
 		}
+	}
+}
+
+// keepReading runs read over and over in n goroutines, filling the caches
+// with what they find, until the returned stop is called; stop waits for
+// them.
+func keepReading(n int, read func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					read()
+				}
+			}
+		}()
+	}
+	return func() {
+		close(done)
+		wg.Wait()
 	}
 }
