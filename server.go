@@ -35,6 +35,7 @@ import (
 	"github.com/tsuna/gohbase"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"golang.org/x/time/rate"
 
 	"github.com/hbgraph/hbgraph/edge"
 	"github.com/hbgraph/hbgraph/example"
@@ -61,6 +62,8 @@ type config struct {
 	// authenticates nobody.
 	insecureNoAuth bool
 	cors           corsFlags
+	rateLimit      float64
+	rateBurst      int
 
 	dataDir   string
 	hbaseZK   string
@@ -140,6 +143,8 @@ func envParsed[T any](name string, def T, parse func(string) (T, error), bad *[]
 
 func parseInt64(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
 
+func parseFloat(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
+
 func parseConfig(args []string) (config, error) {
 	var cfg config
 	var bad []string
@@ -148,6 +153,8 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&cfg.adminListen, "admin-listen", env("HBGRAPH_ADMIN_LISTEN", "127.0.0.1:9090"), "address to serve /metrics, /debug/pprof/ (with --pprof), /healthz and /readyz on, apart from GraphQL (HBGRAPH_ADMIN_LISTEN)")
 	fs.BoolVar(&cfg.insecureNoAuth, "insecure-no-auth", envParsed("HBGRAPH_INSECURE_NO_AUTH", false, strconv.ParseBool, &bad), "listen beyond loopback although hbgraph authenticates nobody: anyone who reaches it can rewrite everything (HBGRAPH_INSECURE_NO_AUTH)")
 	fs.StringVar(&cfg.cors.origins, "cors-origins", env("HBGRAPH_CORS_ORIGINS", ""), "comma-separated origins whose browser pages may call /query (e.g. https://app.example.com); empty: none (HBGRAPH_CORS_ORIGINS)")
+	fs.Float64Var(&cfg.rateLimit, "rate-limit", envParsed("HBGRAPH_RATE_LIMIT", 0.0, parseFloat, &bad), "GraphQL requests a second each client address may send (a token bucket; past it 429 with Retry-After); 0: no limit. Behind a proxy every client shares its address (HBGRAPH_RATE_LIMIT)")
+	fs.IntVar(&cfg.rateBurst, "rate-burst", envParsed("HBGRAPH_RATE_BURST", 0, strconv.Atoi, &bad), "requests a client address may send at once before --rate-limit applies; 0: twice the rate (HBGRAPH_RATE_BURST)")
 	fs.BoolVar(&cfg.cors.credentials, "cors-credentials", envParsed("HBGRAPH_CORS_CREDENTIALS", false, strconv.ParseBool, &bad), "let those pages send cookies and HTTP authentication (HBGRAPH_CORS_CREDENTIALS)")
 	fs.StringVar(&cfg.cors.headers, "cors-headers", env("HBGRAPH_CORS_HEADERS", ""), "comma-separated request headers those pages may send beyond Content-Type, Authorization and X-Request-Id (HBGRAPH_CORS_HEADERS)")
 	fs.StringVar(&cfg.dataDir, "data-dir", env("HBGRAPH_DATA_DIR", "./data"), "embedded engine's data directory (HBGRAPH_DATA_DIR)")
@@ -214,8 +221,9 @@ func parseConfig(args []string) (config, error) {
 	case cfg.maxBodyBytes < 1, cfg.requestTimeout <= 0,
 		cfg.batchWait < 0, cfg.batchSize < 1, cfg.gcPercent < 0, cfg.scanConc < 0,
 		cfg.maxInFlight < 1, cfg.maxComplexityInFlight < 1, cfg.queryCacheEntries < 0,
-		cfg.queryCacheBytes < 0, cfg.queryCacheMaxQuery < 0, cfg.memoryLimit < 0:
-		return cfg, errors.New("limits must be positive (batch-wait, scan-concurrency, memory-limit and the query cache's may be 0)")
+		cfg.queryCacheBytes < 0, cfg.queryCacheMaxQuery < 0, cfg.memoryLimit < 0,
+		cfg.rateLimit < 0, cfg.rateBurst < 0:
+		return cfg, errors.New("limits must be positive (batch-wait, scan-concurrency, memory-limit, rate-limit, rate-burst and the query cache's may be 0)")
 	case cfg.limits.Nesting <= cfg.limits.Depth:
 		return cfg, fmt.Errorf("--max-nesting (%d) must be more than --max-depth (%d): a query n fields deep nests n+1 braces", cfg.limits.Nesting, cfg.limits.Depth)
 	case cfg.executor != "gqlgen" && cfg.executor != "plan":
@@ -240,6 +248,14 @@ func (cfg config) gcPercentFor() int {
 		return 100
 	}
 	return cfg.gcPercent
+}
+
+// rateBurstOrDefault is --rate-burst, or twice --rate-limit (at least 1).
+func (cfg config) rateBurstOrDefault() int {
+	if cfg.rateBurst > 0 {
+		return cfg.rateBurst
+	}
+	return max(1, int(2*cfg.rateLimit))
 }
 
 // scanConcurrency is --scan-concurrency, or its default for the backend.
@@ -328,7 +344,8 @@ func run(args []string) error {
 		Str("hbase_zk", cfg.hbaseZK).Bool("sync", cfg.sync).Bool("introspection", cfg.introspection).
 		Bool("explain", cfg.explain).Interface("limits", cfg.limits).
 		Int64("max_body_bytes", cfg.maxBodyBytes).Dur("request_timeout", cfg.requestTimeout).
-		Dur("batch_wait", cfg.batchWait).Int("batch_size", cfg.batchSize).Str("executor", cfg.executor).Int("scan_concurrency", cfg.scanConcurrency()).Msg("starting")
+		Dur("batch_wait", cfg.batchWait).Int("batch_size", cfg.batchSize).Str("executor", cfg.executor).Int("scan_concurrency", cfg.scanConcurrency()).
+		Str("admin_listen", cfg.adminListen).Strs("cors_origins", cfg.cors.parsed.Origins).Float64("rate_limit", cfg.rateLimit).Int("rate_burst", cfg.rateBurstOrDefault()).Msg("starting")
 
 	if err := checkListen(cfg, log); err != nil {
 		return err
@@ -491,8 +508,17 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger) (gateway, admin
 		fmt.Fprintln(w, "ok")
 	}
 
+	rateLimited := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "hbgraph_rate_limited_total", Help: "GraphQL requests answered 429: their client address was over --rate-limit.",
+	})
+	m.registry.MustRegister(rateLimited)
+	perClient := edge.RateLimit{Rate: rate.Limit(cfg.rateLimit), Burst: cfg.rateBurstOrDefault(), OnLimit: rateLimited.Inc}
+
 	mux := http.NewServeMux()
-	mux.Handle("/query", cfg.cors.parsed.Handler(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout, limiter.Middleware(loaders.Middleware(st, loaderCfg, gql)))))
+	// CORS first (a preflight is answered before anything counts it), then
+	// the request id and log line, the client's rate, load shedding.
+	mux.Handle("/query", cfg.cors.parsed.Handler(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout,
+		perClient.Middleware(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql))))))
 	graphiql.Register(mux, "/query")        // GraphiQL at /, every asset served from here (offline)
 	mux.HandleFunc("GET /healthz", healthz) // load balancers probe the gateway's own port
 	mux.HandleFunc("GET /readyz", readyz)

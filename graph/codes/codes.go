@@ -33,6 +33,9 @@ const (
 	// Unavailable: the store did not answer in time, or the server is
 	// shedding load (HTTP 503 with Retry-After).
 	Unavailable = "UNAVAILABLE"
+	// RateLimited: the client sent more than its rate limit allows (HTTP
+	// 429 with Retry-After).
+	RateLimited = "RATE_LIMITED"
 	// Internal: a bug; the response carries only the request id.
 	Internal = "INTERNAL"
 )
@@ -41,7 +44,7 @@ const (
 func Known(code string) bool {
 	switch code {
 	case ParseFailed, ValidationFailed, PersistedQueryNotFound,
-		BadUserInput, NotFound, AlreadyExists, Conflict, Unavailable, Internal:
+		BadUserInput, NotFound, AlreadyExists, Conflict, Unavailable, RateLimited, Internal:
 		return true
 	}
 	return false

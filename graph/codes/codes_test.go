@@ -4,7 +4,7 @@ import "testing"
 
 func TestKnown(t *testing.T) {
 	for _, c := range []string{ParseFailed, ValidationFailed, PersistedQueryNotFound,
-		BadUserInput, NotFound, AlreadyExists, Conflict, Unavailable, Internal} {
+		BadUserInput, NotFound, AlreadyExists, Conflict, Unavailable, RateLimited, Internal} {
 		if !Known(c) {
 			t.Errorf("Known(%q) = false", c)
 		}
