@@ -15,6 +15,7 @@ package loaders
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -308,10 +309,20 @@ func scanEach[K, V any](ctx context.Context, limit int, ks []K, scan func(contex
 
 type ctxKey struct{}
 
-// Middleware installs a fresh set of loaders in every request's context.
+// perRequest builds a request's loaders when a resolver first asks: a
+// query the plan runs never does, and builds none.
+type perRequest struct {
+	once    sync.Once
+	loaders *Loaders
+	s       *store.Store
+	cfg     Config
+}
+
+// Middleware gives every request a fresh set of loaders, built on first
+// use.
 func Middleware(s *store.Store, cfg Config, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := context.WithValue(r.Context(), ctxKey{}, New(s, cfg))
+		ctx := context.WithValue(r.Context(), ctxKey{}, &perRequest{s: s, cfg: cfg})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -319,5 +330,7 @@ func Middleware(s *store.Store, cfg Config, next http.Handler) http.Handler {
 // For returns the loaders of the request ctx belongs to. It panics when
 // Middleware did not run: a wiring bug, caught by the recover func.
 func For(ctx context.Context) *Loaders {
-	return ctx.Value(ctxKey{}).(*Loaders)
+	p := ctx.Value(ctxKey{}).(*perRequest)
+	p.once.Do(func() { p.loaders = New(p.s, p.cfg) })
+	return p.loaders
 }
