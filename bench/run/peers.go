@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -363,18 +364,8 @@ func (b *bench) medianRun(t, q string) (peerRun, bool) {
 	if len(rs) == 0 {
 		return peerRun{}, false
 	}
-	slices.SortFunc(rs, func(a, b peerRun) int { return cmpFloat(a.RPS, b.RPS) })
+	slices.SortFunc(rs, func(a, b peerRun) int { return cmp.Compare(a.RPS, b.RPS) })
 	return rs[len(rs)/2], true
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // peersReport renders the side-by-side section of RESULTS.md.
