@@ -51,13 +51,46 @@ func (r *Request) Outcome() (operation string, codes []string) {
 	return r.operation, slices.Clone(r.codes)
 }
 
-// Counts returns the number of store calls and of waves.
+// Counts returns the number of store calls and of waves, as Waves groups
+// them, without building the groups: it runs for every request (the log
+// line, the metrics), where Waves runs only for explain.
 func (r *Request) Counts() (calls, waves int) {
-	w := r.Waves()
-	for _, wave := range w {
-		calls += len(wave)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	type unit struct {
+		round      int
+		start, end time.Time
 	}
-	return calls, len(w)
+	var buf [16]unit
+	units := buf[:0]
+	for _, c := range r.calls {
+		end := c.Start.Add(c.Duration)
+		i := -1
+		if c.Round != 0 {
+			i = slices.IndexFunc(units, func(u unit) bool { return u.round == c.Round })
+		}
+		if i < 0 {
+			units = append(units, unit{round: c.Round, start: c.Start, end: end})
+			continue
+		}
+		if c.Start.Before(units[i].start) {
+			units[i].start = c.Start
+		}
+		if end.After(units[i].end) {
+			units[i].end = end
+		}
+	}
+	slices.SortStableFunc(units, func(a, b unit) int { return a.start.Compare(b.start) })
+	var last time.Time
+	for _, u := range units {
+		if waves == 0 || !u.start.Before(last) {
+			waves++
+		}
+		if u.end.After(last) {
+			last = u.end
+		}
+	}
+	return len(r.calls), waves
 }
 
 // Waves groups the calls into round-trip waves, the round trips a client
