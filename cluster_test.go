@@ -91,7 +91,7 @@ func TestPprofOnlyWithFlag(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gateway, admin := newGateway(cfg, nil, zerolog.Nop())
+		gateway, admin := newGateway(cfg, nil, zerolog.Nop(), security{})
 		rec := httptest.NewRecorder()
 		admin.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/", nil))
 		if rec.Code != tc.want {

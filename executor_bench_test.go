@@ -98,7 +98,7 @@ func newMemGraph(b *testing.B, followees, articlesEach int) *memGraph {
 	for i := range followees + 1 {
 		id := fmt.Sprintf("n%d", i)
 		props := store.Properties{"name": "Ursula Thompson", "age": 35, "city": "Zurich", "score": 78.99, "tags": []any{"rust", "cooking"}}
-		if _, err := st.CreateNode(ctx, id, props); err != nil {
+		if _, err := st.CreateNode(ctx, id, "", props); err != nil {
 			b.Fatal(err)
 		}
 		m.nodes[id] = &model.Node{Node: *memstore.Node(b, st, id)}

@@ -28,14 +28,14 @@ func BenchmarkPlanExecutor(b *testing.B) {
 	st, _ := memstore.New(b)
 	ctx := context.Background()
 	props := store.Properties{"name": "Ursula Thompson", "age": 35, "city": "Zurich", "score": 78.99, "tags": []any{"rust", "cooking"}}
-	if _, err := st.CreateNode(ctx, "n0", props); err != nil {
+	if _, err := st.CreateNode(ctx, "n0", "", props); err != nil {
 		b.Fatal(err)
 	}
 	var ids []any
 	for i := 1; i <= 20; i++ {
 		id := fmt.Sprintf("n%d", i)
 		ids = append(ids, id)
-		if _, err := st.CreateNode(ctx, id, props); err != nil {
+		if _, err := st.CreateNode(ctx, id, "", props); err != nil {
 			b.Fatal(err)
 		}
 		if i <= 10 {
@@ -56,7 +56,7 @@ func BenchmarkPlanExecutor(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		gateway, _ := newGateway(cfg, st, zerolog.Nop())
+		gateway, _ := newGateway(cfg, st, zerolog.Nop(), security{})
 		return gateway
 	}
 	gw, gwPlan := gateway("gqlgen"), gateway("plan")

@@ -37,6 +37,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"golang.org/x/time/rate"
 
+	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/edge"
 	"github.com/hbgraph/hbgraph/example"
 	"github.com/hbgraph/hbgraph/explain"
@@ -49,6 +50,7 @@ import (
 	"github.com/hbgraph/hbgraph/graph/querycache"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
 	"github.com/hbgraph/hbgraph/graph/shed"
+	"github.com/hbgraph/hbgraph/graph/trusted"
 	"github.com/hbgraph/hbgraph/graphiql"
 	"github.com/hbgraph/hbgraph/importer"
 	"github.com/hbgraph/hbgraph/loaders"
@@ -64,6 +66,14 @@ type config struct {
 	cors           corsFlags
 	rateLimit      float64
 	rateBurst      int
+	// auth says where token keys come from; none: authentication off.
+	auth auth.Config
+	// authRead is "public" (queries need no token) or "required".
+	authRead string
+	// trustedDocuments is an Apollo persisted query manifest; with
+	// trustedDocumentsOnly, only its operations run.
+	trustedDocuments     string
+	trustedDocumentsOnly bool
 
 	dataDir   string
 	hbaseZK   string
@@ -153,10 +163,20 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&cfg.adminListen, "admin-listen", env("HBGRAPH_ADMIN_LISTEN", "127.0.0.1:9090"), "address to serve /metrics, /debug/pprof/ (with --pprof), /healthz and /readyz on, apart from GraphQL (HBGRAPH_ADMIN_LISTEN)")
 	fs.BoolVar(&cfg.insecureNoAuth, "insecure-no-auth", envParsed("HBGRAPH_INSECURE_NO_AUTH", false, strconv.ParseBool, &bad), "listen beyond loopback although hbgraph authenticates nobody: anyone who reaches it can rewrite everything (HBGRAPH_INSECURE_NO_AUTH)")
 	fs.StringVar(&cfg.cors.origins, "cors-origins", env("HBGRAPH_CORS_ORIGINS", ""), "comma-separated origins whose browser pages may call /query (e.g. https://app.example.com); empty: none (HBGRAPH_CORS_ORIGINS)")
-	fs.Float64Var(&cfg.rateLimit, "rate-limit", envParsed("HBGRAPH_RATE_LIMIT", 0.0, parseFloat, &bad), "GraphQL requests a second each client address may send (a token bucket; past it 429 with Retry-After); 0: no limit. Behind a proxy every client shares its address (HBGRAPH_RATE_LIMIT)")
-	fs.IntVar(&cfg.rateBurst, "rate-burst", envParsed("HBGRAPH_RATE_BURST", 0, strconv.Atoi, &bad), "requests a client address may send at once before --rate-limit applies; 0: twice the rate (HBGRAPH_RATE_BURST)")
+	fs.Float64Var(&cfg.rateLimit, "rate-limit", envParsed("HBGRAPH_RATE_LIMIT", 0.0, parseFloat, &bad), "GraphQL requests a second each caller may send: a token's subject, or a client address when anonymous (a token bucket; past it 429 with Retry-After); 0: no limit. Behind a proxy anonymous clients share its address (HBGRAPH_RATE_LIMIT)")
+	fs.IntVar(&cfg.rateBurst, "rate-burst", envParsed("HBGRAPH_RATE_BURST", 0, strconv.Atoi, &bad), "requests a caller may send at once before --rate-limit applies; 0: twice the rate (HBGRAPH_RATE_BURST)")
 	fs.BoolVar(&cfg.cors.credentials, "cors-credentials", envParsed("HBGRAPH_CORS_CREDENTIALS", false, strconv.ParseBool, &bad), "let those pages send cookies and HTTP authentication (HBGRAPH_CORS_CREDENTIALS)")
 	fs.StringVar(&cfg.cors.headers, "cors-headers", env("HBGRAPH_CORS_HEADERS", ""), "comma-separated request headers those pages may send beyond Content-Type, Authorization and X-Request-Id (HBGRAPH_CORS_HEADERS)")
+	fs.StringVar(&cfg.auth.JWKSURL, "auth-jwks-url", env("HBGRAPH_AUTH_JWKS_URL", ""), "URL of the JSON Web Key Set whose keys sign bearer tokens (fetched at start, refreshed periodically and on an unknown kid); setting any key source turns authentication on (HBGRAPH_AUTH_JWKS_URL)")
+	fs.StringVar(&cfg.auth.JWKSFile, "auth-jwks-file", env("HBGRAPH_AUTH_JWKS_FILE", ""), "file of a JSON Web Key Set, or PEM public keys, that sign bearer tokens (HBGRAPH_AUTH_JWKS_FILE)")
+	fs.StringVar(&cfg.auth.HS256SecretFile, "auth-hs256-secret-file", env("HBGRAPH_AUTH_HS256_SECRET_FILE", ""), "file holding a shared secret (32 bytes or more) for HS256 tokens; only when you cannot use public keys (HBGRAPH_AUTH_HS256_SECRET_FILE)")
+	fs.StringVar(&cfg.auth.Issuer, "auth-issuer", env("HBGRAPH_AUTH_ISSUER", ""), "the iss claim tokens must carry; empty: not checked (HBGRAPH_AUTH_ISSUER)")
+	fs.StringVar(&cfg.auth.Audience, "auth-audience", env("HBGRAPH_AUTH_AUDIENCE", ""), "an aud the tokens must carry; empty: not checked (HBGRAPH_AUTH_AUDIENCE)")
+	fs.DurationVar(&cfg.auth.Leeway, "auth-leeway", envParsed("HBGRAPH_AUTH_LEEWAY", auth.DefaultLeeway, time.ParseDuration, &bad), "clock skew allowed on exp, nbf and iat (HBGRAPH_AUTH_LEEWAY)")
+	fs.StringVar(&cfg.auth.AdminScope, "auth-admin-scope", env("HBGRAPH_AUTH_ADMIN_SCOPE", auth.DefaultAdminScope), "the scope that lets a caller change every node, whoever owns it (HBGRAPH_AUTH_ADMIN_SCOPE)")
+	fs.StringVar(&cfg.authRead, "auth-read", env("HBGRAPH_AUTH_READ", "public"), "public: queries need no token; required: every request needs a valid token (HBGRAPH_AUTH_READ)")
+	fs.StringVar(&cfg.trustedDocuments, "trusted-documents", env("HBGRAPH_TRUSTED_DOCUMENTS", ""), "an Apollo persisted query manifest (JSON, ids the sha256 of each body): its operations can be sent by id (HBGRAPH_TRUSTED_DOCUMENTS)")
+	fs.BoolVar(&cfg.trustedDocumentsOnly, "trusted-documents-only", envParsed("HBGRAPH_TRUSTED_DOCUMENTS_ONLY", false, strconv.ParseBool, &bad), "run only the operations of --trusted-documents (by id, or by a body that hashes to one); callers with the admin scope may send others (HBGRAPH_TRUSTED_DOCUMENTS_ONLY)")
 	fs.StringVar(&cfg.dataDir, "data-dir", env("HBGRAPH_DATA_DIR", "./data"), "embedded engine's data directory (HBGRAPH_DATA_DIR)")
 	fs.StringVar(&cfg.hbaseZK, "hbase-zk", env("HBGRAPH_HBASE_ZK", ""), "ZooKeeper quorum of an HBase cluster, e.g. zk1:2181,zk2:2181; empty: the embedded engine (HBGRAPH_HBASE_ZK)")
 	fs.IntVar(&cfg.regions, "regions", 16, "create-tables: regions per table, pre-split on the row hash")
@@ -230,6 +250,14 @@ func parseConfig(args []string) (config, error) {
 		return cfg, fmt.Errorf("executor %q: want gqlgen or plan", cfg.executor)
 	case cfg.logFormat != "json" && cfg.logFormat != "console":
 		return cfg, fmt.Errorf("log format %q: want json or console", cfg.logFormat)
+	case cfg.authRead != "public" && cfg.authRead != "required":
+		return cfg, fmt.Errorf("--auth-read %q: want public or required", cfg.authRead)
+	case cfg.authRead == "required" && !cfg.auth.Enabled():
+		return cfg, errors.New("--auth-read=required needs a key source: --auth-jwks-url, --auth-jwks-file or --auth-hs256-secret-file")
+	case cfg.auth.Leeway < 0:
+		return cfg, errors.New("--auth-leeway must not be negative")
+	case cfg.trustedDocumentsOnly && cfg.trustedDocuments == "":
+		return cfg, errors.New("--trusted-documents-only needs --trusted-documents")
 	}
 	if err := cfg.cors.validate(); err != nil {
 		return cfg, err
@@ -350,6 +378,8 @@ func run(args []string) error {
 	if err := checkListen(cfg, log); err != nil {
 		return err
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
 	hc, st, err := openStore(cfg, log)
 	if err != nil {
 		return err
@@ -373,7 +403,11 @@ func run(args []string) error {
 		}
 		log.Info().Msg(sum.String())
 	}
-	gateway, admin := newGateway(cfg, st, log)
+	sec, err := loadSecurity(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	gateway, admin := newGateway(cfg, st, log, sec)
 	srv := &http.Server{
 		Addr:              cfg.listen,
 		Handler:           gateway,
@@ -390,8 +424,6 @@ func run(args []string) error {
 		IdleTimeout:       120 * time.Second,
 		// No WriteTimeout: a CPU profile streams for as long as it asks.
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	errc := make(chan error, 2)
 	go func() { errc <- srv.ListenAndServe() }()
 	go func() { errc <- adminSrv.ListenAndServe() }()
@@ -417,10 +449,39 @@ func run(args []string) error {
 	return nil
 }
 
+// security is what authentication and trusted documents need at start.
+type security struct {
+	verifier *auth.Verifier   // nil: authentication off
+	manifest trusted.Manifest // nil: no --trusted-documents
+}
+
+// loadSecurity fetches or reads the token keys and reads the trusted
+// documents; the key set's refresh stops with ctx.
+func loadSecurity(ctx context.Context, cfg config, log zerolog.Logger) (sec security, err error) {
+	if cfg.auth.Enabled() {
+		if sec.verifier, err = auth.NewVerifier(ctx, cfg.auth, log); err != nil {
+			return sec, err
+		}
+	}
+	if cfg.trustedDocuments != "" {
+		if sec.manifest, err = trusted.Load(cfg.trustedDocuments); err != nil {
+			return sec, err
+		}
+		log.Info().Int("operations", len(sec.manifest)).Bool("only", cfg.trustedDocumentsOnly).Msg("trusted documents loaded")
+	}
+	return sec, nil
+}
+
 // checkListen refuses to serve beyond loopback while hbgraph authenticates
 // nobody, unless --insecure-no-auth says to, and says so at start either
 // way.
 func checkListen(cfg config, log zerolog.Logger) error {
+	if cfg.auth.Enabled() {
+		log.Info().Str("jwks_url", cfg.auth.JWKSURL).Str("jwks_file", cfg.auth.JWKSFile).Bool("hs256", cfg.auth.HS256SecretFile != "").
+			Str("issuer", cfg.auth.Issuer).Str("audience", cfg.auth.Audience).Str("admin_scope", cfg.auth.AdminScope).
+			Str("reads", cfg.authRead).Msg("authentication on: writes need a token and the node's owner or the admin scope")
+		return nil
+	}
 	var exposed []string
 	for _, addr := range []string{cfg.listen, cfg.adminListen} {
 		if !edge.Loopback(addr) {
@@ -442,7 +503,7 @@ func checkListen(cfg config, log zerolog.Logger) error {
 // endpoint with its extensions and middleware, GraphiQL, health and
 // readiness) and the admin listener's (metrics, the profiler with --pprof,
 // health and readiness).
-func newGateway(cfg config, st *store.Store, log zerolog.Logger) (gateway, admin http.Handler) {
+func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (gateway, admin http.Handler) {
 	m := newMetrics()
 	limiter := shed.New(cfg.maxInFlight, cfg.maxComplexityInFlight, time.Second)
 	shedCount := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -480,6 +541,11 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger) (gateway, admin
 	}
 	// Persisted queries keep their text: bounded like the documents, with
 	// the same longest query, at 1 byte a byte.
+	if sec.manifest != nil {
+		// Before the persisted queries: a trusted id is answered from the
+		// manifest, never from (or into) the bounded cache.
+		gql.Use(trusted.Extension{Manifest: sec.manifest, Only: cfg.trustedDocumentsOnly})
+	}
 	gql.Use(extension.AutomaticPersistedQuery{Cache: querycache.PersistedQueries(cfg.queryCacheEntries, cfg.queryCacheBytes/querycache.BytesPerQueryByte, cfg.queryCacheMaxQuery)})
 	// After the persisted queries (which fill in a hash's text), before
 	// load shedding (which charges the complexity computed here).
@@ -512,13 +578,22 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger) (gateway, admin
 		Name: "hbgraph_rate_limited_total", Help: "GraphQL requests answered 429: their client address was over --rate-limit.",
 	})
 	m.registry.MustRegister(rateLimited)
-	perClient := edge.RateLimit{Rate: rate.Limit(cfg.rateLimit), Burst: cfg.rateBurstOrDefault(), OnLimit: rateLimited.Inc}
+	perClient := edge.RateLimit{Rate: rate.Limit(cfg.rateLimit), Burst: cfg.rateBurstOrDefault(), OnLimit: rateLimited.Inc, Key: rateKey}
+	authRefused := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hbgraph_unauthenticated_total", Help: "GraphQL requests answered 401, by reason: missing (with --auth-read=required), malformed or invalid token.",
+	}, []string{"reason"})
+	m.registry.MustRegister(authRefused)
+	authenticate := edge.Authenticate{ReadsNeedToken: cfg.authRead == "required", OnRefused: func(reason string) { authRefused.WithLabelValues(reason).Inc() }}
+	if sec.verifier != nil {
+		authenticate.Verifier = sec.verifier
+	}
 
 	mux := http.NewServeMux()
 	// CORS first (a preflight is answered before anything counts it), then
-	// the request id and log line, the client's rate, load shedding.
+	// the request id and log line, the caller, the caller's rate, load
+	// shedding.
 	mux.Handle("/query", cfg.cors.parsed.Handler(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout,
-		perClient.Middleware(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql))))))
+		authenticate.Middleware(perClient.Middleware(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql)))))))
 	graphiql.Register(mux, "/query")        // GraphiQL at /, every asset served from here (offline)
 	mux.HandleFunc("GET /healthz", healthz) // load balancers probe the gateway's own port
 	mux.HandleFunc("GET /readyz", readyz)
@@ -539,9 +614,22 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger) (gateway, admin
 	return edge.Headers(mux), edge.Headers(adminMux)
 }
 
+// rateKey is whose bucket a request spends: its token's subject, or its
+// client address when anonymous.
+func rateKey(r *http.Request) string {
+	if p := auth.From(r.Context()); p.Subject != "" {
+		return "sub:" + p.Subject
+	}
+	return "addr:" + edge.ClientAddress(r)
+}
+
 // errorCode chooses the code of an error a resolver returned.
 func errorCode(err error) string {
 	switch {
+	case errors.Is(err, auth.ErrUnauthenticated):
+		return codes.Unauthenticated
+	case errors.Is(err, auth.ErrForbidden):
+		return codes.Forbidden
 	case errors.Is(err, store.ErrInvalidInput):
 		return codes.BadUserInput
 	case errors.Is(err, store.ErrNotFound):

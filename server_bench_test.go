@@ -34,12 +34,12 @@ const twoHopQuery = `query TwoHop($id: ID!, $n: Int!) {
 func followeesWithArticles(b *testing.B, st *store.Store, n int) {
 	b.Helper()
 	ctx := context.Background()
-	if _, err := st.CreateNode(ctx, "me", store.Properties{"name": "me"}); err != nil {
+	if _, err := st.CreateNode(ctx, "me", "", store.Properties{"name": "me"}); err != nil {
 		b.Fatal(err)
 	}
 	for i := range n {
 		id := fmt.Sprintf("f%03d", i)
-		if _, err := st.CreateNode(ctx, id, store.Properties{"name": id, "rank": i}); err != nil {
+		if _, err := st.CreateNode(ctx, id, "", store.Properties{"name": id, "rank": i}); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := st.CreateRelationship(ctx, store.RelationshipKey{Start: "me", Type: "follows", End: id}, nil); err != nil {
@@ -63,7 +63,7 @@ func benchGateway(b *testing.B, followees int, args ...string) *httptest.Server 
 	if err != nil {
 		b.Fatal(err)
 	}
-	gateway, _ := newGateway(cfg, st, zerolog.Nop())
+	gateway, _ := newGateway(cfg, st, zerolog.Nop(), security{})
 	srv := httptest.NewServer(gateway)
 	b.Cleanup(srv.Close)
 	return srv

@@ -40,7 +40,7 @@ func (l RateLimit) Middleware(next http.Handler) http.Handler {
 		return next
 	}
 	if l.Key == nil {
-		l.Key = clientAddress
+		l.Key = ClientAddress
 	}
 	if l.now == nil {
 		l.now = time.Now
@@ -118,8 +118,8 @@ func (b *buckets) evict(now time.Time) {
 	}
 }
 
-// clientAddress is the host of r's RemoteAddr.
-func clientAddress(r *http.Request) string {
+// ClientAddress is the host of r's RemoteAddr.
+func ClientAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr

@@ -71,7 +71,7 @@ func Load(ctx context.Context, st *store.Store) (Summary, error) {
 	}
 	d := generate()
 	for _, n := range d.Nodes {
-		created, err := st.ImportNode(ctx, n.ID, n.Properties, n.Created, n.Created)
+		created, err := st.ImportNode(ctx, n.ID, "", n.Properties, n.Created, n.Created)
 		if err != nil {
 			return Summary{}, fmt.Errorf("example: node %s: %w", n.ID, err)
 		}

@@ -163,7 +163,7 @@ func TestLoadTwiceWritesOnce(t *testing.T) {
 func TestLoadLeavesAStoreWithDataAlone(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	if _, err := st.CreateNode(ctx, "zed", store.Properties{"name": "Zed"}); err != nil {
+	if _, err := st.CreateNode(ctx, "zed", "", store.Properties{"name": "Zed"}); err != nil {
 		t.Fatal(err)
 	}
 	sum := load(t, st)

@@ -340,7 +340,10 @@ func times(created, updated *int64) (time.Time, time.Time, error) {
 
 func importNode(ctx context.Context, st *store.Store, b []byte) (bool, error) {
 	var l struct {
-		ID         string         `json:"id"`
+		ID string `json:"id"`
+		// Owner is the subject that may change the node (a token's sub);
+		// absent: only admins may.
+		Owner      string         `json:"owner"`
 		Properties map[string]any `json:"properties"`
 		CreatedAt  *int64         `json:"created_at"`
 		UpdatedAt  *int64         `json:"updated_at"`
@@ -352,7 +355,7 @@ func importNode(ctx context.Context, st *store.Store, b []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return st.ImportNode(ctx, l.ID, l.Properties, c, u)
+	return st.ImportNode(ctx, l.ID, l.Owner, l.Properties, c, u)
 }
 
 // importDecoded decodes a batch of lines and imports the items of those

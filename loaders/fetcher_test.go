@@ -49,7 +49,7 @@ func fetchGraph(t *testing.T) *store.Store {
 	ctx := t.Context()
 	for i := 1; i <= 4; i++ {
 		id := fmt.Sprintf("n%d", i)
-		if _, err := st.CreateNode(ctx, id, store.Properties{"i": i}); err != nil {
+		if _, err := st.CreateNode(ctx, id, "", store.Properties{"i": i}); err != nil {
 			t.Fatal(err)
 		}
 		if i > 1 {

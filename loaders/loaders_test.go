@@ -24,7 +24,7 @@ func TestLoadersBatchOneLevel(t *testing.T) {
 	ctx := context.Background()
 	for i := range 8 {
 		id := fmt.Sprintf("n%d", i)
-		if _, err := st.CreateNode(ctx, id, nil); err != nil {
+		if _, err := st.CreateNode(ctx, id, "", nil); err != nil {
 			t.Fatal(err)
 		}
 		if i > 0 {

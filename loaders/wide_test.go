@@ -33,7 +33,7 @@ func TestWideBatchIsOneCall(t *testing.T) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("n%03d", i)
 		if i%2 == 0 { // every other node exists
-			if _, err := st.CreateNode(t.Context(), ids[i], store.Properties{"i": i}); err != nil {
+			if _, err := st.CreateNode(t.Context(), ids[i], "", store.Properties{"i": i}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -137,6 +137,13 @@ func validateBody(body string) error {
 	return nil
 }
 
+// ArticleAuthor is the id of the node that wrote article id (ids encode
+// their author); ErrInvalidInput for an id that does not parse.
+func ArticleAuthor(id string) (string, error) {
+	k, _, err := parseArticleID(id)
+	return k.Author, err
+}
+
 // parseArticleID turns a public id into its timeline row.
 func parseArticleID(id string) (keys.Article, []byte, error) {
 	k, err := keys.ParseArticleID(id)

@@ -23,7 +23,7 @@ import (
 
 func mustArticleAuthor(t testing.TB, s *Store, id string) {
 	t.Helper()
-	if _, err := s.CreateNode(context.Background(), id, Properties{"name": id}); err != nil {
+	if _, err := s.CreateNode(context.Background(), id, "", Properties{"name": id}); err != nil {
 		t.Fatalf("create author %q: %v", id, err)
 	}
 }

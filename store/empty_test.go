@@ -19,7 +19,7 @@ func TestEmpty(t *testing.T) {
 	if !empty() {
 		t.Fatal("a fresh store is not empty")
 	}
-	if _, err := s.CreateNode(ctx, "a", nil); err != nil {
+	if _, err := s.CreateNode(ctx, "a", "", nil); err != nil {
 		t.Fatal(err)
 	}
 	if empty() {

@@ -20,7 +20,7 @@ var bg = context.Background()
 
 func mustNode(t testing.TB, s *Store, id string, props Properties) Node {
 	t.Helper()
-	n, err := s.CreateNode(bg, id, props)
+	n, err := s.CreateNode(bg, id, "", props)
 	if err != nil {
 		t.Fatalf("create node %q: %v", id, err)
 	}
@@ -85,7 +85,7 @@ func TestNodeLifecycle(t *testing.T) {
 	if n.Created.IsZero() || !n.Created.Equal(n.Updated) {
 		t.Fatalf("created %v updated %v", n.Created, n.Updated)
 	}
-	if _, err := s.CreateNode(bg, "alice", nil); !errors.Is(err, ErrAlreadyExists) {
+	if _, err := s.CreateNode(bg, "alice", "", nil); !errors.Is(err, ErrAlreadyExists) {
 		t.Fatalf("second create: %v, want ErrAlreadyExists", err)
 	}
 	got, err := s.getNode(bg, "alice")
@@ -116,6 +116,34 @@ func TestNodeLifecycle(t *testing.T) {
 
 // A delete stamps its marker one past the row's update time; a create in the
 // same millisecond must still show.
+// TestNodeOwner: a node keeps the owner it was created or imported with,
+// through updates; a relationship row has none.
+func TestNodeOwner(t *testing.T) {
+	s := newTestStore(t)
+	n, err := s.CreateNode(bg, "a", "alice", Properties{"k": 1})
+	if err != nil || n.Owner != "alice" {
+		t.Fatalf("create: %+v %v", n, err)
+	}
+	if ok, err := s.ImportNode(bg, "b", "bob", nil, time.UnixMilli(5), time.UnixMilli(6)); !ok || err != nil {
+		t.Fatalf("import: %v %v", ok, err)
+	}
+	mustNode(t, s, "c", nil)
+	rel := mustRel(t, s, "a", "t", "b", nil)
+	if up, err := s.UpdateNodeProperties(bg, "a", Properties{"k": 2}, nil); err != nil || up.Owner != "alice" {
+		t.Fatalf("update: %+v %v", up, err)
+	}
+	for id, want := range map[string]string{"a": "alice", "b": "bob", "c": ""} {
+		if got, err := s.getNode(bg, id); err != nil || got.Owner != want {
+			t.Errorf("node %s: owner %q (%v), want %q", id, got.Owner, err, want)
+		}
+	}
+	k := RelationshipKey{rel.Start, rel.Type, rel.End}
+	cells, ok := storedRows(t, s)[keys.TableGraph+"/"+string(k.row())]
+	if !ok || strings.Contains(cells, fmt.Sprintf("%q=", keys.QualOwner)) {
+		t.Errorf("relationship row (found %v) has an owner: %s", ok, cells)
+	}
+}
+
 func TestRecreateInSameMillisecond(t *testing.T) {
 	clk := newFakeClock() // frozen: every write in one millisecond
 	s := newTestStoreWithClock(t, clk)
@@ -152,13 +180,19 @@ func TestInvalidInputWritesNothing(t *testing.T) {
 		name string
 		op   func() error
 	}{
-		{"empty id", func() error { _, err := s.CreateNode(bg, "", nil); return err }},
-		{"long id", func() error { _, err := s.CreateNode(bg, strings.Repeat("i", MaxIDBytes+1), nil); return err }},
-		{"invalid utf8 id", func() error { _, err := s.CreateNode(bg, "\xff", nil); return err }},
-		{"oversized properties", func() error { _, err := s.CreateNode(bg, "c", Properties{"x": big}); return err }},
-		{"nested object", func() error { _, err := s.CreateNode(bg, "c", Properties{"x": map[string]any{}}); return err }},
-		{"nested list", func() error { _, err := s.CreateNode(bg, "c", Properties{"x": []any{[]any{}}}); return err }},
-		{"empty property name", func() error { _, err := s.CreateNode(bg, "c", Properties{"": 1}); return err }},
+		{"empty id", func() error { _, err := s.CreateNode(bg, "", "", nil); return err }},
+		{"long id", func() error { _, err := s.CreateNode(bg, strings.Repeat("i", MaxIDBytes+1), "", nil); return err }},
+		{"invalid utf8 id", func() error { _, err := s.CreateNode(bg, "\xff", "", nil); return err }},
+		{"oversized properties", func() error { _, err := s.CreateNode(bg, "c", "", Properties{"x": big}); return err }},
+		{"nested object", func() error { _, err := s.CreateNode(bg, "c", "", Properties{"x": map[string]any{}}); return err }},
+		{"nested list", func() error { _, err := s.CreateNode(bg, "c", "", Properties{"x": []any{[]any{}}}); return err }},
+		{"empty property name", func() error { _, err := s.CreateNode(bg, "c", "", Properties{"": 1}); return err }},
+		{"long owner", func() error { _, err := s.CreateNode(bg, "c", strings.Repeat("o", MaxOwnerBytes+1), nil); return err }},
+		{"invalid utf8 owner", func() error { _, err := s.CreateNode(bg, "c", "\xff", nil); return err }},
+		{"import, long owner", func() error {
+			_, err := s.ImportNode(bg, "c", strings.Repeat("o", MaxOwnerBytes+1), nil, time.UnixMilli(1), time.UnixMilli(1))
+			return err
+		}},
 		{"update grows past limit", func() error { _, err := s.UpdateNodeProperties(bg, "a", Properties{"x": big}, nil); return err }},
 		{"set and remove same", func() error { _, err := s.UpdateNodeProperties(bg, "a", Properties{"k": 1}, []string{"k"}); return err }},
 		{"empty type", func() error { _, err := s.CreateRelationship(bg, RelationshipKey{"a", "", "b"}, nil); return err }},

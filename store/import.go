@@ -28,10 +28,14 @@ func importTimes(created, updated time.Time) (int64, int64, error) {
 	return c, u, nil
 }
 
-// ImportNode creates node id with the given properties and times unless it
-// exists; created reports whether it did.
-func (s *Store) ImportNode(ctx context.Context, id string, props Properties, createdAt, updatedAt time.Time) (created bool, err error) {
+// ImportNode creates node id, owned by owner (empty: nobody), with the
+// given properties and times unless it exists; created reports whether it
+// did.
+func (s *Store) ImportNode(ctx context.Context, id, owner string, props Properties, createdAt, updatedAt time.Time) (created bool, err error) {
 	if err := validateID("node id", id); err != nil {
+		return false, err
+	}
+	if err := validateOwner(owner); err != nil {
 		return false, err
 	}
 	encoded, err := encodeProperties(props)
@@ -42,7 +46,7 @@ func (s *Store) ImportNode(ctx context.Context, id string, props Properties, cre
 	if err != nil {
 		return false, err
 	}
-	_, err = s.createEntity(ctx, keys.Node(id), entity{created: c, updated: u, props: encoded}, false)
+	_, err = s.createEntity(ctx, keys.Node(id), entity{created: c, updated: u, props: encoded, owner: ownerCell(owner)}, false)
 	if errors.Is(err, ErrAlreadyExists) {
 		return false, nil
 	}

@@ -23,7 +23,7 @@ var articleImportAuthors = []string{"a", "b", "c"}
 func articleImportSetup(t *testing.T, s *Store) {
 	t.Helper()
 	for _, id := range articleImportAuthors {
-		if ok, err := s.ImportNode(bg, id, nil, time.UnixMilli(100), time.UnixMilli(100)); err != nil || !ok {
+		if ok, err := s.ImportNode(bg, id, "", nil, time.UnixMilli(100), time.UnixMilli(100)); err != nil || !ok {
 			t.Fatalf("import node %s: %v %v", id, ok, err)
 		}
 	}

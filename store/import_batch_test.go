@@ -25,7 +25,7 @@ import (
 func importSetup(t *testing.T, s *Store) {
 	t.Helper()
 	for _, id := range []string{"a", "b", "c", "d"} {
-		if ok, err := s.ImportNode(bg, id, Properties{"id": id}, time.UnixMilli(100), time.UnixMilli(200)); err != nil || !ok {
+		if ok, err := s.ImportNode(bg, id, "", Properties{"id": id}, time.UnixMilli(100), time.UnixMilli(200)); err != nil || !ok {
 			t.Fatalf("import node %s: %v %v", id, ok, err)
 		}
 	}

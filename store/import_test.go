@@ -13,12 +13,12 @@ func TestImportKeepsTimesAndSkipsExisting(t *testing.T) {
 	s := newTestStore(t)
 	at := func(ms int64) time.Time { return time.UnixMilli(ms) }
 	for i, id := range []string{"a", "b"} {
-		ok, err := s.ImportNode(bg, id, Properties{"i": i}, at(1000), at(2000))
+		ok, err := s.ImportNode(bg, id, "", Properties{"i": i}, at(1000), at(2000))
 		if err != nil || !ok {
 			t.Fatalf("import %s: %v %v", id, ok, err)
 		}
 	}
-	if ok, err := s.ImportNode(bg, "a", Properties{"i": 99}, at(5), at(6)); err != nil || ok {
+	if ok, err := s.ImportNode(bg, "a", "", Properties{"i": 99}, at(5), at(6)); err != nil || ok {
 		t.Fatalf("re-import of a: created=%v err=%v, want skipped", ok, err)
 	}
 	n, err := s.getNode(bg, "a")
@@ -79,9 +79,9 @@ func TestImportRejectsBadInputWritingNothing(t *testing.T) {
 	before := storedRows(t, s)
 	at := time.UnixMilli
 	cases := map[string]error{}
-	_, cases["updated before created"] = s.ImportNode(bg, "x", nil, at(10), at(5))
-	_, cases["negative time"] = s.ImportNode(bg, "x", nil, at(-5), at(-5))
-	_, cases["bad id"] = s.ImportNode(bg, "", nil, at(1), at(1))
+	_, cases["updated before created"] = s.ImportNode(bg, "x", "", nil, at(10), at(5))
+	_, cases["negative time"] = s.ImportNode(bg, "x", "", nil, at(-5), at(-5))
+	_, cases["bad id"] = s.ImportNode(bg, "", "", nil, at(1), at(1))
 	_, _, cases["article id 0"] = s.ImportArticle(bg, "x", 0, "t", "b", "c", at(1))
 	for name, err := range cases {
 		if !errors.Is(err, ErrInvalidInput) {

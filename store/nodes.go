@@ -13,7 +13,10 @@ import (
 
 // Node is a vertex of the property graph.
 type Node struct {
-	ID         string
+	ID string
+	// Owner is the subject that created the node; empty when nobody owns
+	// it (created while authentication was off, imported without one).
+	Owner      string
 	Properties PropertySet
 	Created    time.Time
 	Updated    time.Time
@@ -28,10 +31,12 @@ func decodeMs(b []byte) (int64, bool) {
 	return int64(binary.BigEndian.Uint64(b)), true
 }
 
-// entity is the common part of node and relationship rows: c, p, u.
+// entity is the common part of node and relationship rows: c, p, u, and
+// a node's o.
 type entity struct {
 	created, updated int64
 	props            []byte
+	owner            []byte
 }
 
 // decodeEntity reads c, p, u of the row with key row; ok is false when the
@@ -45,11 +50,15 @@ func decodeEntity[K rowKey](row K, c cells) (e entity, ok bool, err error) {
 	if !okc || !oku {
 		return e, false, corrupt(row, "c=%x u=%x", c[keys.QualCreated], c[keys.QualUpdated])
 	}
-	return entity{created: created, updated: updated, props: c[keys.QualProperties]}, true, nil
+	return entity{created: created, updated: updated, props: c[keys.QualProperties], owner: c[keys.QualOwner]}, true, nil
 }
 
 func (e entity) cells() cells {
-	return cells{keys.QualCreated: encodeMs(e.created), keys.QualProperties: e.props, keys.QualUpdated: encodeMs(e.updated)}
+	c := cells{keys.QualCreated: encodeMs(e.created), keys.QualProperties: e.props, keys.QualUpdated: encodeMs(e.updated)}
+	if len(e.owner) > 0 {
+		c[keys.QualOwner] = e.owner
+	}
+	return c
 }
 
 func nodeFrom(id string, e entity) (Node, error) {
@@ -57,14 +66,22 @@ func nodeFrom(id string, e entity) (Node, error) {
 	if err != nil {
 		return Node{}, err
 	}
-	return Node{ID: id, Properties: props, Created: time.UnixMilli(e.created), Updated: time.UnixMilli(e.updated)}, nil
+	return Node{ID: id, Owner: string(e.owner), Properties: props, Created: time.UnixMilli(e.created), Updated: time.UnixMilli(e.updated)}, nil
 }
 
-// create writes a new c/p/u row if `c` is absent (seed 002's checkAndPut),
-// created and updated now.
-func (s *Store) create(ctx context.Context, row []byte, props []byte) (entity, error) {
+// create writes a new c/p/u(/o) row if `c` is absent (seed 002's
+// checkAndPut), created and updated now.
+func (s *Store) create(ctx context.Context, row []byte, props []byte, owner string) (entity, error) {
 	now := s.nowMs()
-	return s.createEntity(ctx, row, entity{created: now, updated: now, props: props}, true)
+	return s.createEntity(ctx, row, entity{created: now, updated: now, props: props, owner: ownerCell(owner)}, true)
+}
+
+// ownerCell is owner as stored: nil for none.
+func ownerCell(owner string) []byte {
+	if owner == "" {
+		return nil
+	}
+	return []byte(owner)
 }
 
 // createEntity writes e as a new row if `c` is absent, its cells stamped
@@ -105,17 +122,21 @@ func (s *Store) createEntity(ctx context.Context, row []byte, e entity, retry bo
 	return e, nil
 }
 
-// CreateNode creates a node. It fails with ErrAlreadyExists if the id is
-// taken and ErrInvalidInput for a bad id or property map.
-func (s *Store) CreateNode(ctx context.Context, id string, props Properties) (Node, error) {
+// CreateNode creates a node owned by owner (empty: nobody). It fails with
+// ErrAlreadyExists if the id is taken and ErrInvalidInput for a bad id,
+// owner or property map.
+func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properties) (Node, error) {
 	if err := validateID("node id", id); err != nil {
+		return Node{}, err
+	}
+	if err := validateOwner(owner); err != nil {
 		return Node{}, err
 	}
 	encoded, err := encodeProperties(props)
 	if err != nil {
 		return Node{}, err
 	}
-	e, err := s.create(ctx, keys.Node(id), encoded)
+	e, err := s.create(ctx, keys.Node(id), encoded, owner)
 	if err != nil {
 		return Node{}, fmt.Errorf("create node %q: %w", id, err)
 	}
@@ -193,7 +214,7 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 		if err != nil {
 			return false, err // e.g. the merged map is too large: nothing written
 		}
-		next = entity{created: old.created, updated: s.nextUpdate(old.updated), props: encoded}
+		next = entity{created: old.created, updated: s.nextUpdate(old.updated), props: encoded, owner: old.owner}
 		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated,
 			encodeMs(old.updated), cells{keys.QualProperties: encoded, keys.QualUpdated: encodeMs(next.updated)}, next.updated)
 	})

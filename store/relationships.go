@@ -129,7 +129,7 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 			return Relationship{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
 		}
 	}
-	e, err := s.create(ctx, k.row(), encoded)
+	e, err := s.create(ctx, k.row(), encoded, "")
 	if err != nil {
 		return Relationship{}, fmt.Errorf("create relationship: %w", err)
 	}

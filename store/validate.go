@@ -27,6 +27,18 @@ func validateID(what, id string) error {
 	return nil
 }
 
+// MaxOwnerBytes bounds a node's owner (a token's sub claim).
+const MaxOwnerBytes = 256
+
+// validateOwner accepts an empty owner (nobody) or a subject of at most
+// MaxOwnerBytes of valid UTF-8.
+func validateOwner(owner string) error {
+	if len(owner) > MaxOwnerBytes || !utf8.ValidString(owner) {
+		return invalid("owner must be at most %d bytes of valid UTF-8", MaxOwnerBytes)
+	}
+	return nil
+}
+
 func validateType(what, t string) error {
 	if len(t) == 0 || len(t) > MaxTypeBytes || !utf8.ValidString(t) {
 		return invalid("%s must be 1-%d bytes of valid UTF-8", what, MaxTypeBytes)

@@ -36,6 +36,16 @@ const (
 	// RateLimited: the client sent more than its rate limit allows (HTTP
 	// 429 with Retry-After).
 	RateLimited = "RATE_LIMITED"
+	// Unauthenticated: the operation needs a valid token and the request
+	// carried none, or carried one that is not valid (HTTP 401 with
+	// WWW-Authenticate when the whole request is refused).
+	Unauthenticated = "UNAUTHENTICATED"
+	// Forbidden: the caller's token is valid but does not allow this: a
+	// node of another owner, a scope it lacks.
+	Forbidden = "FORBIDDEN"
+	// PersistedQueryNotInList: with --trusted-documents-only, a document
+	// that is not in the trusted documents manifest (Apollo Router's code).
+	PersistedQueryNotInList = "PERSISTED_QUERY_NOT_IN_LIST"
 	// Internal: a bug; the response carries only the request id.
 	Internal = "INTERNAL"
 )
@@ -44,7 +54,8 @@ const (
 func Known(code string) bool {
 	switch code {
 	case ParseFailed, ValidationFailed, PersistedQueryNotFound,
-		BadUserInput, NotFound, AlreadyExists, Conflict, Unavailable, RateLimited, Internal:
+		BadUserInput, NotFound, AlreadyExists, Conflict, Unavailable, RateLimited,
+		Unauthenticated, Forbidden, PersistedQueryNotInList, Internal:
 		return true
 	}
 	return false

@@ -4,7 +4,8 @@ import "testing"
 
 func TestKnown(t *testing.T) {
 	for _, c := range []string{ParseFailed, ValidationFailed, PersistedQueryNotFound,
-		BadUserInput, NotFound, AlreadyExists, Conflict, Unavailable, RateLimited, Internal} {
+		BadUserInput, NotFound, AlreadyExists, Conflict, Unavailable, RateLimited,
+		Unauthenticated, Forbidden, PersistedQueryNotInList, Internal} {
 		if !Known(c) {
 			t.Errorf("Known(%q) = false", c)
 		}

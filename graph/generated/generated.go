@@ -89,6 +89,7 @@ type ComplexityRoot struct {
 		Articles       func(childComplexity int, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) int
 		Created        func(childComplexity int) int
 		ID             func(childComplexity int) int
+		Owner          func(childComplexity int) int
 		PropertiesJSON func(childComplexity int) int
 		Property       func(childComplexity int, name string) int
 		Relationships  func(childComplexity int, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) int
@@ -171,6 +172,8 @@ type MutationResolver interface {
 	DeleteArticle(ctx context.Context, id string) (string, error)
 }
 type NodeResolver interface {
+	Owner(ctx context.Context, obj *model.Node) (*string, error)
+
 	Relationships(ctx context.Context, obj *model.Node, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (*model.RelationshipConnection, error)
 	Articles(ctx context.Context, obj *model.Node, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error)
 	WordCounts(ctx context.Context, obj *model.Node, first *int) ([]store.WordCount, error)
@@ -442,6 +445,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Node.ID(childComplexity), true
+	case "Node.owner":
+		if e.ComplexityRoot.Node.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.Owner(childComplexity), true
 	case "Node.properties":
 		if e.ComplexityRoot.Node.PropertiesJSON == nil {
 			break
@@ -764,7 +773,7 @@ func newExecutionContext(
 
 var sources = []*ast.Source{
 	{Name: "../schema.graphqls", Input: `extend schema
-  @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key", "@shareable"])
+  @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key", "@shareable", "@authenticated"])
 
 "Resolve every representation of a federated entity in one call (gqlgen)."
 directive @entityResolver(multi: Boolean) on OBJECT
@@ -787,6 +796,12 @@ enum Direction {
 "A vertex of the property graph."
 type Node @key(fields: "id") @entityResolver(multi: true) {
   id: ID!
+  """
+  The subject (a token's sub) that created the node and may change it, with
+  admins. Null to everyone else, and when nobody owns the node (created
+  while authentication was off, or imported without an owner).
+  """
+  owner: String @authenticated
   properties: JSON!
   "One property, or null when the node does not have it."
   property(name: String!): JSON
@@ -878,19 +893,26 @@ type Query {
   article(id: ID!): Article
 }
 
+"""
+Every mutation needs an authenticated caller (when authentication is on).
+Creating a node makes the caller its owner; changing or deleting a node,
+the relationships that start at it and the articles it wrote needs its
+owner or the admin scope. Refusals are UNAUTHENTICATED or FORBIDDEN and
+write nothing.
+"""
 type Mutation {
-  createNode(id: ID!, properties: JSON): Node!
+  createNode(id: ID!, properties: JSON): Node! @authenticated
   "Sets and removes properties in one atomic step."
-  updateNodeProperties(id: ID!, set: JSON, remove: [String!]): Node!
+  updateNodeProperties(id: ID!, set: JSON, remove: [String!]): Node! @authenticated
   "Deletes a node. One with relationships needs detach: true, which deletes them first."
-  deleteNode(id: ID!, detach: Boolean = false): ID!
-  createRelationship(startNodeId: ID!, type: String!, endNodeId: ID!, properties: JSON): Relationship!
-  updateRelationshipProperties(startNodeId: ID!, type: String!, endNodeId: ID!, set: JSON, remove: [String!]): Relationship!
-  deleteRelationship(startNodeId: ID!, type: String!, endNodeId: ID!): ID!
-  postArticle(authorId: ID!, title: String!, body: String!, category: String!): Article!
+  deleteNode(id: ID!, detach: Boolean = false): ID! @authenticated
+  createRelationship(startNodeId: ID!, type: String!, endNodeId: ID!, properties: JSON): Relationship! @authenticated
+  updateRelationshipProperties(startNodeId: ID!, type: String!, endNodeId: ID!, set: JSON, remove: [String!]): Relationship! @authenticated
+  deleteRelationship(startNodeId: ID!, type: String!, endNodeId: ID!): ID! @authenticated
+  postArticle(authorId: ID!, title: String!, body: String!, category: String!): Article! @authenticated
   "Changes the given fields; a new category moves the article to it."
-  updateArticle(id: ID!, title: String, body: String, category: String): Article!
-  deleteArticle(id: ID!): ID!
+  updateArticle(id: ID!, title: String, body: String, category: String): Article! @authenticated
+  deleteArticle(id: ID!): ID! @authenticated
 }
 `, BuiltIn: false},
 	{Name: "../../federation/directives.graphql", Input: `
@@ -1030,6 +1052,8 @@ func (ec *executionContext) childFields_Node(ctx context.Context, field graphql.
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Node_id(ctx, field)
+	case "owner":
+		return ec.fieldContext_Node_owner(ctx, field)
 	case "properties":
 		return ec.fieldContext_Node_properties(ctx, field)
 	case "property":
@@ -2749,6 +2773,29 @@ func (ec *executionContext) _Node_id(ctx context.Context, field graphql.Collecte
 }
 func (ec *executionContext) fieldContext_Node_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Node", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Node_owner(ctx context.Context, field graphql.CollectedField, obj *model.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_owner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Node().Owner(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Node_owner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Node_properties(ctx context.Context, field graphql.CollectedField, obj *model.Node) (ret graphql.Marshaler) {
@@ -5482,6 +5529,44 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "owner":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Node_owner(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "properties":
 			out.Values[i] = ec._Node_properties(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

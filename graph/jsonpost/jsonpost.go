@@ -284,10 +284,10 @@ func writeErrors(w io.Writer, resp *graphql.Response) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-// writeError writes one BAD_USER_INPUT error, for the answers given
-// before any executor is at hand.
-func writeError(w io.Writer, message string) {
-	writeErrors(w, &graphql.Response{Errors: gqlerror.List{{Message: message, Extensions: map[string]any{"code": codes.BadUserInput}}}})
+// writeError writes one error with code, for the answers given before any
+// executor is at hand.
+func writeError(w io.Writer, code, message string) {
+	writeErrors(w, &graphql.Response{Errors: gqlerror.List{{Message: message, Extensions: map[string]any{"code": code}}}})
 }
 
 // Refuse answers r, outside the executor, with status and one
@@ -295,10 +295,15 @@ func writeError(w io.Writer, message string) {
 // header prefers (application/json if it allows neither). The middleware
 // uses it for requests refused before the transport.
 func Refuse(w http.ResponseWriter, r *http.Request, status int, message string) {
+	RefuseWith(w, r, status, codes.BadUserInput, message)
+}
+
+// RefuseWith is Refuse with another code.
+func RefuseWith(w http.ResponseWriter, r *http.Request, status int, code, message string) {
 	contentType, _ := ContentType(r)
 	w.Header().Set("Content-Type", contentType+"; charset=utf-8")
 	w.WriteHeader(status)
-	writeError(w, message)
+	writeError(w, code, message)
 }
 
 // write writes resp as encoding/json would, field for field, but copies

@@ -13,6 +13,11 @@ type ArticleByIDsInput struct {
 	ID string `json:"ID"`
 }
 
+// Every mutation needs an authenticated caller (when authentication is on).
+// Creating a node makes the caller its owner; changing or deleting a node,
+// the relationships that start at it and the articles it wrote needs its
+// owner or the admin scope. Refusals are UNAUTHENTICATED or FORBIDDEN and
+// write nothing.
 type Mutation struct {
 }
 

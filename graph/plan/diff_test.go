@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"math/rand/v2"
 	"net/http"
@@ -29,6 +30,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/explain"
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/jsonpost"
@@ -121,7 +123,10 @@ func buildFixture() (*store.Store, error) {
 	}
 	ctx := context.Background()
 	for i, id := range append(slices.Clone(fixtureIDs), "gone1") {
-		if _, err := st.CreateNode(ctx, id, fixtureProps[i%len(fixtureProps)]); err != nil {
+		// Owned by alice, by bob, or by nobody: Node.owner shows to whom
+		// it may.
+		owner := []string{"alice", "bob", ""}[i%3]
+		if _, err := st.CreateNode(ctx, id, owner, fixtureProps[i%len(fixtureProps)]); err != nil {
 			return nil, fmt.Errorf("node %q: %w", id, err)
 		}
 	}
@@ -205,10 +210,26 @@ func stack(st *store.Store, es graphql.ExecutableSchema) http.Handler {
 	gql.SetRecoverFunc(func(ctx context.Context, v any) error { return errors.New("panic in resolver") })
 	h := loaders.Middleware(st, testLoaders, gql)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(explain.With(r.Context(), explain.NewRequest("req")), 10*time.Second)
+		ctx := auth.With(r.Context(), testCallers[r.Header.Get("X-Test-Caller")])
+		ctx, cancel := context.WithTimeout(explain.With(ctx, explain.NewRequest("req")), 10*time.Second)
 		defer cancel()
 		h.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// testCallers are who the differential test asks as: anonymous, the owner
+// of a third of the nodes, and an admin.
+var testCallers = map[string]auth.Principal{
+	"anonymous": {},
+	"alice":     {Subject: "alice", Scopes: []string{"read"}},
+	"admin":     {Subject: "root", Scopes: []string{auth.DefaultAdminScope}, Admin: true},
+}
+
+// callerOf picks the caller of query, the same for both executors.
+func callerOf(query string) string {
+	h := fnv.New32a()
+	h.Write([]byte(query))
+	return []string{"anonymous", "alice", "admin"}[h.Sum32()%3]
 }
 
 // presentError is server.go's error presenter (codes by errors.Is, the
@@ -273,9 +294,10 @@ type answer struct {
 	} `json:"extensions"`
 }
 
-func ask(h http.Handler, body []byte) (answer, error) {
+func ask(h http.Handler, body []byte, caller string) (answer, error) {
 	r := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("X-Test-Caller", caller)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	a := answer{status: w.Code, ctype: w.Header().Get("Content-Type"), body: w.Body.Bytes()}
@@ -316,9 +338,10 @@ func (d *differ) compare(query string, vars map[string]any, opName string) strin
 	if err != nil {
 		return err.Error()
 	}
-	want, errW := ask(d.gqlgen, body)
+	caller := callerOf(query)
+	want, errW := ask(d.gqlgen, body, caller)
 	before, fellBefore := d.schema.planned.Load(), d.schema.fellBack.Load()
-	got, errG := ask(d.plan, body)
+	got, errG := ask(d.plan, body, caller)
 	// A plan that panicked fell back to gqlgen: its calls and waves are
 	// the plan's unfinished ones and gqlgen's.
 	planned := d.schema.planned.Load() > before && d.schema.fellBack.Load() == fellBefore
@@ -359,8 +382,8 @@ func (d *differ) compare(query string, vars map[string]any, opName string) strin
 		return ""
 	}
 	vj, _ := json.Marshal(vars)
-	return fmt.Sprintf("%s\noperation %q\n%s\nvariables %s\ngqlgen: %s\nplan:   %s",
-		strings.Join(diffs, "\n"), opName, query, vj, want.body, got.body)
+	return fmt.Sprintf("%s\noperation %q as %s\n%s\nvariables %s\ngqlgen: %s\nplan:   %s",
+		strings.Join(diffs, "\n"), opName, caller, query, vj, want.body, got.body)
 }
 
 // sameCalls: the same node rows, and the plan made every call gqlgen
@@ -531,7 +554,7 @@ func fuzzDiffer(t testing.TB) *differ {
 // differential test fail within its default budget of generated
 // operations: the test can fail.
 func TestDiffCatches(t *testing.T) {
-	for _, rule := range []string{"typename", "locations", "escape", "nodes-errors", "absent-node", "propagation", "lookahead", "total", "variants", "variables", "entity-path"} {
+	for _, rule := range []string{"typename", "locations", "escape", "nodes-errors", "absent-node", "propagation", "lookahead", "total", "variants", "variables", "entity-path", "owner"} {
 		t.Run(rule, func(t *testing.T) {
 			d := newDiffer(t) // plans compiled afresh, with the rule broken
 			testBreak = rule
@@ -931,7 +954,7 @@ func (g *gen) nodeSel(depth int) string {
 	for range 1 + g.r.IntN(4) {
 		switch n := g.r.IntN(16); {
 		case n < 8:
-			items = append(items, g.alias(g.pick("id", "properties", "createdAt", "updatedAt", "__typename"))+g.directive())
+			items = append(items, g.alias(g.pick("id", "owner", "properties", "createdAt", "updatedAt", "__typename"))+g.directive())
 		case n < 9:
 			items = append(items, g.alias("property")+"(name: "+g.arg("String!", g.pick("name", "age", "tags", "q", "nope", ""))+")"+g.directive())
 		case n < 10:

@@ -17,6 +17,7 @@ const (
 	KQueryEntities
 
 	KNodeID
+	KNodeOwner
 	KNodeProperties
 	KNodeProperty
 	KNodeCreatedAt
@@ -81,6 +82,7 @@ var kinds = map[string]kindInfo{
 	"Query._entities":    {KQueryEntities, "_Entity"},
 
 	"Node.id":            {KNodeID, ""},
+	"Node.owner":         {KNodeOwner, ""},
 	"Node.properties":    {KNodeProperties, ""},
 	"Node.property":      {KNodeProperty, ""},
 	"Node.createdAt":     {KNodeCreatedAt, ""},

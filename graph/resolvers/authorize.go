@@ -1,0 +1,66 @@
+package resolvers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hbgraph/hbgraph/auth"
+	"github.com/hbgraph/hbgraph/graph/model"
+	"github.com/hbgraph/hbgraph/store"
+)
+
+// mayWriteNode checks that the caller may change node id and what belongs
+// to it (the relationships that start at it, the articles it wrote): its
+// owner or an admin. A node that does not exist is NOT_FOUND to anyone
+// but an admin, so a caller cannot write to one another creates between
+// this check and the write. The owner is written once, with the node.
+func (r *Resolver) mayWriteNode(ctx context.Context, id string) error {
+	p := auth.From(ctx)
+	if p.Admin {
+		return nil
+	}
+	if !p.Authenticated() {
+		return auth.ErrUnauthenticated
+	}
+	get, err := store.NodeGet(id)
+	if err != nil {
+		return err
+	}
+	rows, err := r.Store.Read(ctx, []store.Get{get})
+	if err != nil {
+		return err
+	}
+	n, err := rows[0].Node(id)
+	switch {
+	case err != nil:
+		return err
+	case n == nil:
+		return fmt.Errorf("node %q: %w", id, store.ErrNotFound)
+	}
+	if err := auth.MayWrite(p, n.Owner); err != nil {
+		return fmt.Errorf("%w: node %q belongs to another subject (or to nobody): only its owner or an admin may change it", err, id)
+	}
+	return nil
+}
+
+// mayWriteArticle is mayWriteNode for the author of article id.
+func (r *Resolver) mayWriteArticle(ctx context.Context, id string) error {
+	if auth.From(ctx).Admin {
+		return nil
+	}
+	author, err := store.ArticleAuthor(id)
+	if err != nil {
+		return err
+	}
+	return r.mayWriteNode(ctx, author)
+}
+
+// ownerFor is node n's owner as the caller may see it: nil unless the
+// caller owns n or is an admin.
+func ownerFor(ctx context.Context, n *model.Node) *string {
+	if n.Owner == "" || !auth.MaySeeOwner(auth.From(ctx), n.Owner) {
+		return nil
+	}
+	owner := n.Owner
+	return &owner
+}
