@@ -50,6 +50,7 @@ import (
 	"github.com/hbgraph/hbgraph/graph/querycache"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
 	"github.com/hbgraph/hbgraph/graph/shed"
+	"github.com/hbgraph/hbgraph/graph/subgraphsdl"
 	"github.com/hbgraph/hbgraph/graph/trusted"
 	"github.com/hbgraph/hbgraph/graphiql"
 	"github.com/hbgraph/hbgraph/importer"
@@ -74,6 +75,8 @@ type config struct {
 	// trustedDocumentsOnly, only its operations run.
 	trustedDocuments     string
 	trustedDocumentsOnly bool
+	// federationAuthDirectives keeps @authenticated in _service's SDL.
+	federationAuthDirectives bool
 
 	dataDir   string
 	hbaseZK   string
@@ -177,6 +180,7 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&cfg.authRead, "auth-read", env("HBGRAPH_AUTH_READ", "public"), "public: queries need no token; required: every request needs a valid token (HBGRAPH_AUTH_READ)")
 	fs.StringVar(&cfg.trustedDocuments, "trusted-documents", env("HBGRAPH_TRUSTED_DOCUMENTS", ""), "an Apollo persisted query manifest (JSON, ids the sha256 of each body): its operations can be sent by id (HBGRAPH_TRUSTED_DOCUMENTS)")
 	fs.BoolVar(&cfg.trustedDocumentsOnly, "trusted-documents-only", envParsed("HBGRAPH_TRUSTED_DOCUMENTS_ONLY", false, strconv.ParseBool, &bad), "run only the operations of --trusted-documents (by id, or by a body that hashes to one); callers with the admin scope may send others (HBGRAPH_TRUSTED_DOCUMENTS_ONLY)")
+	fs.BoolVar(&cfg.federationAuthDirectives, "federation-auth-directives", envParsed("HBGRAPH_FEDERATION_AUTH_DIRECTIVES", true, strconv.ParseBool, &bad), "tell gateways which fields need authentication (@authenticated in _service's SDL, for Apollo Router); false for @apollo/gateway, which refuses supergraphs that carry it. hbgraph enforces the rules either way (HBGRAPH_FEDERATION_AUTH_DIRECTIVES)")
 	fs.StringVar(&cfg.dataDir, "data-dir", env("HBGRAPH_DATA_DIR", "./data"), "embedded engine's data directory (HBGRAPH_DATA_DIR)")
 	fs.StringVar(&cfg.hbaseZK, "hbase-zk", env("HBGRAPH_HBASE_ZK", ""), "ZooKeeper quorum of an HBase cluster, e.g. zk1:2181,zk2:2181; empty: the embedded engine (HBGRAPH_HBASE_ZK)")
 	fs.IntVar(&cfg.regions, "regions", 16, "create-tables: regions per table, pre-split on the row hash")
@@ -536,6 +540,9 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	// gateway needs; with --introspection=false the Refuse extension turns
 	// away only __schema and __type, before execution.
 	gql.Use(extension.Introspection{})
+	if !cfg.federationAuthDirectives {
+		gql.AroundFields(subgraphsdl.StripAuthDirectives)
+	}
 	if !cfg.introspection {
 		gql.Use(nointrospection.Refuse{})
 	}

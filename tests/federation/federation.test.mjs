@@ -60,7 +60,9 @@ async function viaGateway(query, variables) {
 }
 
 before(async () => {
-  hb = await startHbgraph();
+  // @apollo/gateway refuses supergraphs with @authenticated (a SECURITY
+  // feature only Apollo Router implements).
+  hb = await startHbgraph(['--federation-auth-directives=false']);
 
   // Seed through hbgraph's own mutations. Relationships and articles are
   // created a few milliseconds apart so "newest first" is one order.
@@ -350,10 +352,22 @@ describe('hbgraph as a subgraph, directly', () => {
       assert.equal(body.errors, undefined, JSON.stringify(body.errors));
       return body.data._service.sdl;
     };
-    const hbgraphSdl = await sdlOf(hb.url);
+    // By default hbgraph's SDL carries @authenticated, for Apollo Router.
+    const withDirectives = await startHbgraph();
+    let hbgraphSdl;
+    try {
+      hbgraphSdl = await sdlOf(withDirectives.url);
+    } finally {
+      await withDirectives.stop();
+    }
+    assert.doesNotMatch(await sdlOf(hb.url), /@authenticated/);
     const socialSdl = await sdlOf(social.url);
     assert.match(hbgraphSdl, /type Node @key\(fields: "id"\)/);
     assert.match(socialSdl, /reputation: Int!/);
+    // hbgraph says which fields need an authenticated caller (and enforces
+    // it itself, whatever the gateway does).
+    assert.match(hbgraphSdl, /owner: String @authenticated/);
+    assert.match(hbgraphSdl, /createNode\(id: ID!, properties: JSON\): Node! @authenticated/);
 
     const result = composeServices([
       { name: 'hbgraph', url: hb.url, typeDefs: parse(hbgraphSdl) },
@@ -366,5 +380,7 @@ describe('hbgraph as a subgraph, directly', () => {
     assert.match(supergraph, /reputation: Int! @join__field\(graph: SOCIAL\)/);
     assert.match(supergraph, /topNodes: \[Node!\]! @join__field\(graph: SOCIAL\)/);
     assert.match(supergraph, /article\(id: ID!\): Article @join__field\(graph: HBGRAPH\)/);
+    assert.match(supergraph, /owner: String[^\n]*@authenticated/);
+    assert.match(supergraph, /deleteNode\([^)]*\): ID![^\n]*@authenticated/);
   });
 });
