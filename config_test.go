@@ -1,9 +1,15 @@
 package main
 
 import (
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rs/zerolog"
+	"github.com/urfave/cli/v3"
 )
 
 // TestGCPercentDefaultsByCommand checks that repair collects at Go's default
@@ -60,5 +66,93 @@ func TestListenBeyondLoopbackNeedsTheFlag(t *testing.T) {
 	}
 	if _, err := parseConfig([]string{"--cors-origins", "app.example.com"}); err == nil {
 		t.Error("an origin without a scheme was accepted")
+	}
+}
+
+// TestREADMEListsEveryFlag keeps the README's configuration and limits
+// tables in step with the flags: every flag of every command has a row
+// with its environment variable and default, and no row names a flag that
+// does not exist.
+func TestREADMEListsEveryFlag(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ env, def string } // env: "" in the limits table
+	rows := map[string]row{}           // flag name -> its row
+	flagName := regexp.MustCompile("`--([a-z0-9-]+\\*?)`")
+	table := ""
+	for _, line := range strings.Split(string(readme), "\n") {
+		switch {
+		case strings.HasPrefix(line, "| flag | env | default |"):
+			table = "configuration"
+			continue
+		case strings.HasPrefix(line, "| bound | flag | default |"):
+			table = "limits"
+			continue
+		case !strings.HasPrefix(line, "| "):
+			table = ""
+			continue
+		}
+		cells := strings.Split(line, "|")
+		if table == "" || len(cells) < 5 {
+			continue
+		}
+		// configuration: | flag | env | default | meaning |; limits:
+		// | bound | flag | default | what happens past it |. A row that
+		// groups flags names no variable ("HBGRAPH_..."): their own rows
+		// do.
+		at, r := 2, row{def: strings.TrimSpace(cells[3])}
+		if table == "configuration" {
+			at, r.env = 1, strings.Trim(strings.TrimSpace(cells[2]), "`")
+			if strings.Contains(r.env, "...") {
+				continue
+			}
+		}
+		for _, m := range flagName.FindAllStringSubmatch(cells[at], -1) {
+			// A bound's flag may also have a configuration row: that one
+			// names its variable.
+			if old, seen := rows[m[1]]; !seen || old.env == "" {
+				rows[m[1]] = r
+			}
+		}
+	}
+	var cfg config
+	root := newCommand(&cfg, func(*cli.Command, string) error { return nil })
+	exists := map[string]bool{}
+	for _, cmd := range append([]*cli.Command{root}, root.Commands...) {
+		for _, f := range cmd.Flags {
+			doc := f.(cli.DocGenerationFlag)
+			name := f.Names()[0]
+			exists[name] = true
+			env := "HBGRAPH_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+			if cmd != root && !slices.Contains([]string{"regions"}, name) {
+				env = "HBGRAPH_IMPORT_" + strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(name, "import-"), "-", "_"))
+			}
+			if got := doc.GetEnvVars(); len(got) != 1 || got[0] != env {
+				t.Errorf("--%s: environment %v, want %s", name, got, env)
+			}
+			r, ok := rows[name]
+			if !ok {
+				t.Errorf("--%s (%s) has no row in README.md's configuration or limits table", name, cmd.Name)
+				continue
+			}
+			if r.env != env && (r.env != "" || !strings.Contains(string(readme), "`--max-tokens` is `HBGRAPH_MAX_TOKENS`")) {
+				t.Errorf("README.md: --%s's environment variable is %q, want %q", name, r.env, env)
+			}
+			def := strings.Trim(doc.GetDefaultText(), `"`)
+			if def != "" && !strings.Contains(r.def, "`"+def+"`") {
+				t.Errorf("README.md: --%s's default is %q, want it to show `%s`", name, r.def, def)
+			}
+		}
+	}
+	for name := range rows {
+		if prefix, pattern := strings.CutSuffix(name, "*"); pattern {
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(exists)), func(n string) bool { return strings.HasPrefix(n, prefix) }) {
+				t.Errorf("README.md names --%s, which matches no flag", name)
+			}
+		} else if !exists[name] {
+			t.Errorf("README.md names --%s, which is no flag", name)
+		}
 	}
 }
