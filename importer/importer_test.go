@@ -47,7 +47,7 @@ func testImport(t *testing.T, batchSize int) {
 	dir := t.TempDir()
 	files := Files{
 		Nodes: write(t, dir, "nodes.jsonl",
-			`{"id":"n1","properties":{"name":"A","big":9007199254740993},"created_at":1000,"updated_at":2000}`,
+			`{"id":"n1","owner":"alice","properties":{"name":"A","big":9007199254740993},"created_at":1000,"updated_at":2000}`,
 			`{"id":"n2","created_at":1000}`,
 			`not json`,
 			``,
@@ -94,8 +94,11 @@ func testImport(t *testing.T, batchSize int) {
 		t.Fatal("n1 was not imported")
 	}
 	big, err := n.Properties.Get("big")
-	if err != nil || n.Created.UnixMilli() != 1000 || fmt.Sprint(big) != "9007199254740993" {
+	if err != nil || n.Created.UnixMilli() != 1000 || fmt.Sprint(big) != "9007199254740993" || n.Owner != "alice" {
 		t.Fatalf("n1: %+v, %v", n, err)
+	}
+	if n2 := memstore.Node(t, st, "n2"); n2 == nil || n2.Owner != "" {
+		t.Fatalf("n2, imported without an owner: %+v", n2)
 	}
 	page, err := st.Adjacent(ctx, "n2", "follow", store.Incoming, store.PageRequest{Size: 5})
 	if err != nil || len(page.Relationships) != 1 || page.Relationships[0].Updated.UnixMilli() != 3500 {

@@ -262,8 +262,8 @@ func (b *bench) importPeerData(ctx context.Context) error {
 		return err
 	}
 	os.Remove(stampFile)
-	if _, err := b.command(ctx, b.bin("hbgraph"), "--data-dir", b.peerDBDir(), "--log-level", "warn",
-		"--nodes", files[0], "--relationships", files[1], "--articles", files[2], "import"); err != nil {
+	if _, err := b.command(ctx, b.bin("hbgraph"), "--data-dir", b.peerDBDir(), "--log-level", "warn", "import",
+		"--nodes", files[0], "--relationships", files[1], "--articles", files[2]); err != nil {
 		return err
 	}
 	return os.WriteFile(stampFile, []byte(stamp), 0o644)

@@ -189,11 +189,12 @@ func (b *bench) importDataset(ctx context.Context) error {
 	if err := os.RemoveAll(b.dbDir()); err != nil {
 		return err
 	}
-	// Flags before the command, as every version of hbgraph takes them.
-	out, err := b.command(ctx, b.bin("hbgraph"), "--data-dir", b.dbDir(), "--log-level", "warn",
+	// The shared flags before the command and import's after it, as every
+	// version of hbgraph takes them.
+	out, err := b.command(ctx, b.bin("hbgraph"), "--data-dir", b.dbDir(), "--log-level", "warn", "import",
 		"--nodes", b.dataset("nodes.jsonl"),
 		"--relationships", b.dataset("relationships.jsonl"),
-		"--articles", b.dataset("articles.jsonl"), "import")
+		"--articles", b.dataset("articles.jsonl"))
 	if err != nil {
 		return err
 	}
