@@ -42,7 +42,7 @@ func TestGCPercentDefaultsByCommand(t *testing.T) {
 	}
 }
 
-// TestListenBeyondLoopbackNeedsTheFlag: hbgraph authenticates nobody, so it
+// TestListenBeyondLoopbackNeedsTheFlag: without authentication hbgraph
 // serves beyond loopback, on either listener, only when told to.
 func TestListenBeyondLoopbackNeedsTheFlag(t *testing.T) {
 	for _, tc := range []struct {
@@ -55,6 +55,8 @@ func TestListenBeyondLoopbackNeedsTheFlag(t *testing.T) {
 		{[]string{"--admin-listen", "10.1.2.3:9090"}, false},
 		{[]string{"--listen", "[::1]:8080", "--admin-listen", "localhost:9090"}, true},
 		{[]string{"--listen", ":8080", "--insecure-no-auth"}, true},
+		{[]string{"--listen", ":8080", "--auth-jwks-url", "https://idp.example.com/jwks.json"}, true},
+		{[]string{"--listen", ":8080", "--admin-listen", ":9090", "--auth-jwks-file", "keys.pem"}, true},
 	} {
 		cfg, err := parseConfig(tc.args)
 		if err != nil {

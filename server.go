@@ -236,6 +236,12 @@ func checkListen(cfg config, log zerolog.Logger) error {
 		log.Info().Str("jwks_url", cfg.auth.JWKSURL).Str("jwks_file", cfg.auth.JWKSFile).Bool("hs256", cfg.auth.HS256SecretFile != "").
 			Str("issuer", cfg.auth.Issuer).Str("audience", cfg.auth.Audience).Str("admin_scope", cfg.auth.AdminScope).
 			Str("reads", cfg.authRead).Msg("authentication on: writes need a token and the node's owner or the admin scope")
+		// Tokens guard /query; the admin listener answers anyone who
+		// reaches it.
+		if !edge.Loopback(cfg.adminListen) {
+			log.Warn().Str("admin_listen", cfg.adminListen).Bool("pprof", cfg.pprof).
+				Msg("the admin listener (metrics, health, the profiler with --pprof) is beyond loopback and asks for no token: expose it to your monitoring network only")
+		}
 		return nil
 	}
 	var exposed []string
