@@ -13,10 +13,11 @@ import (
 // executor that knows when a level of the query is complete because it
 // built the level (package plan): no scheduler, no waiting, no dataloader.
 //
-// A Fetcher belongs to one request and is not safe for concurrent use. It
-// caches every row it read (and every row a page scan primed) and every
-// page, with their errors, for the rest of the request, as the dataloaders
-// do: a key asked for again is answered without a store call.
+// A Fetcher belongs to one request and is not safe for concurrent use.
+// What a wave read (every row, every row a page scan primed, every page,
+// with their errors) answers the same keys in later waves once the caller
+// says there will be one (Remember), as the dataloaders do: a key asked for
+// again is answered without a store call.
 type Fetcher struct {
 	s   *store.Store
 	cfg Config
@@ -109,12 +110,8 @@ func (w *Wave) ArticlePage(i int) (store.ArticlePage, error) {
 // deadline and cancellation the store honours; Run returns when every
 // call it started has, and leaves no goroutine behind.
 func (f *Fetcher) Run(ctx context.Context, round int, w *Wave) {
-	ctx = store.WithRound(ctx, round)
-	if f.rows == nil {
-		f.rows = make(map[store.Get]result[store.Row])
-		f.adj = make(map[AdjacencyKey]result[store.RelationshipPage])
-		f.art = make(map[ArticlesKey]result[store.ArticlePage])
-	}
+	ctx, cancel := f.s.CallDeadline(store.WithRound(ctx, round))
+	defer cancel()
 	w.rows = resize(w.rows, len(w.gets))
 	w.adjRes = resize(w.adjRes, len(w.adj))
 	w.artRes = resize(w.artRes, len(w.art))
@@ -167,9 +164,18 @@ func (f *Fetcher) Run(ctx context.Context, round int, w *Wave) {
 		})
 	}
 	runAll(f.cfg.ScanConcurrency, calls)
+}
 
-	// Cache what was read, then what the scans primed (a row read in this
-	// wave keeps its own answer).
+// Remember keeps what w read for the waves after it: what was read, then
+// what the scans primed (a row read in the wave keeps its own answer).
+// Called only when another wave follows: most queries' last wave (and a
+// one-level query's only one) fills no map.
+func (f *Fetcher) Remember(w *Wave) {
+	if f.rows == nil {
+		f.rows = make(map[store.Get]result[store.Row])
+		f.adj = make(map[AdjacencyKey]result[store.RelationshipPage])
+		f.art = make(map[ArticlesKey]result[store.ArticlePage])
+	}
 	for i, g := range w.gets {
 		f.rows[g] = w.rows[i]
 	}

@@ -212,6 +212,7 @@ func TestFetcher(t *testing.T) {
 						t.Errorf("wave %d, %s: %s, want %s", round+1, k, got, c.want[round][i])
 					}
 				}
+				f.Remember(&w)
 			}
 			var calls []string
 			for _, call := range log.calls {
@@ -257,6 +258,34 @@ func TestFetcherCancelled(t *testing.T) {
 		}
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: %v, want %v", k, err, context.Canceled)
+		}
+	}
+}
+
+// TestFetcherRemembers: a key read in one wave is read again in the next
+// unless the wave was remembered.
+func TestFetcherRemembers(t *testing.T) {
+	st := fetchGraph(t)
+	for _, remember := range []bool{false, true} {
+		var log callLog
+		ctx := store.WithTracer(t.Context(), &log)
+		f := NewFetcher(st, Config{BatchSize: 10, ScanConcurrency: 1})
+		var w Wave
+		for round := 1; round <= 2; round++ {
+			w.Reset()
+			fkey("n2").add(t, &w)
+			fkey("art n2").add(t, &w)
+			f.Run(ctx, round, &w)
+			if remember {
+				f.Remember(&w)
+			}
+		}
+		want := 4 // a batch and a scan in each wave
+		if remember {
+			want = 2
+		}
+		if len(log.calls) != want {
+			t.Errorf("remember=%v: %d store calls, want %d", remember, len(log.calls), want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 // TestCASLoop: the one compare-and-set loop stops at its first win or
@@ -42,5 +43,26 @@ func TestCASLoop(t *testing.T) {
 	})
 	if !errors.Is(err, context.Canceled) || calls != 2 {
 		t.Errorf("canceled after the second attempt: %v after %d calls", err, calls)
+	}
+}
+
+// TestDeadline: a call gets the call timeout unless its context ends
+// sooner (a wave's CallDeadline), when it sets no deadline of its own.
+func TestDeadline(t *testing.T) {
+	s := newTestStore(t)
+	ctx, cancel := s.deadline(context.Background())
+	defer cancel()
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > s.callTimeout {
+		t.Errorf("no deadline within the call timeout: %v %v", d, ok)
+	}
+	wave, cancelWave := s.CallDeadline(context.Background())
+	defer cancelWave()
+	if got, _ := s.deadline(wave); got != wave {
+		t.Error("a call under a wave's deadline made a context of its own")
+	}
+	far, cancelFar := context.WithTimeout(context.Background(), time.Hour)
+	defer cancelFar()
+	if got, _ := s.deadline(far); got == far {
+		t.Error("a call under an hour's deadline kept it")
 	}
 }

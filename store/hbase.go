@@ -62,7 +62,21 @@ func trace(ctx context.Context, c Call) {
 // cells maps the qualifiers of one family to values, as a Put takes them.
 type cells map[string][]byte
 
+// deadline bounds one call by the store's call timeout. A ctx whose
+// deadline comes sooner already does (a wave's, from CallDeadline): no
+// context or timer of its own, which is most of a cached read's allocations.
 func (s *Store) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= s.callTimeout {
+		return ctx, noCancel
+	}
+	return context.WithTimeout(ctx, s.callTimeout)
+}
+
+func noCancel() {}
+
+// CallDeadline bounds a group of calls made together (a wave of reads)
+// by one call timeout: the calls under it set none of their own.
+func (s *Store) CallDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, s.callTimeout)
 }
 

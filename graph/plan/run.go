@@ -298,6 +298,9 @@ func (r *runner) wave() {
 		r.fill(v)
 	}
 	next := r.next
+	if len(next) > 0 {
+		r.f.Remember(&r.w)
+	}
 	r.pending, r.next, r.rootsP, r.entsP = r.pending[:0], nil, nil, nil
 	r.w.Reset()
 	for _, v := range next {
