@@ -85,24 +85,29 @@ func (a articleCells) cells() cells {
 
 // decodeArticleCells reads t, b, k, u of the row with key row; ok is false
 // when the row does not exist (no u).
-func decodeArticleCells[K rowKey](row K, c cells) (a articleCells, ok bool, err error) {
-	if c[keys.QualArticleU] == nil {
+func decodeArticleCells[K rowKey, C cellSource](row K, c C) (a articleCells, ok bool, err error) {
+	uv, _ := c.lookup(keys.QualArticleU)
+	if uv == nil {
 		return a, false, nil
 	}
-	u, okU := decodeMs(c[keys.QualArticleU])
-	t, okT := c[keys.QualTitle]
-	b, okB := c[keys.QualBody]
-	k, okK := c[keys.QualCategory]
+	u, okU := decodeMs(uv)
+	t, okT := c.lookup(keys.QualTitle)
+	b, okB := c.lookup(keys.QualBody)
+	k, okK := c.lookup(keys.QualCategory)
 	if !okU || !okT || !okB || !okK {
 		return a, false, corrupt(row, "article cells %q", qualifiersOf(c))
 	}
 	return articleCells{title: string(t), body: string(b), category: string(k), updated: u}, true, nil
 }
 
-func qualifiersOf(c cells) []string {
-	qs := make([]string, 0, len(c))
-	for q := range c {
-		qs = append(qs, q)
+// qualifiersOf names the columns of c that an article row has, for an
+// error.
+func qualifiersOf(c cellSource) []string {
+	var qs []string
+	for _, q := range []string{keys.QualTitle, keys.QualBody, keys.QualCategory, keys.QualArticleU} {
+		if _, ok := c.lookup(q); ok {
+			qs = append(qs, q)
+		}
 	}
 	return qs
 }
@@ -527,7 +532,7 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 		} else if k, err = keys.DecodeTimeline(rw.key); err != nil {
 			return ArticlePage{}, err
 		}
-		a, ok, err := decodeArticleCells(rw.key, rw.cells)
+		a, ok, err := decodeArticleCells(rw.key, rw.raw)
 		if err == nil && !ok {
 			err = corrupt(rw.key, "an index row without its article cells")
 		}
@@ -539,7 +544,7 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 		}
 		if trow, err := k.Key(); err == nil {
 			key := string(trow)
-			out.Primed = append(out.Primed, Primed{Get{keys.TableArticles, key}, Row{key, rw.cells}})
+			out.Primed = append(out.Primed, Primed{Get{keys.TableArticles, key}, Row{key, rw.raw}})
 		}
 		out.Cursors[i] = cursors[i]
 	}

@@ -31,7 +31,7 @@ func (s *Store) GetArticles(ctx context.Context, ids []string) ([]Article, []err
 		ks, rows, at = append(ks, k), append(rows, row), append(at, i)
 	}
 	err := s.CheckArticleLayout(ctx)
-	var res []cells
+	var res []rowCells
 	if err == nil {
 		res, err = s.getBatch(ctx, keys.TableArticles, keys.FamilyArticles, rows)
 	}

@@ -62,6 +62,48 @@ func trace(ctx context.Context, c Call) {
 // cells maps the qualifiers of one family to values, as a Put takes them.
 type cells map[string][]byte
 
+func (c cells) lookup(q string) ([]byte, bool) {
+	v, ok := c[q]
+	return v, ok
+}
+
+// rowCells are the cells of one row as hrpc read them, not copied: the
+// reads on a request's path (Read, page scans) keep them so, since a row
+// has a handful of cells and finding one by walking them costs less than
+// building a map for every row read.
+type rowCells []*hrpc.Cell
+
+func (c rowCells) lookup(q string) ([]byte, bool) {
+	for _, cell := range c {
+		if string(cell.Qualifier) == q {
+			return cell.Value, true
+		}
+	}
+	return nil, false
+}
+
+func (c rowCells) get(q string) []byte {
+	v, _ := c.lookup(q)
+	return v
+}
+
+// asMap is c as a map, for the reads that go through all of a row's cells.
+func (c rowCells) asMap() cells {
+	if len(c) == 0 {
+		return nil
+	}
+	m := make(cells, len(c))
+	for _, cell := range c {
+		m[string(cell.Qualifier)] = cell.Value
+	}
+	return m
+}
+
+// cellSource is a row's cells, read either way.
+type cellSource interface {
+	lookup(q string) ([]byte, bool)
+}
+
 // deadline bounds one call by the store's call timeout. A ctx whose
 // deadline comes sooner already does (a wave's, from CallDeadline): no
 // context or timer of its own, which is most of a cached read's allocations.
@@ -91,7 +133,7 @@ func (s *Store) get(ctx context.Context, table, family string, row []byte) (cell
 	}
 	res, err := s.hc.Get(g)
 	call.Err = err
-	out := resultCells(res)
+	out := resultCells(res).asMap()
 	if len(out) > 0 {
 		call.RowsRead = 1
 	}
@@ -104,7 +146,7 @@ func (s *Store) get(ctx context.Context, table, family string, row []byte) (cell
 
 // getBatch reads many rows of one table with a single SendBatch; the result
 // is in the order of rows (nil for a missing row).
-func (s *Store) getBatch(ctx context.Context, table, family string, rows [][]byte) ([]cells, error) {
+func (s *Store) getBatch(ctx context.Context, table, family string, rows [][]byte) ([]rowCells, error) {
 	out, errs, err := s.getColumnsBatch(ctx, table, family, nil, rows)
 	if err != nil {
 		return nil, err
@@ -120,7 +162,7 @@ func (s *Store) getBatch(ctx context.Context, table, family string, rows [][]byt
 // getColumnsBatch reads the given qualifiers (nil: all) of many rows of one
 // table with a single SendBatch: each row's cells (nil when missing) and
 // error, in the order of rows.
-func (s *Store) getColumnsBatch(ctx context.Context, table, family string, qualifiers []string, rows [][]byte) ([]cells, []error, error) {
+func (s *Store) getColumnsBatch(ctx context.Context, table, family string, qualifiers []string, rows [][]byte) ([]rowCells, []error, error) {
 	fams := hrpc.Families(map[string][]string{family: qualifiers})
 	res, err := s.sendBatch(ctx, "get", table, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
 		return hrpc.NewGetStr(ctx, table, string(rows[i]), fams)
@@ -128,7 +170,7 @@ func (s *Store) getColumnsBatch(ctx context.Context, table, family string, quali
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]cells, len(rows))
+	out := make([]rowCells, len(rows))
 	errs := make([]error, len(rows))
 	for i, r := range res {
 		errs[i] = r.Error
@@ -177,15 +219,11 @@ func (s *Store) sendBatch(ctx context.Context, op, table string, rows [][]byte,
 	return res, nil
 }
 
-func resultCells(r *hrpc.Result) cells {
+func resultCells(r *hrpc.Result) rowCells {
 	if r == nil || len(r.Cells) == 0 {
 		return nil
 	}
-	out := make(cells, len(r.Cells))
-	for _, c := range r.Cells {
-		out[string(c.Qualifier)] = c.Value
-	}
-	return out
+	return r.Cells
 }
 
 // put writes cells to one row at timestamp ts (ms).
@@ -316,7 +354,10 @@ type scanRange struct {
 	reversed      bool
 	limit         int // rows to return at most; 0: no limit
 	keyOnly       bool
-	chunkRows     int // scanAll's rows per scan; 0: defaultChunkRows
+	// compact rows keep their cells as read (row.raw) instead of in a
+	// map (row.cells): the pages a request reads.
+	compact   bool
+	chunkRows int // scanAll's rows per scan; 0: defaultChunkRows
 }
 
 // defaultChunkRows is scanAll's chunk for small rows; articleChunkRows
@@ -329,8 +370,9 @@ const (
 // row is one scanned row.
 type row struct {
 	key   []byte
-	cells cells
-	ts    int64 // the newest cell timestamp
+	cells cells    // unless the scan was compact
+	raw   rowCells // if it was
+	ts    int64    // the newest cell timestamp
 }
 
 // scan reads up to r.limit rows of r in one scanner with one deadline.
@@ -355,6 +397,9 @@ func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 	scanner := s.hc.Scan(sc)
 	defer scanner.Close()
 	var rows []row
+	if r.limit > 0 {
+		rows = make([]row, 0, min(r.limit, 64))
+	}
 	for r.limit == 0 || len(rows) < r.limit {
 		res, err := scanner.Next()
 		if errors.Is(err, io.EOF) {
@@ -368,9 +413,16 @@ func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 		if len(res.Cells) == 0 {
 			continue
 		}
-		out := row{key: res.Cells[0].Row, cells: make(cells, len(res.Cells))}
+		out := row{key: res.Cells[0].Row}
+		if r.compact {
+			out.raw = res.Cells
+		} else {
+			out.cells = make(cells, len(res.Cells))
+		}
 		for _, c := range res.Cells {
-			out.cells[string(c.Qualifier)] = c.Value
+			if !r.compact {
+				out.cells[string(c.Qualifier)] = c.Value
+			}
 			if c.Timestamp != nil && int64(*c.Timestamp) > out.ts {
 				out.ts = int64(*c.Timestamp)
 			}

@@ -136,8 +136,8 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 		return err
 	}
 	readBack(ctx, s, keys.TableArticles, keys.FamilyArticles, []string{keys.QualArticleU}, live(items),
-		func(it *articleImport, c cells) {
-			if c[keys.QualArticleU] == nil {
+		func(it *articleImport, c rowCells) {
+			if c.get(keys.QualArticleU) == nil {
 				it.fail(errHiddenImport)
 			}
 		})

@@ -300,7 +300,7 @@ func createEach[T batchItem](ctx context.Context, s *Store, point, table, family
 // one SendBatch and hands each row's cells to check; an item whose Get
 // failed fails.
 func readBack[T batchItem](ctx context.Context, s *Store, table, family string, qualifiers []string, items []T,
-	check func(T, cells)) {
+	check func(T, rowCells)) {
 	rows := make([][]byte, len(items))
 	for i, it := range items {
 		rows[i] = it.item().row
@@ -322,11 +322,11 @@ func readBack[T batchItem](ctx context.Context, s *Store, table, family string, 
 // hidden by a delete marker fails (an import keeps its times, so it cannot
 // retry later), and one that holds another create's cells was not ours.
 func (s *Store) verifyCreated(ctx context.Context, items []*relImport) {
-	readBack(ctx, s, keys.TableGraph, keys.FamilyGraph, nil, items, func(it *relImport, c cells) {
+	readBack(ctx, s, keys.TableGraph, keys.FamilyGraph, nil, items, func(it *relImport, c rowCells) {
 		switch {
-		case c[keys.QualCreated] == nil:
+		case c.get(keys.QualCreated) == nil:
 			it.fail(errHiddenImport)
-		case !bytes.Equal(c[keys.QualCreated], encodeMs(it.e.created)) || !bytes.Equal(c[keys.QualProperties], it.e.props):
+		case !bytes.Equal(c.get(keys.QualCreated), encodeMs(it.e.created)) || !bytes.Equal(c.get(keys.QualProperties), it.e.props):
 			it.created, it.settled = false, true // a concurrent create won: skipped
 		}
 	})

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tsuna/gohbase/hrpc"
+
 	"github.com/hbgraph/hbgraph/store/keys"
 )
 
@@ -41,16 +43,34 @@ type entity struct {
 
 // decodeEntity reads c, p, u of the row with key row; ok is false when the
 // row does not exist.
-func decodeEntity[K rowKey](row K, c cells) (e entity, ok bool, err error) {
-	created, okc := decodeMs(c[keys.QualCreated])
-	if c == nil || c[keys.QualCreated] == nil {
+func decodeEntity[K rowKey, C cellSource](row K, c C) (e entity, ok bool, err error) {
+	c0, _ := c.lookup(keys.QualCreated)
+	if c0 == nil {
 		return e, false, nil
 	}
-	updated, oku := decodeMs(c[keys.QualUpdated])
+	u, _ := c.lookup(keys.QualUpdated)
+	created, okc := decodeMs(c0)
+	updated, oku := decodeMs(u)
 	if !okc || !oku {
-		return e, false, corrupt(row, "c=%x u=%x", c[keys.QualCreated], c[keys.QualUpdated])
+		return e, false, corrupt(row, "c=%x u=%x", c0, u)
 	}
-	return entity{created: created, updated: updated, props: c[keys.QualProperties], owner: c[keys.QualOwner]}, true, nil
+	props, _ := c.lookup(keys.QualProperties)
+	owner, _ := c.lookup(keys.QualOwner)
+	return entity{created: created, updated: updated, props: props, owner: owner}, true, nil
+}
+
+// rowCells are e's cells as a read returns them (a page scan's primed
+// rows).
+func (e entity) rowCells() rowCells {
+	c := e.cells()
+	out := make(rowCells, 0, len(c))
+	slab := make([]hrpc.Cell, len(c))
+	for q, v := range c {
+		cell := &slab[len(out)]
+		cell.Qualifier, cell.Value = []byte(q), v
+		out = append(out, cell)
+	}
+	return out
 }
 
 func (e entity) cells() cells {

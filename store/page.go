@@ -123,7 +123,7 @@ func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row,
 			return nil, nil, info, err
 		}
 	}
-	r := scanRange{table: pr.table, family: pr.family, limit: req.Size + 1}
+	r := scanRange{table: pr.table, family: pr.family, limit: req.Size + 1, compact: true}
 	if req.NoLookahead {
 		r.limit = req.Size
 	}

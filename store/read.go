@@ -21,7 +21,7 @@ type Get struct {
 // ErrNotFound; ErrNotFound is for a write that names what does not exist.
 type Row struct {
 	key   string // the row's key, for what a corrupt row's error names
-	cells cells
+	cells rowCells
 }
 
 // NodeGet reads a node.
@@ -196,7 +196,7 @@ func (r Row) Relationship(k RelationshipKey) (*Relationship, error) {
 
 // Degree decodes a degree counter: 0 when none was ever counted.
 func (r Row) Degree() (int64, error) {
-	v := r.cells[keys.QualDegree]
+	v := r.cells.get(keys.QualDegree)
 	if v == nil {
 		return 0, nil
 	}
@@ -231,7 +231,7 @@ func (r Row) ArticleCount(category string) (int64, error) {
 	if category != "" {
 		qual = keys.QualCategoryCount + category
 	}
-	v := r.cells[qual]
+	v := r.cells.get(qual)
 	if v == nil {
 		return 0, nil
 	}
@@ -248,7 +248,7 @@ func (r Row) TopWords(n int) ([]WordCount, error) {
 	if n < 1 || n > MaxTopWords {
 		return nil, invalid("n is %d; want 1..%d", n, MaxTopWords)
 	}
-	return topWords(r.key, r.cells, n)
+	return topWords(r.key, r.cells.asMap(), n)
 }
 
 // Primed is a row a page scan has already read (an index row holds what its

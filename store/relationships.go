@@ -259,16 +259,16 @@ func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Directio
 		if err != nil {
 			return RelationshipPage{}, err
 		}
-		props, err := storedProperties(rw.cells[keys.QualProperties])
+		props, err := storedProperties(rw.raw.get(keys.QualProperties))
 		if err != nil {
 			return RelationshipPage{}, err
 		}
 		k := relationshipOf(a)
 		page.Relationships[i] = Relationship{Start: k.Start, Type: k.Type, End: k.End, Properties: props,
 			Created: time.UnixMilli(a.Created), Updated: time.UnixMilli(rw.ts)}
-		e := entity{created: a.Created, updated: rw.ts, props: rw.cells[keys.QualProperties]}
+		e := entity{created: a.Created, updated: rw.ts, props: rw.raw.get(keys.QualProperties)}
 		key := string(k.row())
-		page.Primed = append(page.Primed, Primed{Get{keys.TableGraph, key}, Row{key, e.cells()}})
+		page.Primed = append(page.Primed, Primed{Get{keys.TableGraph, key}, Row{key, e.rowCells()}})
 	}
 	return page, nil
 }
