@@ -10,6 +10,8 @@ import (
 	"github.com/tsuna/gohbase/filter"
 	"github.com/tsuna/gohbase/hrpc"
 	"github.com/tsuna/gohbase/pb"
+
+	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 // Call describes one round trip to HBase, reported to the Tracer of the
@@ -122,12 +124,33 @@ func (s *Store) CallDeadline(ctx context.Context) (context.Context, context.Canc
 	return context.WithTimeout(ctx, s.callTimeout)
 }
 
+// wholeFamily is, for each family of the tables, the option that reads all
+// of its columns: made once, since hrpc only keeps the map it is given
+// (a map and a closure per call otherwise).
+var wholeFamily = func() map[string]func(hrpc.Call) error {
+	m := map[string]func(hrpc.Call) error{}
+	for _, fams := range keys.Tables() {
+		for _, f := range fams {
+			m[f] = hrpc.Families(map[string][]string{f: nil})
+		}
+	}
+	return m
+}()
+
+// familyOption reads family's qualifiers (nil: all of them).
+func familyOption(family string, qualifiers []string) func(hrpc.Call) error {
+	if opt, ok := wholeFamily[family]; ok && qualifiers == nil {
+		return opt
+	}
+	return hrpc.Families(map[string][]string{family: qualifiers})
+}
+
 // get reads one row of a single-family table.
 func (s *Store) get(ctx context.Context, table, family string, row []byte) (cells, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	call := Call{Op: "Get", Table: table, Rows: [][]byte{row}, Start: time.Now()}
-	g, err := hrpc.NewGetStr(ctx, table, string(row), hrpc.Families(map[string][]string{family: nil}))
+	g, err := hrpc.NewGetStr(ctx, table, string(row), familyOption(family, nil))
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +186,7 @@ func (s *Store) getBatch(ctx context.Context, table, family string, rows [][]byt
 // table with a single SendBatch: each row's cells (nil when missing) and
 // error, in the order of rows.
 func (s *Store) getColumnsBatch(ctx context.Context, table, family string, qualifiers []string, rows [][]byte) ([]rowCells, []error, error) {
-	fams := hrpc.Families(map[string][]string{family: qualifiers})
+	fams := familyOption(family, qualifiers)
 	res, err := s.sendBatch(ctx, "get", table, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
 		return hrpc.NewGetStr(ctx, table, string(rows[i]), fams)
 	})
@@ -380,7 +403,7 @@ func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	call := Call{Op: "Scan", Table: r.table, StartRow: r.start, StopRow: r.stop, Reversed: r.reversed, Start: time.Now()}
-	opts := []func(hrpc.Call) error{hrpc.Families(map[string][]string{r.family: nil})}
+	opts := []func(hrpc.Call) error{familyOption(r.family, nil)}
 	if r.limit > 0 {
 		opts = append(opts, hrpc.NumberOfRows(uint32(r.limit)))
 	}

@@ -112,6 +112,18 @@ func newLayout(name, table string, parts ...part) (*Layout, error) {
 			return nil, fmt.Errorf("keys: layout %s: part %d: unknown kind %d", name, i, p.kind)
 		}
 	}
+	// fields holds each kind's values in arrays of these sizes.
+	count := map[kind]int{}
+	for _, p := range parts {
+		k := p.kind
+		if k == kindDesc {
+			k = kindU64
+		}
+		count[k]++
+	}
+	if count[kindStr] > maxStrParts || count[kindRev] > maxNumParts || count[kindU64] > maxNumParts || count[kindDir] > 1 {
+		return nil, fmt.Errorf("keys: layout %s: more parts of a kind than fields holds", name)
+	}
 	return l, nil
 }
 
@@ -290,14 +302,58 @@ func appendValue(b []byte, p part, v any) ([]byte, error) {
 // or desc value out of range, a hash that does not match its part, or
 // trailing bytes. The values share no memory with row.
 func (l *Layout) Decode(row []byte) ([]any, error) {
+	var f fields
+	if err := l.decode(row, &f); err != nil {
+		return nil, err
+	}
 	values := make([]any, 0, l.nvalues)
+	var ns, nt, nn, nd int
+	for _, p := range l.parts {
+		switch p.kind {
+		case kindStr:
+			values = append(values, f.strs[ns])
+			ns++
+		case kindRev:
+			values = append(values, f.times[nt])
+			nt++
+		case kindU64, kindDesc:
+			values = append(values, f.nums[nn])
+			nn++
+		case kindDir:
+			values = append(values, f.dirs[nd])
+			nd++
+		}
+	}
+	return values, nil
+}
+
+// fields are the values of a decoded row by kind, each kind in the order
+// of its parts: Decode's values, none of them boxed in an any (the row
+// decoders of rows.go read these: a page of rows decodes without an
+// allocation per value).
+type fields struct {
+	strs           [maxStrParts]string
+	times          [maxNumParts]int64  // kindRev
+	nums           [maxNumParts]uint64 // kindU64, kindDesc
+	dirs           [1]Direction
+	ns, nt, nn, nd int
+}
+
+// The most parts of one kind a layout has (newLayout checks).
+const (
+	maxStrParts = 3
+	maxNumParts = 2
+)
+
+// decode is Decode into f.
+func (l *Layout) decode(row []byte, f *fields) error {
 	pos := 0
 	var h uint32
 	srcStart, srcEnd := 0, 0
 	for i, p := range l.parts {
 		rest := row[pos:]
 		if fl, ok := p.fixedLen(); ok && len(rest) < fl {
-			return nil, l.decodeErr(p, pos, "truncated")
+			return l.decodeErr(p, pos, "truncated")
 		}
 		switch p.kind {
 		case kindHash:
@@ -305,52 +361,57 @@ func (l *Layout) Decode(row []byte) ([]any, error) {
 			pos += 4
 		case kindTag:
 			if rest[0] != p.tag {
-				return nil, l.decodeErr(p, pos, fmt.Sprintf("tag 0x%02x", rest[0]))
+				return l.decodeErr(p, pos, fmt.Sprintf("tag 0x%02x", rest[0]))
 			}
 			pos++
 		case kindStr:
 			s, n, err := decodeStr(rest)
 			if err != nil {
-				return nil, l.decodeErr(p, pos, err.Error())
+				return l.decodeErr(p, pos, err.Error())
 			}
 			if i == l.hashSrc {
 				srcStart, srcEnd = pos, pos+n
 			}
-			values = append(values, s)
+			f.strs[f.ns] = s
+			f.ns++
 			pos += n
 		case kindRev:
 			x := binary.BigEndian.Uint64(rest)
 			if x > math.MaxInt64 {
-				return nil, l.decodeErr(p, pos, "negative time")
+				return l.decodeErr(p, pos, "negative time")
 			}
-			values = append(values, math.MaxInt64-int64(x))
+			f.times[f.nt] = math.MaxInt64 - int64(x)
+			f.nt++
 			pos += 8
 		case kindU64:
-			values = append(values, binary.BigEndian.Uint64(rest))
+			f.nums[f.nn] = binary.BigEndian.Uint64(rest)
+			f.nn++
 			pos += 8
 		case kindDesc:
 			x := binary.BigEndian.Uint64(rest)
 			if x <= math.MaxInt64 {
-				return nil, l.decodeErr(p, pos, "out of range (a u64 part, as layouts before desc wrote it?)")
+				return l.decodeErr(p, pos, "out of range (a u64 part, as layouts before desc wrote it?)")
 			}
-			values = append(values, math.MaxUint64-x)
+			f.nums[f.nn] = math.MaxUint64 - x
+			f.nn++
 			pos += 8
 		case kindDir:
 			d := Direction(rest[0])
 			if !d.valid() {
-				return nil, l.decodeErr(p, pos, fmt.Sprintf("unknown direction 0x%02x", rest[0]))
+				return l.decodeErr(p, pos, fmt.Sprintf("unknown direction 0x%02x", rest[0]))
 			}
-			values = append(values, d)
+			f.dirs[f.nd] = d
+			f.nd++
 			pos++
 		}
 	}
 	if pos != len(row) {
-		return nil, fmt.Errorf("%w: %s row: %d trailing bytes", ErrInvalidKey, l.name, len(row)-pos)
+		return fmt.Errorf("%w: %s row: %d trailing bytes", ErrInvalidKey, l.name, len(row)-pos)
 	}
 	if l.hashSrc >= 0 && h != hash(row[srcStart:srcEnd]) {
-		return nil, fmt.Errorf("%w: %s row: hash does not match %s", ErrInvalidKey, l.name, l.partString(l.parts[l.hashSrc]))
+		return fmt.Errorf("%w: %s row: hash does not match %s", ErrInvalidKey, l.name, l.partString(l.parts[l.hashSrc]))
 	}
-	return values, nil
+	return nil
 }
 
 func (l *Layout) decodeErr(p part, pos int, msg string) error {
@@ -366,7 +427,8 @@ func (l *Layout) decodeErr(p part, pos int, msg string) error {
 func (l *Layout) Join(prefix, suffix []byte) ([]byte, error) {
 	row := make([]byte, 0, len(prefix)+len(suffix))
 	row = append(append(row, prefix...), suffix...)
-	if _, err := l.Decode(row); err != nil {
+	var f fields
+	if err := l.decode(row, &f); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidCursor, err)
 	}
 	return row, nil

@@ -168,11 +168,11 @@ func Node(id string) []byte { return mustEncode(NodeLayout, id) }
 
 // DecodeNode returns the id of a node row; errors wrap ErrInvalidKey.
 func DecodeNode(row []byte) (string, error) {
-	v, err := NodeLayout.Decode(row)
-	if err != nil {
+	var f fields
+	if err := NodeLayout.decode(row, &f); err != nil {
 		return "", err
 	}
-	return v[0].(string), nil
+	return f.strs[0], nil
 }
 
 // Relationship identifies a relationship: start -[type]-> end.
@@ -187,11 +187,11 @@ func (r Relationship) Key() []byte {
 
 // DecodeRelationship parses a relationship row; errors wrap ErrInvalidKey.
 func DecodeRelationship(row []byte) (Relationship, error) {
-	v, err := RelationshipLayout.Decode(row)
-	if err != nil {
+	var f fields
+	if err := RelationshipLayout.decode(row, &f); err != nil {
 		return Relationship{}, err
 	}
-	return Relationship{Start: v[0].(string), Type: v[1].(string), End: v[2].(string)}, nil
+	return Relationship{Start: f.strs[0], Type: f.strs[1], End: f.strs[2]}, nil
 }
 
 // Adjacency is one adjacency index row: relationship of type Type between
@@ -213,16 +213,16 @@ func (a Adjacency) Key() ([]byte, error) {
 
 // DecodeAdjacency parses an adjacency row; errors wrap ErrInvalidKey.
 func DecodeAdjacency(row []byte) (Adjacency, error) {
-	v, err := AdjacencyLayout.Decode(row)
-	if err != nil {
+	var f fields
+	if err := AdjacencyLayout.decode(row, &f); err != nil {
 		return Adjacency{}, err
 	}
 	return Adjacency{
-		Node:    v[0].(string),
-		Dir:     v[1].(Direction),
-		Type:    v[2].(string),
-		Created: v[3].(int64),
-		Other:   v[4].(string),
+		Node:    f.strs[0],
+		Dir:     f.dirs[0],
+		Type:    f.strs[1],
+		Created: f.times[0],
+		Other:   f.strs[2],
 	}, nil
 }
 
@@ -249,11 +249,11 @@ func (d Degree) Key() ([]byte, error) {
 
 // DecodeDegree parses a degree counter row; errors wrap ErrInvalidKey.
 func DecodeDegree(row []byte) (Degree, error) {
-	v, err := DegreeLayout.Decode(row)
-	if err != nil {
+	var f fields
+	if err := DegreeLayout.decode(row, &f); err != nil {
 		return Degree{}, err
 	}
-	return Degree{Node: v[0].(string), Dir: v[1].(Direction), Type: v[2].(string)}, nil
+	return Degree{Node: f.strs[0], Dir: f.dirs[0], Type: f.strs[1]}, nil
 }
 
 // Article identifies an article: its author, when it was posted (Unix ms)
@@ -273,11 +273,11 @@ func (a Article) Key() ([]byte, error) {
 
 // DecodeTimeline parses a timeline row; errors wrap ErrInvalidKey.
 func DecodeTimeline(row []byte) (Article, error) {
-	v, err := TimelineLayout.Decode(row)
-	if err != nil {
+	var f fields
+	if err := TimelineLayout.decode(row, &f); err != nil {
 		return Article{}, err
 	}
-	return Article{Author: v[0].(string), Posted: v[1].(int64), Seq: v[2].(uint64)}, nil
+	return Article{Author: f.strs[0], Posted: f.times[0], Seq: f.nums[0]}, nil
 }
 
 // TimelinePrefix returns the prefix of author's timeline rows: scan
@@ -298,13 +298,13 @@ func (c Category) Key() ([]byte, error) {
 
 // DecodeCategory parses a category index row; errors wrap ErrInvalidKey.
 func DecodeCategory(row []byte) (Category, error) {
-	v, err := CategoryLayout.Decode(row)
-	if err != nil {
+	var f fields
+	if err := CategoryLayout.decode(row, &f); err != nil {
 		return Category{}, err
 	}
 	return Category{
-		Name:    v[1].(string),
-		Article: Article{Author: v[0].(string), Posted: v[2].(int64), Seq: v[3].(uint64)},
+		Name:    f.strs[1],
+		Article: Article{Author: f.strs[0], Posted: f.times[0], Seq: f.nums[0]},
 	}, nil
 }
 
@@ -321,11 +321,11 @@ func Counters(author string) []byte { return mustEncode(CountersLayout, author) 
 // DecodeCounters returns the author of a counter row; errors wrap
 // ErrInvalidKey.
 func DecodeCounters(row []byte) (string, error) {
-	v, err := CountersLayout.Decode(row)
-	if err != nil {
+	var f fields
+	if err := CountersLayout.decode(row, &f); err != nil {
 		return "", err
 	}
-	return v[0].(string), nil
+	return f.strs[0], nil
 }
 
 // AuthorPrefix returns H(author) str(author): the prefix of every row of
@@ -359,11 +359,11 @@ func WordCounts(author string) []byte { return mustEncode(WordCountsLayout, auth
 // DecodeWordCounts returns the author of a word count row; errors wrap
 // ErrInvalidKey.
 func DecodeWordCounts(row []byte) (string, error) {
-	v, err := WordCountsLayout.Decode(row)
-	if err != nil {
+	var f fields
+	if err := WordCountsLayout.decode(row, &f); err != nil {
 		return "", err
 	}
-	return v[0].(string), nil
+	return f.strs[0], nil
 }
 
 // Window returns the scan range [start, stop) of the rows under prefix whose
