@@ -64,21 +64,29 @@ type pageRange struct {
 // prefix because the row is rebuilt from it. Client-visible format.
 const cursorTagLen = 6
 
-func (pr pageRange) tag(suffix []byte) []byte {
-	h := xxhash.New()
+// tag appends the tag of suffix to dst.
+func (pr pageRange) tag(dst, suffix []byte) []byte {
+	var h xxhash.Digest
+	h.Reset()
+	zero := [1]byte{}
 	_, _ = h.WriteString(pr.layout.Name())
-	_, _ = h.Write([]byte{0})
+	_, _ = h.Write(zero[:])
 	_, _ = h.Write(pr.prefix)
-	_, _ = h.Write([]byte{0})
+	_, _ = h.Write(zero[:])
 	_, _ = h.Write(suffix)
-	return binary.BigEndian.AppendUint64(nil, h.Sum64())[:cursorTagLen]
+	var sum [8]byte
+	binary.BigEndian.PutUint64(sum[:], h.Sum64())
+	return append(dst, sum[:cursorTagLen]...)
 }
 
+// cursor is row's cursor: one allocation, the string (a page makes one
+// per row).
 func (pr pageRange) cursor(row []byte) string {
 	suffix := row[len(pr.prefix):]
-	b := make([]byte, 0, cursorTagLen+len(suffix))
-	b = append(append(b, pr.tag(suffix)...), suffix...)
-	return base64.RawURLEncoding.EncodeToString(b)
+	var raw [128]byte // most rows' tag and suffix fit: no allocation
+	b := append(pr.tag(raw[:0], suffix), suffix...)
+	var enc [176]byte
+	return string(base64.RawURLEncoding.AppendEncode(enc[:0], b))
 }
 
 // cursorRow turns a client cursor back into a row of this connection, or
@@ -89,7 +97,7 @@ func (pr pageRange) cursorRow(cursor string) ([]byte, error) {
 	if err != nil || len(b) <= cursorTagLen {
 		return nil, invalid("malformed cursor")
 	}
-	if !bytes.Equal(b[:cursorTagLen], pr.tag(b[cursorTagLen:])) {
+	if !bytes.Equal(b[:cursorTagLen], pr.tag(make([]byte, 0, cursorTagLen), b[cursorTagLen:])) {
 		return nil, invalid("cursor does not belong to this connection")
 	}
 	row, err := pr.layout.Join(pr.prefix, b[cursorTagLen:])
