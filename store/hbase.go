@@ -124,25 +124,26 @@ func (s *Store) CallDeadline(ctx context.Context) (context.Context, context.Canc
 	return context.WithTimeout(ctx, s.callTimeout)
 }
 
-// wholeFamily is, for each family of the tables, the option that reads all
-// of its columns: made once, since hrpc only keeps the map it is given
-// (a map and a closure per call otherwise).
-var wholeFamily = func() map[string]func(hrpc.Call) error {
-	m := map[string]func(hrpc.Call) error{}
+// onlyFamily holds the families that are their table's only one: a Get or
+// Scan of all their columns names no column at all, as HBase then returns
+// every family's (hrpc turns named columns into protobuf on every call,
+// and the embedded engine into a map of the columns asked for).
+var onlyFamily = func() map[string]bool {
+	m := map[string]bool{}
 	for _, fams := range keys.Tables() {
-		for _, f := range fams {
-			m[f] = hrpc.Families(map[string][]string{f: nil})
+		if len(fams) == 1 {
+			m[fams[0]] = true
 		}
 	}
 	return m
 }()
 
-// familyOption reads family's qualifiers (nil: all of them).
-func familyOption(family string, qualifiers []string) func(hrpc.Call) error {
-	if opt, ok := wholeFamily[family]; ok && qualifiers == nil {
-		return opt
+// familyOptions read family's qualifiers (nil: all of them).
+func familyOptions(family string, qualifiers []string) []func(hrpc.Call) error {
+	if qualifiers == nil && onlyFamily[family] {
+		return nil
 	}
-	return hrpc.Families(map[string][]string{family: qualifiers})
+	return []func(hrpc.Call) error{hrpc.Families(map[string][]string{family: qualifiers})}
 }
 
 // get reads one row of a single-family table.
@@ -150,7 +151,7 @@ func (s *Store) get(ctx context.Context, table, family string, row []byte) (cell
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	call := Call{Op: "Get", Table: table, Rows: [][]byte{row}, Start: time.Now()}
-	g, err := hrpc.NewGetStr(ctx, table, string(row), familyOption(family, nil))
+	g, err := hrpc.NewGetStr(ctx, table, string(row), familyOptions(family, nil)...)
 	if err != nil {
 		return nil, err
 	}
@@ -186,9 +187,9 @@ func (s *Store) getBatch(ctx context.Context, table, family string, rows [][]byt
 // table with a single SendBatch: each row's cells (nil when missing) and
 // error, in the order of rows.
 func (s *Store) getColumnsBatch(ctx context.Context, table, family string, qualifiers []string, rows [][]byte) ([]rowCells, []error, error) {
-	fams := familyOption(family, qualifiers)
+	fams := familyOptions(family, qualifiers)
 	res, err := s.sendBatch(ctx, "get", table, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
-		return hrpc.NewGetStr(ctx, table, string(rows[i]), fams)
+		return hrpc.NewGetStr(ctx, table, string(rows[i]), fams...)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -403,7 +404,7 @@ func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	call := Call{Op: "Scan", Table: r.table, StartRow: r.start, StopRow: r.stop, Reversed: r.reversed, Start: time.Now()}
-	opts := []func(hrpc.Call) error{familyOption(r.family, nil)}
+	opts := familyOptions(r.family, nil)
 	if r.limit > 0 {
 		opts = append(opts, hrpc.NumberOfRows(uint32(r.limit)))
 	}
