@@ -181,13 +181,13 @@ func (f *Fetcher) Remember(w *Wave) {
 	}
 	for i, k := range w.adj {
 		f.adj[k] = w.adjRes[i]
-		for _, p := range w.adjRes[i].v.Primed {
+		for _, p := range w.adjRes[i].v.Primed() {
 			f.prime(p)
 		}
 	}
 	for i, k := range w.art {
 		f.art[k] = w.artRes[i]
-		for _, p := range w.artRes[i].v.Primed {
+		for _, p := range w.artRes[i].v.Primed() {
 			f.prime(p)
 		}
 	}

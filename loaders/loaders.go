@@ -209,7 +209,7 @@ func New(s *store.Store, cfg Config) *Loaders {
 	l.rows = newLoader(cfg, s.Read)
 	l.adjacency = newScanLoader(cfg, func(ctx context.Context, k AdjacencyKey) (store.RelationshipPage, error) {
 		page, err := s.Adjacent(ctx, k.Node, k.Type, k.Dir, k.Page)
-		for _, p := range page.Primed { // a relationship read from the index need not be read again
+		for _, p := range page.Primed() { // a relationship read from the index need not be read again
 			l.rows.Prime(ctx, p.Get, p.Row)
 		}
 		return page, err
@@ -226,7 +226,7 @@ func New(s *store.Store, cfg Config) *Loaders {
 			q.PostedBefore = &t
 		}
 		page, err := s.Articles(ctx, k.Author, q, k.Page)
-		for _, p := range page.Primed {
+		for _, p := range page.Primed() {
 			l.rows.Prime(ctx, p.Get, p.Row)
 		}
 		return page, err

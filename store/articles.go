@@ -458,9 +458,21 @@ type ArticlePage struct {
 	Articles []Article
 	Cursors  []string
 	PageInfo
-	// Primed are the articles' timeline rows (an index row holds the same
-	// cells).
-	Primed []Primed
+	keys  []keys.Article // the articles', for Primed
+	cells []rowCells
+}
+
+// Primed are the articles' timeline rows (an index row holds the same
+// cells): built when asked for, since most pages are a request's last read.
+func (p ArticlePage) Primed() []Primed {
+	out := make([]Primed, 0, len(p.keys))
+	for i, k := range p.keys {
+		if trow, err := k.Key(); err == nil {
+			key := string(trow)
+			out = append(out, Primed{Get{keys.TableArticles, key}, Row{key, p.cells[i]}})
+		}
+	}
+	return out
 }
 
 // Articles returns one page of author authorID's articles selected by q,
@@ -520,7 +532,8 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 	if err != nil {
 		return ArticlePage{}, err
 	}
-	out := ArticlePage{Articles: make([]Article, len(rows)), Cursors: make([]string, len(rows)), PageInfo: info}
+	out := ArticlePage{Articles: make([]Article, len(rows)), Cursors: make([]string, len(rows)), PageInfo: info,
+		keys: make([]keys.Article, len(rows)), cells: make([]rowCells, len(rows))}
 	for i, rw := range rows {
 		var k keys.Article
 		if q.Category != "" {
@@ -542,10 +555,7 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 		if out.Articles[i], err = articleFrom(k, a); err != nil {
 			return ArticlePage{}, err
 		}
-		if trow, err := k.Key(); err == nil {
-			key := string(trow)
-			out.Primed = append(out.Primed, Primed{Get{keys.TableArticles, key}, Row{key, rw.raw}})
-		}
+		out.keys[i], out.cells[i] = k, rw.raw
 		out.Cursors[i] = cursors[i]
 	}
 	return out, nil

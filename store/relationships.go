@@ -237,8 +237,20 @@ type RelationshipPage struct {
 	Relationships []Relationship
 	Cursors       []string
 	PageInfo
-	// Primed are the relationship rows, rebuilt from the index rows.
-	Primed []Primed
+	props [][]byte // the relationships' stored properties, for Primed
+}
+
+// Primed are the relationship rows, rebuilt from the index rows: built
+// when asked for, since most pages are a request's last read.
+func (p RelationshipPage) Primed() []Primed {
+	out := make([]Primed, len(p.Relationships))
+	for i, rel := range p.Relationships {
+		k := RelationshipKey{Start: rel.Start, Type: rel.Type, End: rel.End}
+		e := entity{created: rel.Created.UnixMilli(), updated: rel.Updated.UnixMilli(), props: p.props[i]}
+		key := string(k.row())
+		out[i] = Primed{Get{keys.TableGraph, key}, Row{key, e.rowCells()}}
+	}
+	return out
 }
 
 // Adjacent returns a page of node's relationships of one type and
@@ -253,7 +265,8 @@ func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Directio
 	if err != nil {
 		return RelationshipPage{}, err
 	}
-	page := RelationshipPage{Relationships: make([]Relationship, len(rows)), Cursors: cursors, PageInfo: info}
+	page := RelationshipPage{Relationships: make([]Relationship, len(rows)), Cursors: cursors, PageInfo: info,
+		props: make([][]byte, len(rows))}
 	for i, rw := range rows {
 		a, err := keys.DecodeAdjacency(rw.key)
 		if err != nil {
@@ -266,9 +279,7 @@ func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Directio
 		k := relationshipOf(a)
 		page.Relationships[i] = Relationship{Start: k.Start, Type: k.Type, End: k.End, Properties: props,
 			Created: time.UnixMilli(a.Created), Updated: time.UnixMilli(rw.ts)}
-		e := entity{created: a.Created, updated: rw.ts, props: rw.raw.get(keys.QualProperties)}
-		key := string(k.row())
-		page.Primed = append(page.Primed, Primed{Get{keys.TableGraph, key}, Row{key, e.rowCells()}})
+		page.props[i] = rw.raw.get(keys.QualProperties)
 	}
 	return page, nil
 }

@@ -325,6 +325,7 @@ func (s *scanner) fromCache(b []byte) ([]*pb.Result, bool) {
 		return nil, false
 	}
 	page := make([]*pb.Result, counts[3])
+	results := make([]pb.Result, counts[3]) // one allocation for the page's rows
 	for i := range page {
 		row, rest, ok := readBytes(b)
 		if !ok {
@@ -334,7 +335,8 @@ func (s *scanner) fromCache(b []byte) ([]*pb.Result, bool) {
 		if cells, b, ok = decodeCells(s.t, row[:len(row):len(row)], rest); !ok {
 			return nil, false
 		}
-		page[i] = &pb.Result{Cell: cells}
+		results[i].Cell = cells
+		page[i] = &results[i]
 	}
 	s.lower, s.upper, s.done = lower[:len(lower):len(lower)], upper[:len(upper):len(upper)], counts[0] == 1
 	s.metrics[metricRowsScanned] += int64(counts[1])
