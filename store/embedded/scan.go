@@ -212,6 +212,7 @@ func (s *scanner) fetch(n int) ([]*pb.Result, error) {
 		read    pageRead
 		rowsEnc []byte
 		nRows   int
+		nCells  int
 	)
 	if s.cacheable && !s.fetched {
 		s.fetched = true
@@ -270,21 +271,22 @@ func (s *scanner) fetch(n int) ([]*pb.Result, error) {
 			rowsEnc = appendBytes(rowsEnc, row)
 			rowsEnc = appendCells(rowsEnc, arena, kept)
 			nRows++
+			nCells += len(kept)
 		}
 	}
 	if err := it.Error(); err != nil {
 		return page, fmt.Errorf("embedded: scan: %w", err)
 	}
 	if keep {
-		s.c.results.putPage(s.t, read, s.encodePage(nRows, rowsEnc))
+		s.c.results.putPage(s.t, read, s.encodePage(nRows, nCells, rowsEnc))
 	}
 	return page, nil
 }
 
 // encodePage is the first page as the result cache keeps it: the
 // scanner's state after it (where it stands, whether it is done, the rows
-// it counted), then the rows.
-func (s *scanner) encodePage(nRows int, rows []byte) []byte {
+// it counted), the rows' and cells' numbers, then the rows.
+func (s *scanner) encodePage(nRows, nCells int, rows []byte) []byte {
 	b := make([]byte, 0, len(s.lower)+len(s.upper)+len(rows)+32)
 	b = appendBytes(b, s.lower)
 	b = appendBytes(b, s.upper)
@@ -296,6 +298,7 @@ func (s *scanner) encodePage(nRows int, rows []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(s.metrics[metricRowsScanned]))
 	b = binary.AppendUvarint(b, uint64(s.metrics[metricRowsFiltered]))
 	b = binary.AppendUvarint(b, uint64(nRows))
+	b = binary.AppendUvarint(b, uint64(nCells))
 	return append(b, rows...)
 }
 
@@ -313,7 +316,7 @@ func (s *scanner) fromCache(b []byte) ([]*pb.Result, bool) {
 	if !ok {
 		return nil, false
 	}
-	var counts [4]uint64 // done, scanned, filtered, rows
+	var counts [5]uint64 // done, scanned, filtered, rows, cells
 	for i := range counts {
 		v, w := binary.Uvarint(b)
 		if w <= 0 {
@@ -321,18 +324,19 @@ func (s *scanner) fromCache(b []byte) ([]*pb.Result, bool) {
 		}
 		counts[i], b = v, b[w:]
 	}
-	if counts[3] > uint64(len(b)) {
+	if counts[3] > uint64(len(b)) || counts[4] > uint64(len(b)) {
 		return nil, false
 	}
 	page := make([]*pb.Result, counts[3])
-	results := make([]pb.Result, counts[3]) // one allocation for the page's rows
+	results := make([]pb.Result, counts[3])  // one allocation for the page's rows
+	arena := cellArena{hint: int(counts[4])} // the page's cells in one slab
 	for i := range page {
 		row, rest, ok := readBytes(b)
 		if !ok {
 			return nil, false
 		}
 		var cells []*pb.Cell
-		if cells, b, ok = decodeCells(s.t, row[:len(row):len(row)], rest); !ok {
+		if cells, b, ok = decodeCells(s.t, row[:len(row):len(row)], rest, &arena); !ok {
 			return nil, false
 		}
 		results[i].Cell = cells
