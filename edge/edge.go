@@ -28,15 +28,24 @@ func Loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+var (
+	nosniff    = []string{"nosniff"}
+	noReferrer = []string{"no-referrer"}
+	deny       = []string{"DENY"}
+)
+
 // Headers sets the headers every response of the gateway carries: no MIME
 // sniffing, no referrer sent on, and no framing by another page (GraphiQL
 // also says so in its Content-Security-Policy, for browsers that read it).
 func Headers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The same values for every response, assigned rather than Set
+		// (a slice each): headers are only read once written, and a
+		// full slice an Add would append to is copied first.
 		h := w.Header()
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("X-Frame-Options", "DENY")
+		h["X-Content-Type-Options"] = nosniff
+		h["Referrer-Policy"] = noReferrer
+		h["X-Frame-Options"] = deny
 		next.ServeHTTP(w, r)
 	})
 }

@@ -86,6 +86,14 @@ func (a articleCells) cells() cells {
 // decodeArticleCells reads t, b, k, u of the row with key row; ok is false
 // when the row does not exist (no u).
 func decodeArticleCells[K rowKey, C cellSource](row K, c C) (a articleCells, ok bool, err error) {
+	return decodeArticleCellsSharing(row, c, nil)
+}
+
+// decodeArticleCellsSharing is decodeArticleCells for the rows of one
+// page: a category equal to one of *categories is that string, not a new
+// one (an author files many articles under a few categories), and a new
+// one is added to it.
+func decodeArticleCellsSharing[K rowKey, C cellSource](row K, c C, categories *[]string) (a articleCells, ok bool, err error) {
 	uv, _ := c.lookup(keys.QualArticleU)
 	if uv == nil {
 		return a, false, nil
@@ -97,7 +105,25 @@ func decodeArticleCells[K rowKey, C cellSource](row K, c C) (a articleCells, ok 
 	if !okU || !okT || !okB || !okK {
 		return a, false, corrupt(row, "article cells %q", qualifiersOf(c))
 	}
-	return articleCells{title: string(t), body: string(b), category: string(k), updated: u}, true, nil
+	return articleCells{title: string(t), body: string(b), category: sharedString(k, categories), updated: u}, true, nil
+}
+
+// sharedString is b as one of *known if one equals it, else as a new
+// string added to them (at most 8 kept).
+func sharedString(b []byte, known *[]string) string {
+	if known == nil {
+		return string(b)
+	}
+	for _, s := range *known {
+		if s == string(b) {
+			return s
+		}
+	}
+	s := string(b)
+	if len(*known) < 8 {
+		*known = append(*known, s)
+	}
+	return s
 }
 
 // qualifiersOf names the columns of c that an article row has, for an
@@ -532,6 +558,12 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 	if err != nil {
 		return ArticlePage{}, err
 	}
+	// A category page's articles all share its category; a timeline's
+	// share a few.
+	categories := make([]string, 0, 8)
+	if q.Category != "" {
+		categories = append(categories, q.Category)
+	}
 	out := ArticlePage{Articles: make([]Article, len(rows)), Cursors: make([]string, len(rows)), PageInfo: info,
 		keys: make([]keys.Article, len(rows)), cells: make([]rowCells, len(rows))}
 	for i, rw := range rows {
@@ -545,7 +577,7 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 		} else if k, err = keys.DecodeTimeline(rw.key); err != nil {
 			return ArticlePage{}, err
 		}
-		a, ok, err := decodeArticleCells(rw.key, rw.raw)
+		a, ok, err := decodeArticleCellsSharing(rw.key, rw.raw, &categories)
 		if err == nil && !ok {
 			err = corrupt(rw.key, "an index row without its article cells")
 		}
