@@ -102,7 +102,7 @@ func TestArticlesNewestFirstWithinMillisecond(t *testing.T) {
 					if !p.HasNext {
 						break
 					}
-					req.Cursor = p.Cursors[len(p.Cursors)-1]
+					req.Cursor = p.Cursors.All()[p.Cursors.Len()-1]
 				}
 				if !slices.Equal(got, want) {
 					t.Fatalf("got %s, want %s", titles(byID, got), titles(byID, want))
@@ -129,7 +129,7 @@ func TestArticlesNewestFirstWithinMillisecond(t *testing.T) {
 					if !p.HasPrevious {
 						break
 					}
-					req.Cursor = p.Cursors[0]
+					req.Cursor = p.Cursors.All()[0]
 				}
 				if !slices.Equal(got, want) {
 					t.Fatalf("got %s, want %s", titles(byID, got), titles(byID, want))
@@ -165,7 +165,7 @@ func TestArticlesNewestFirstWithinMillisecond(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range []ArticleQuery{{}, {Category: "d"}} {
-			_, err := s.Articles(ctx, "tie", q, PageRequest{Size: 1, Cursor: p.Cursors[0]})
+			_, err := s.Articles(ctx, "tie", q, PageRequest{Size: 1, Cursor: p.Cursors.All()[0]})
 			if !errors.Is(err, ErrInvalidInput) {
 				t.Fatalf("category c's cursor in %+v: %v; want ErrInvalidInput", q, err)
 			}

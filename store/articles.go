@@ -482,7 +482,7 @@ type ArticleQuery struct {
 // cursor of each.
 type ArticlePage struct {
 	Articles []Article
-	Cursors  []string
+	Cursors  Cursors
 	PageInfo
 	keys  []keys.Article // the articles', for Primed
 	cells []rowCells
@@ -547,7 +547,7 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 		}
 		lo, hi, err := keys.Window(pr.prefix, after, before)
 		if errors.Is(err, keys.ErrEmptyWindow) {
-			return ArticlePage{Articles: []Article{}, Cursors: []string{}}, nil
+			return ArticlePage{Articles: []Article{}}, nil
 		}
 		if err != nil {
 			return ArticlePage{}, invalid("window: %v", err)
@@ -564,7 +564,7 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 	if q.Category != "" {
 		categories = append(categories, q.Category)
 	}
-	out := ArticlePage{Articles: make([]Article, len(rows)), Cursors: make([]string, len(rows)), PageInfo: info,
+	out := ArticlePage{Articles: make([]Article, len(rows)), Cursors: cursors, PageInfo: info,
 		keys: make([]keys.Article, len(rows)), cells: make([]rowCells, len(rows))}
 	for i, rw := range rows {
 		var k keys.Article
@@ -588,7 +588,6 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 			return ArticlePage{}, err
 		}
 		out.keys[i], out.cells[i] = k, rw.raw
-		out.Cursors[i] = cursors[i]
 	}
 	return out, nil
 }

@@ -234,10 +234,10 @@ func TestArticleInvalidInputWritesNothing(t *testing.T) {
 	a := mustPostArticle(t, s, "ann", "Title", "body words", "cat")
 	bobs := mustPostArticle(t, s, "bob", "Bob", "", "cat")
 	page, err := s.Articles(ctx, "bob", ArticleQuery{}, PageRequest{Size: 1})
-	if err != nil || len(page.Cursors) != 1 {
+	if err != nil || page.Cursors.Len() != 1 {
 		t.Fatal(page, err)
 	}
-	bobCursor := page.Cursors[0]
+	bobCursor := page.Cursors.All()[0]
 	long := strings.Repeat("x", MaxTitleBytes+1)
 	huge := strings.Repeat("y", MaxBodyBytes+1)
 	badUTF8 := "ok\xffno"
@@ -335,8 +335,8 @@ func collectArticlePages(ctx context.Context, t *testing.T, s *Store, author str
 		if err != nil {
 			t.Fatalf("page %d: %v", pages, err)
 		}
-		if len(p.Articles) != len(p.Cursors) {
-			t.Fatalf("%d articles, %d cursors", len(p.Articles), len(p.Cursors))
+		if len(p.Articles) != p.Cursors.Len() {
+			t.Fatalf("%d articles, %d cursors", len(p.Articles), p.Cursors.Len())
 		}
 		if pages == 0 && (backward && p.HasNext || !backward && p.HasPrevious) {
 			t.Fatalf("first page has something before it: %+v", p.PageInfo)
@@ -356,9 +356,9 @@ func collectArticlePages(ctx context.Context, t *testing.T, s *Store, author str
 			t.Fatalf("page %d has %d articles and more beyond", pages, len(got))
 		}
 		if backward {
-			req.Cursor = p.Cursors[0]
+			req.Cursor = p.Cursors.All()[0]
 		} else {
-			req.Cursor = p.Cursors[len(p.Cursors)-1]
+			req.Cursor = p.Cursors.All()[p.Cursors.Len()-1]
 		}
 		if between != nil {
 			between()
@@ -537,10 +537,10 @@ func TestArticleForgedCursors(t *testing.T) {
 	}
 	cursor := func(author, cat string) string {
 		p, err := s.Articles(ctx, author, ArticleQuery{Category: cat}, PageRequest{Size: 1})
-		if err != nil || len(p.Cursors) != 1 {
+		if err != nil || p.Cursors.Len() != 1 {
 			t.Fatal(p, err)
 		}
-		return p.Cursors[0]
+		return p.Cursors.All()[0]
 	}
 	annX := cursor("ann", "x")
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -906,7 +906,7 @@ func BenchmarkTimelinePage20(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name, cursor string
-	}{{"head", ""}, {"middle", mid.Cursors[99]}} {
+	}{{"head", ""}, {"middle", mid.Cursors.All()[99]}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -97,7 +97,7 @@ func BenchmarkAdjacencyPageDepth(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cursor = p.Cursors[len(p.Cursors)-1]
+		cursor = p.Cursors.All()[p.Cursors.Len()-1]
 	}
 	cursorAt[500] = cursor
 	for _, depth := range []int{1, 500} {

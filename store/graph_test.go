@@ -357,9 +357,9 @@ func collectPages(t *testing.T, s *Store, node string, backward bool, between fu
 			return seen
 		}
 		if backward {
-			cursor = page.Cursors[0]
+			cursor = page.Cursors.All()[0]
 		} else {
-			cursor = page.Cursors[len(page.Cursors)-1]
+			cursor = page.Cursors.All()[page.Cursors.Len()-1]
 		}
 		between()
 	}
@@ -420,7 +420,7 @@ func TestForgedCursorsAreInvalid(t *testing.T) {
 	mustRel(t, s, "ab", "t", "z", nil)
 	mustRel(t, s, "a\x00b", "t", "z", nil)
 	foreign, err := s.Adjacent(bg, "ab", "t", Outgoing, PageRequest{Size: 1})
-	if err != nil || len(foreign.Cursors) != 1 {
+	if err != nil || foreign.Cursors.Len() != 1 {
 		t.Fatal(err)
 	}
 	other, err := s.Adjacent(bg, "a", "t", Incoming, PageRequest{Size: 1})
@@ -435,10 +435,10 @@ func TestForgedCursorsAreInvalid(t *testing.T) {
 	}
 	for name, cursor := range map[string]string{
 		"not base64":     "***",
-		"padded":         foreign.Cursors[0] + "==",
+		"padded":         foreign.Cursors.All()[0] + "==",
 		"empty suffix":   "",
 		"random bytes":   string(random),
-		"truncated":      foreign.Cursors[0][:len(foreign.Cursors[0])/2],
+		"truncated":      foreign.Cursors.All()[0][:len(foreign.Cursors.All()[0])/2],
 		"another prefix": "AAAA",
 	} {
 		if cursor == "" {
@@ -621,19 +621,19 @@ func TestForeignCursorIsInvalid(t *testing.T) {
 	mustRel(t, s, "a", "t", "z", nil)
 	mustRel(t, s, "b", "t", "z", nil)
 	pageB, err := s.Adjacent(bg, "b", "t", Outgoing, PageRequest{Size: 1})
-	if err != nil || len(pageB.Cursors) != 1 {
+	if err != nil || pageB.Cursors.Len() != 1 {
 		t.Fatal(err)
 	}
 	for _, q := range []struct {
 		node, typ string
 		dir       Direction
 	}{{"a", "t", Outgoing}, {"b", "t", Incoming}, {"b", "u", Outgoing}} {
-		_, err := s.Adjacent(bg, q.node, q.typ, q.dir, PageRequest{Size: 1, Cursor: pageB.Cursors[0]})
+		_, err := s.Adjacent(bg, q.node, q.typ, q.dir, PageRequest{Size: 1, Cursor: pageB.Cursors.All()[0]})
 		if !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("cursor of b/t/out used on %v: %v, want ErrInvalidInput", q, err)
 		}
 	}
-	if _, err := s.Adjacent(bg, "b", "t", Outgoing, PageRequest{Size: 1, Cursor: pageB.Cursors[0]}); err != nil {
+	if _, err := s.Adjacent(bg, "b", "t", Outgoing, PageRequest{Size: 1, Cursor: pageB.Cursors.All()[0]}); err != nil {
 		t.Errorf("own cursor: %v", err)
 	}
 }

@@ -112,10 +112,10 @@ func (pr pageRange) cursorRow(cursor string) ([]byte, error) {
 // scan starting just past the cursor row, backward by a reversed scan
 // starting at it (seed 001's paging rows). It returns the rows newest first
 // and their cursors.
-func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row, []string, PageInfo, error) {
+func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row, Cursors, PageInfo, error) {
 	var info PageInfo
 	if err := req.validate(); err != nil {
-		return nil, nil, info, err
+		return nil, Cursors{}, info, err
 	}
 	lo, hi := pr.lo, pr.hi
 	if lo == nil {
@@ -128,7 +128,7 @@ func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row,
 	if req.Cursor != "" {
 		var err error
 		if cursorRow, err = pr.cursorRow(req.Cursor); err != nil {
-			return nil, nil, info, err
+			return nil, Cursors{}, info, err
 		}
 	}
 	r := scanRange{table: pr.table, family: pr.family, limit: req.Size + 1, compact: true}
@@ -154,11 +154,11 @@ func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row,
 	}
 	if req.Size == 0 && req.NoLookahead ||
 		bytes.Compare(r.start, r.stop) >= 0 && !r.reversed || r.reversed && bytes.Compare(r.start, r.stop) <= 0 {
-		return nil, nil, info, nil
+		return nil, Cursors{}, info, nil
 	}
 	rows, err := s.scan(ctx, r)
 	if err != nil {
-		return nil, nil, info, err
+		return nil, Cursors{}, info, err
 	}
 	kept := rows[:0]
 	for _, rw := range rows {
@@ -179,9 +179,31 @@ func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row,
 	if req.Backward {
 		slices.Reverse(kept)
 	}
-	cursors := make([]string, len(kept))
+	cursors := Cursors{pr: pr, rows: make([][]byte, len(kept))}
 	for i, rw := range kept {
-		cursors[i] = pr.cursor(rw.key)
+		cursors.rows[i] = rw.key
 	}
 	return kept, cursors, info, nil
+}
+
+// Cursors are the cursors of a page's rows, in its order. Each is made
+// when asked for: most queries select none.
+type Cursors struct {
+	pr   pageRange
+	rows [][]byte
+}
+
+// Len is the number of rows.
+func (c Cursors) Len() int { return len(c.rows) }
+
+// At is row i's cursor.
+func (c Cursors) At(i int) string { return c.pr.cursor(c.rows[i]) }
+
+// All are every row's cursor.
+func (c Cursors) All() []string {
+	out := make([]string, len(c.rows))
+	for i := range c.rows {
+		out[i] = c.At(i)
+	}
+	return out
 }

@@ -235,7 +235,7 @@ func (s *Store) deleteRelationship(ctx context.Context, k RelationshipKey) error
 // RelationshipPage is one page of a node's adjacent relationships.
 type RelationshipPage struct {
 	Relationships []Relationship
-	Cursors       []string
+	Cursors       Cursors
 	PageInfo
 	props [][]byte // the relationships' stored properties, for Primed
 }

@@ -100,10 +100,11 @@ func PageRequest(wanted PageInfoWanted, first *int, after *string, last *int, be
 
 // PageInfo is a page's PageInfo: its flags, and its first and last
 // cursors (nil on an empty page).
-func PageInfo(cursors []string, info store.PageInfo) model.PageInfo {
+func PageInfo(cursors store.Cursors, info store.PageInfo) model.PageInfo {
 	p := model.PageInfo{HasNextPage: info.HasNext, HasPreviousPage: info.HasPrevious}
-	if len(cursors) > 0 {
-		p.StartCursor, p.EndCursor = &cursors[0], &cursors[len(cursors)-1]
+	if n := cursors.Len(); n > 0 {
+		start, end := cursors.At(0), cursors.At(n-1)
+		p.StartCursor, p.EndCursor = &start, &end
 	}
 	return p
 }

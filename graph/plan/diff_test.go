@@ -164,14 +164,14 @@ func buildFixture() (*store.Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		fixtureCursors = append(fixtureCursors, page.Cursors...)
+		fixtureCursors = append(fixtureCursors, page.Cursors.All()...)
 	}
 	for _, id := range []string{"n3", "n4"} {
 		page, err := st.Articles(ctx, id, store.ArticleQuery{}, store.PageRequest{Size: 2})
 		if err != nil {
 			return nil, err
 		}
-		fixtureCursors = append(fixtureCursors, page.Cursors...)
+		fixtureCursors = append(fixtureCursors, page.Cursors.All()...)
 	}
 	// corrupt1's created cell is not a timestamp; gone1's row is deleted
 	// (its relationship and articles stay).

@@ -374,7 +374,7 @@ func (w *writer) relEdge(s *Sel, l *loadVal, e int) bool {
 	return w.object(s, func(f *Field) bool {
 		switch f.Kind {
 		case KRelEdgeCursor:
-			w.str(l.rels.Cursors[e])
+			w.str(l.rels.Cursors.At(e))
 		case KRelEdgeNode:
 			return w.relationship(f.Sel, &l.rels.Relationships[e], l.kids, e)
 		case KRelEdgeNeighbor:
@@ -426,7 +426,7 @@ func (w *writer) artEdge(s *Sel, l *loadVal, e int) bool {
 	return w.object(s, func(f *Field) bool {
 		switch f.Kind {
 		case KArtEdgeCursor:
-			w.str(l.arts.Cursors[e])
+			w.str(l.arts.Cursors.At(e))
 		case KArtEdgeNode:
 			return w.article(f.Sel, &l.arts.Articles[e], l.kids, e)
 		}
@@ -456,29 +456,29 @@ func (w *writer) article(s *Sel, a *store.Article, kids [][]nodeVal, e int) bool
 	})
 }
 
-func (w *writer) pageInfo(s *Sel, cursors []string, info store.PageInfo) {
-	p := fetchkeys.PageInfo(cursors, info)
+// pageInfo writes a PageInfo as fetchkeys.PageInfo has it, making only
+// the cursors selected.
+func (w *writer) pageInfo(s *Sel, cursors store.Cursors, info store.PageInfo) {
+	cursor := func(i int) {
+		if cursors.Len() == 0 {
+			w.buf = append(w.buf, "null"...)
+			return
+		}
+		w.str(cursors.At(i))
+	}
 	w.object(s, func(f *Field) bool {
 		switch f.Kind {
 		case KPageHasNext:
-			w.buf = strconv.AppendBool(w.buf, p.HasNextPage)
+			w.buf = strconv.AppendBool(w.buf, info.HasNext)
 		case KPageHasPrevious:
-			w.buf = strconv.AppendBool(w.buf, p.HasPreviousPage)
+			w.buf = strconv.AppendBool(w.buf, info.HasPrevious)
 		case KPageStartCursor:
-			w.optStr(p.StartCursor)
+			cursor(0)
 		case KPageEndCursor:
-			w.optStr(p.EndCursor)
+			cursor(cursors.Len() - 1)
 		}
 		return true
 	})
-}
-
-func (w *writer) optStr(s *string) {
-	if s == nil {
-		w.buf = append(w.buf, "null"...)
-		return
-	}
-	w.str(*s)
 }
 
 func (w *writer) str(s string) { w.buf = appendQuoted(w.buf, s) }

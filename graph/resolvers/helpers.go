@@ -80,7 +80,7 @@ func relationshipConnection(k loaders.AdjacencyKey, page store.RelationshipPage)
 		Node:     k.Node, Direction: k.Dir, Type: k.Type,
 	}
 	for i, rel := range page.Relationships {
-		c.Edges[i] = model.RelationshipEdge{Cursor: page.Cursors[i], Node: model.Relationship{Relationship: rel}, NeighborID: fetchkeys.NeighborOf(rel, k.Dir)}
+		c.Edges[i] = model.RelationshipEdge{Cursor: page.Cursors.At(i), Node: model.Relationship{Relationship: rel}, NeighborID: fetchkeys.NeighborOf(rel, k.Dir)}
 	}
 	return c
 }
@@ -92,7 +92,7 @@ func articleConnection(k loaders.ArticlesKey, page store.ArticlePage) *model.Art
 		Author:   k.Author, Category: k.Category,
 	}
 	for i, a := range page.Articles {
-		c.Edges[i] = model.ArticleEdge{Cursor: page.Cursors[i], Node: model.Article{Article: a}}
+		c.Edges[i] = model.ArticleEdge{Cursor: page.Cursors.At(i), Node: model.Article{Article: a}}
 	}
 	return c
 }
