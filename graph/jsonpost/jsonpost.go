@@ -39,6 +39,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -284,6 +285,21 @@ func writeErrors(w io.Writer, resp *graphql.Response) {
 	_, _ = w.Write(buf.Bytes())
 }
 
+// envelopes are write's buffers: a response is copied once into one (the
+// connection's writer copies it again), so each request need not
+// allocate and clear a buffer the size of its response.
+var envelopes = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledEnvelope bounds the buffers kept: one huge response does not
+// pin its memory.
+const maxPooledEnvelope = 1 << 20
+
+func putEnvelope(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledEnvelope {
+		envelopes.Put(buf)
+	}
+}
+
 // writeError writes one error with code, for the answers given before any
 // executor is at hand.
 func writeError(w io.Writer, code, message string) {
@@ -309,12 +325,14 @@ func RefuseWith(w http.ResponseWriter, r *http.Request, status int, code, messag
 // write writes resp as encoding/json would, field for field, but copies
 // its data verbatim: the executor wrote it, compact and valid.
 func write(w io.Writer, resp *graphql.Response) {
-	var buf bytes.Buffer
+	buf := envelopes.Get().(*bytes.Buffer)
+	defer putEnvelope(buf)
+	buf.Reset()
 	buf.Grow(len(resp.Data) + 128)
 	buf.WriteByte('{')
 	if len(resp.Errors) > 0 {
 		buf.WriteString(`"errors":`)
-		encode(&buf, resp.Errors)
+		encode(buf, resp.Errors)
 		buf.WriteByte(',')
 	}
 	buf.WriteString(`"data":`)
@@ -325,19 +343,19 @@ func write(w io.Writer, resp *graphql.Response) {
 	}
 	if resp.Label != "" {
 		buf.WriteString(`,"label":`)
-		encode(&buf, resp.Label)
+		encode(buf, resp.Label)
 	}
 	if len(resp.Path) > 0 {
 		buf.WriteString(`,"path":`)
-		encode(&buf, resp.Path)
+		encode(buf, resp.Path)
 	}
 	if resp.HasNext != nil {
 		buf.WriteString(`,"hasNext":`)
-		encode(&buf, *resp.HasNext)
+		encode(buf, *resp.HasNext)
 	}
 	if len(resp.Extensions) > 0 {
 		buf.WriteString(`,"extensions":`)
-		encode(&buf, resp.Extensions)
+		encode(buf, resp.Extensions)
 	}
 	buf.WriteByte('}')
 	_, _ = w.Write(buf.Bytes())
