@@ -59,16 +59,35 @@ func decodeEntity[K rowKey, C cellSource](row K, c C) (e entity, ok bool, err er
 	return entity{created: created, updated: updated, props: props, owner: owner}, true, nil
 }
 
+// Qualifiers as bytes, for the cells rowCells makes.
+var (
+	qualCreated    = []byte(keys.QualCreated)
+	qualProperties = []byte(keys.QualProperties)
+	qualUpdated    = []byte(keys.QualUpdated)
+	qualOwner      = []byte(keys.QualOwner)
+)
+
 // rowCells are e's cells as a read returns them (a page scan's primed
-// rows).
-func (e entity) rowCells() rowCells {
-	c := e.cells()
-	out := make(rowCells, 0, len(c))
-	slab := make([]hrpc.Cell, len(c))
-	for q, v := range c {
-		cell := &slab[len(out)]
-		cell.Qualifier, cell.Value = []byte(q), v
-		out = append(out, cell)
+// rows), from slab if it has room (three or four cells).
+func (e entity) rowCells(slab *[]hrpc.Cell) rowCells {
+	n := 3
+	if len(e.owner) > 0 {
+		n = 4
+	}
+	if len(*slab) < n {
+		*slab = make([]hrpc.Cell, 4*n)
+	}
+	cells := (*slab)[:n:n]
+	*slab = (*slab)[n:]
+	cells[0] = hrpc.Cell{Qualifier: qualCreated, Value: encodeMs(e.created)}
+	cells[1] = hrpc.Cell{Qualifier: qualProperties, Value: e.props}
+	cells[2] = hrpc.Cell{Qualifier: qualUpdated, Value: encodeMs(e.updated)}
+	if n == 4 {
+		cells[3] = hrpc.Cell{Qualifier: qualOwner, Value: e.owner}
+	}
+	out := make(rowCells, n)
+	for i := range cells {
+		out[i] = &cells[i]
 	}
 	return out
 }

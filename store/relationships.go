@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tsuna/gohbase/hrpc"
+
 	"github.com/hbgraph/hbgraph/store/keys"
 )
 
@@ -244,11 +246,12 @@ type RelationshipPage struct {
 // when asked for, since most pages are a request's last read.
 func (p RelationshipPage) Primed() []Primed {
 	out := make([]Primed, len(p.Relationships))
+	slab := make([]hrpc.Cell, 3*len(p.Relationships)) // the page's cells in one allocation
 	for i, rel := range p.Relationships {
 		k := RelationshipKey{Start: rel.Start, Type: rel.Type, End: rel.End}
 		e := entity{created: rel.Created.UnixMilli(), updated: rel.Updated.UnixMilli(), props: p.props[i]}
 		key := string(k.row())
-		out[i] = Primed{Get{keys.TableGraph, key}, Row{key, e.rowCells()}}
+		out[i] = Primed{Get{keys.TableGraph, key}, Row{key, e.rowCells(&slab)}}
 	}
 	return out
 }
