@@ -193,7 +193,16 @@ func run(args []string) error {
 	log.Info().Msg("shutting down: finishing requests in flight")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.requestTimeout+5*time.Second)
 	defer cancel()
-	if err := errors.Join(srv.Shutdown(shutdownCtx), adminSrv.Shutdown(shutdownCtx)); err != nil {
+	err = errors.Join(srv.Shutdown(shutdownCtx), adminSrv.Shutdown(shutdownCtx))
+	if errors.Is(err, context.DeadlineExceeded) {
+		// The grace period is over: what is left is cut off, as an
+		// orchestrator would (net/http counts a connection accepted but
+		// not yet read from as busy for 5 s, longer than a short
+		// --request-timeout's grace).
+		log.Warn().Dur("grace", cfg.requestTimeout+5*time.Second).Msg("shutdown: grace period over, closing the connections left")
+		err = errors.Join(srv.Close(), adminSrv.Close())
+	}
+	if err != nil {
 		return err
 	}
 	for range 2 {
