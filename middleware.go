@@ -135,7 +135,11 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 		m.latency.Observe(elapsed.Seconds())
 		m.storeCalls.Observe(float64(calls))
 		m.storeWaves.Observe(float64(waves))
-		log.Info().Str("request_id", rec.ID).Str("operation", truncate(operation, maxLoggedOperation)).Int("status", sw.status).
+		line := log.Info().Str("request_id", rec.ID)
+		if sub := rec.Subject(); sub != "" { // who, for an audit; never the token
+			line = line.Str("subject", truncate(sub, maxLoggedOperation))
+		}
+		line.Str("operation", truncate(operation, maxLoggedOperation)).Int("status", sw.status).
 			Dur("duration", elapsed).Int("store_calls", calls).Int("store_waves", waves).
 			Strs("error_codes", codes).Msg("graphql")
 	})

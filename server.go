@@ -357,7 +357,15 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 		Name: "hbgraph_unauthenticated_total", Help: "GraphQL requests answered 401, by reason: missing (with --auth-read=required), malformed or invalid token.",
 	}, []string{"reason"})
 	m.registry.MustRegister(authRefused)
-	authenticate := edge.Authenticate{ReadsNeedToken: cfg.authRead == "required", OnRefused: func(reason string) { authRefused.WithLabelValues(reason).Inc() }}
+	authenticate := edge.Authenticate{
+		ReadsNeedToken: cfg.authRead == "required",
+		OnRefused:      func(reason string) { authRefused.WithLabelValues(reason).Inc() },
+		OnAuthenticated: func(ctx context.Context, p auth.Principal) {
+			if rec := explain.From(ctx); rec != nil {
+				rec.SetSubject(p.Subject)
+			}
+		},
+	}
 	if sec.verifier != nil {
 		authenticate.Verifier = sec.verifier
 	}

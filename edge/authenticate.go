@@ -26,6 +26,9 @@ type Authenticate struct {
 	ReadsNeedToken bool
 	// OnRefused, if set, is called with the reason of each request refused.
 	OnRefused func(reason string)
+	// OnAuthenticated, if set, is called with each caller whose token
+	// verified (the request log names its subject).
+	OnAuthenticated func(ctx context.Context, p auth.Principal)
 }
 
 // Middleware is a's handler in front of next.
@@ -54,6 +57,9 @@ func (a Authenticate) Middleware(next http.Handler) http.Handler {
 		if err != nil {
 			a.refuse(w, r, "invalid", `Bearer realm="hbgraph", error="invalid_token"`, err.Error())
 			return
+		}
+		if a.OnAuthenticated != nil {
+			a.OnAuthenticated(r.Context(), p)
 		}
 		next.ServeHTTP(w, r.WithContext(auth.With(r.Context(), p)))
 	})

@@ -23,6 +23,7 @@ type Request struct {
 	// mu guards the fields below.
 	mu        sync.Mutex
 	operation string
+	subject   string
 	codes     []string
 	calls     []store.Call
 }
@@ -42,6 +43,21 @@ func (r *Request) SetOutcome(operation string, codes []string) {
 	r.mu.Lock()
 	r.operation, r.codes = operation, codes
 	r.mu.Unlock()
+}
+
+// SetSubject records the caller's token subject (empty: anonymous, or
+// authentication off).
+func (r *Request) SetSubject(subject string) {
+	r.mu.Lock()
+	r.subject = subject
+	r.mu.Unlock()
+}
+
+// Subject returns what SetSubject recorded.
+func (r *Request) Subject() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.subject
 }
 
 // Outcome returns what SetOutcome recorded.

@@ -385,6 +385,32 @@ func TestOwnership(t *testing.T) {
 	s.as(t, bob, `mutation { updateNodeProperties(id: "nope", set: {v: 1}) { id } }`, nil).wantError(t, "NOT_FOUND", "updateNodeProperties")
 }
 
+// TestLogNamesTheSubject: the request's log line names the token's subject
+// and never carries the token.
+func TestLogNamesTheSubject(t *testing.T) {
+	parallelTest(t)
+	p := newIDP(t)
+	s := startServer(t, append(p.args(), "--log-level", "info")...)
+	token := p.user("auth0|alice")
+	h := http.Header{"Authorization": {"Bearer " + token}, "X-Request-Id": {"subject-log-check"}}
+	s.postRaw(t, []byte(`{"query":"{ __typename }"}`), h).ok(t, nil)
+	var line map[string]any
+	for deadline := time.Now().Add(5 * time.Second); line == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, l := range strings.Split(s.out.String(), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(l), &m) == nil && m["request_id"] == "subject-log-check" && m["message"] == "graphql" {
+				line = m
+			}
+		}
+	}
+	if line == nil || line["subject"] != "auth0|alice" {
+		t.Errorf("log line %v, want subject auth0|alice", line)
+	}
+	if strings.Contains(s.out.String(), strings.Split(token, ".")[2]) {
+		t.Error("the log carries the token")
+	}
+}
+
 // TestReadsNeedToken: with --auth-read=required a query without a token
 // is refused with 401; with one it is answered.
 func TestReadsNeedToken(t *testing.T) {
