@@ -129,13 +129,13 @@ func NewVerifier(ctx context.Context, cfg Config, log zerolog.Logger) (*Verifier
 		err = cache.Register(fetchCtx, cfg.JWKSURL,
 			jwk.WithHTTPClient(&http.Client{Timeout: fetchTimeout}),
 			jwk.WithHttprcResourceOption(httprc.WithConstantInterval(cfg.RefreshInterval)))
+		var set jwk.Set
 		if err == nil {
-			_, err = cache.Lookup(fetchCtx, cfg.JWKSURL)
+			set, err = cache.Lookup(fetchCtx, cfg.JWKSURL)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("auth: fetching the JWKS at %s: %w", cfg.JWKSURL, err)
 		}
-		set, _ := cache.Lookup(fetchCtx, cfg.JWKSURL)
 		if err := refuseSymmetric(set); err != nil {
 			return nil, fmt.Errorf("auth: JWKS at %s: %w", cfg.JWKSURL, err)
 		}
@@ -164,9 +164,10 @@ var ErrInvalidToken = errors.New("invalid token")
 // nbf and iat with the leeway, iss and aud when configured, and that it
 // names a subject; it returns the caller.
 func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) {
-	tok, err := v.parse(ctx, token)
-	if err != nil && v.cache != nil && v.unknownKeyID(ctx, token) && v.refresh(ctx) {
-		tok, err = v.parse(ctx, token) // the provider may have rotated its keys
+	alg, kid := header(token)
+	tok, err := v.parse(ctx, token, alg)
+	if err != nil && v.cache != nil && v.unknownKeyID(ctx, kid) && v.refresh(ctx) {
+		tok, err = v.parse(ctx, token, alg) // the provider may have rotated its keys
 	}
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
@@ -180,7 +181,8 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) 
 	return p, nil
 }
 
-func (v *Verifier) parse(ctx context.Context, token string) (jwt.Token, error) {
+// parse verifies and validates token, whose header names alg.
+func (v *Verifier) parse(ctx context.Context, token, alg string) (jwt.Token, error) {
 	opts := []jwt.ParseOption{
 		jwt.WithValidate(true),
 		jwt.WithAcceptableSkew(v.cfg.Leeway),
@@ -191,74 +193,73 @@ func (v *Verifier) parse(ctx context.Context, token string) (jwt.Token, error) {
 	if v.cfg.Audience != "" {
 		opts = append(opts, jwt.WithAudience(v.cfg.Audience))
 	}
-	if alg, ok := headerAlg(token); ok && alg == jwa.HS256().String() && v.secret != nil {
+	if alg == jwa.HS256().String() && v.secret != nil {
 		opts = append(opts, jwt.WithKey(jwa.HS256(), v.secret))
 		return jwt.ParseString(token, opts...)
 	}
-	set, err := v.keySet(ctx)
+	sets, err := v.keySets(ctx)
 	if err != nil {
 		return nil, err
 	}
-	// A key without an alg of its own allows only the algorithms of its
-	// type (RS*/PS* for RSA, ES* for EC, EdDSA for OKP).
-	opts = append(opts, jwt.WithKeySet(set, jws.WithInferAlgorithmFromKey(true), jws.WithRequireKid(false)))
+	// Each set is tried in turn. A key without an alg of its own allows
+	// only the algorithms of its type (RS*/PS* for RSA, ES* for EC, EdDSA
+	// for OKP).
+	for _, set := range sets {
+		opts = append(opts, jwt.WithKeySet(set, jws.WithInferAlgorithmFromKey(true), jws.WithRequireKid(false)))
+	}
 	return jwt.ParseString(token, opts...)
 }
 
-// keySet is the file's keys and the URL's current ones.
-func (v *Verifier) keySet(ctx context.Context) (jwk.Set, error) {
-	if v.cache == nil {
-		if v.static == nil {
-			return nil, errors.New("no public keys configured")
+// keySets are the file's keys and the URL's current ones.
+func (v *Verifier) keySets(ctx context.Context) ([]jwk.Set, error) {
+	var sets []jwk.Set
+	if v.static != nil {
+		sets = append(sets, v.static)
+	}
+	if v.cache != nil {
+		fetched, err := v.cache.Lookup(ctx, v.cfg.JWKSURL)
+		if err != nil {
+			return nil, err
 		}
-		return v.static, nil
+		sets = append(sets, fetched)
 	}
-	fetched, err := v.cache.Lookup(ctx, v.cfg.JWKSURL)
-	if err != nil {
-		return nil, err
+	if len(sets) == 0 {
+		return nil, errors.New("no public keys configured")
 	}
-	if v.static == nil {
-		return fetched, nil
-	}
-	set := jwk.NewSet()
-	for _, s := range []jwk.Set{v.static, fetched} {
-		for i := range s.Len() {
-			k, _ := s.Key(i)
-			_ = set.AddKey(k)
-		}
-	}
-	return set, nil
+	return sets, nil
 }
 
-// headerAlg is the alg of token's protected header.
-func headerAlg(token string) (string, bool) {
+// header is the alg and kid of token's protected header, "" where absent
+// or when the token is no compact JWS.
+func header(token string) (alg, kid string) {
 	msg, err := jws.ParseString(token)
 	if err != nil || len(msg.Signatures()) != 1 {
-		return "", false
+		return "", ""
 	}
-	alg, ok := msg.Signatures()[0].ProtectedHeaders().Algorithm()
-	if !ok {
-		return "", false
+	h := msg.Signatures()[0].ProtectedHeaders()
+	if a, ok := h.Algorithm(); ok {
+		alg = a.String()
 	}
-	return alg.String(), true
+	kid, _ = h.KeyID()
+	return alg, kid
 }
 
-// unknownKeyID reports whether token names a key id the current set lacks.
-func (v *Verifier) unknownKeyID(ctx context.Context, token string) bool {
-	msg, err := jws.ParseString(token)
-	if err != nil || len(msg.Signatures()) != 1 {
+// unknownKeyID reports whether kid is a key id none of the current sets
+// holds.
+func (v *Verifier) unknownKeyID(ctx context.Context, kid string) bool {
+	if kid == "" {
 		return false
 	}
-	kid, ok := msg.Signatures()[0].ProtectedHeaders().KeyID()
-	if !ok || kid == "" {
-		return false
-	}
-	set, err := v.keySet(ctx)
+	sets, err := v.keySets(ctx)
 	if err != nil {
 		return true
 	}
-	_, found := set.LookupKeyID(kid)
-	return !found
+	for _, set := range sets {
+		if _, found := set.LookupKeyID(kid); found {
+			return false
+		}
+	}
+	return true
 }
 
 // refresh fetches the JWKS again unless it did less than MinRefreshGap

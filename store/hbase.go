@@ -441,12 +441,9 @@ func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 		if r.compact {
 			out.raw = res.Cells
 		} else {
-			out.cells = make(cells, len(res.Cells))
+			out.cells = rowCells(res.Cells).asMap()
 		}
 		for _, c := range res.Cells {
-			if !r.compact {
-				out.cells[string(c.Qualifier)] = c.Value
-			}
 			if c.Timestamp != nil && int64(*c.Timestamp) > out.ts {
 				out.ts = int64(*c.Timestamp)
 			}
