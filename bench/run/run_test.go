@@ -148,11 +148,14 @@ func TestPeersReportRatios(t *testing.T) {
 	add("PostGraphile 5", "Q1", 1200, 3, 10)
 	add("hbgraph", "Q2", 1000, 5, 12)
 	add("PostGraphile 4", "Q2", 900, 13, 40)
+	add("hbgraph", "Q0", 12000, 0.6, 5)
+	add("PostGraphile 4", "Q0", 4000, 4, 9)
 	got := b.peersReport()
 	for _, want := range []string{
-		"| Q1 | 3100 (1.0/2.5) | 323 |",          // the median round, 1 s of CPU over 3100 requests
-		"2.58 (PostGraphile 5) | **no** | yes |", // 3100/1200; p99 2.5 < 3
-		"1.11 (PostGraphile 4) | **no** | yes |", // Q2: only PG4 ran it; 12 < 13
+		"| Q1 | 3100 (1.0/2.5) | 323 |",                       // the median round, 1 s of CPU over 3100 requests
+		"2.58 (PostGraphile 5) | **no** | yes |",              // 3100/1200; p99 2.5 < 3
+		"1.11 (PostGraphile 4) | **no** | yes |",              // Q2: only PG4 ran it; 12 < 13
+		"3.00 (PostGraphile 4) | (the floor) | (the floor) |", // Q0 has no target
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
