@@ -66,6 +66,10 @@ type Options struct {
 	// scans' first pages (see resultCache), outside the Go heap; 0 means
 	// DefaultResultCacheBytes, negative turns it off.
 	ResultCacheBytes int64
+
+	// noAutoCompactions leaves files where flushes put them (tests that
+	// need several levels before compacting them by hand).
+	noAutoCompactions bool
 }
 
 // DefaultResultCacheBytes is the result cache unless
@@ -239,6 +243,8 @@ func Open(opts Options) (*Client, error) {
 		// Hot rows (counters, a busy node) are rewritten often; a larger
 		// memtable keeps them there between flushes.
 		MemTableSize: 64 << 20,
+
+		DisableAutomaticCompactions: opts.noAutoCompactions,
 	}
 	for i := range popts.Levels {
 		// Creates ask whether a row is absent; bloom filters answer that
