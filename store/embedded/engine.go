@@ -116,6 +116,7 @@ func (o *Options) validate() error {
 type table struct {
 	name     string
 	prefix   []byte // spaceData esc(name)
+	end      []byte // prefixEnd(prefix): past the table's last row
 	region   hrpc.RegionInfo
 	families []*family // sorted by name, the order HBase returns cells in
 	byName   map[string]*family
@@ -138,6 +139,7 @@ func newTable(name string, families []string) *table {
 			[]byte(name+",,0.embedded."), nil, nil),
 		byName: make(map[string]*family, len(families)),
 	}
+	t.end = prefixEnd(t.prefix)
 	sorted := append([]string(nil), families...)
 	sort.Strings(sorted)
 	for i, f := range sorted {
@@ -158,6 +160,22 @@ func (t *table) family(name []byte) (*family, error) {
 
 func (t *table) rowPrefix(row []byte) []byte {
 	return appendEscaped(append(make([]byte, 0, len(t.prefix)+len(row)+4), t.prefix...), row)
+}
+
+// rowBounds is rowPrefix of start and of stop (nil for an empty row) in
+// one allocation: a scan's bounds. Each is capped at its length, so that
+// appending to one never writes into the other.
+func (t *table) rowBounds(start, stop []byte) (lo, hi []byte) {
+	buf := make([]byte, 0, 2*len(t.prefix)+2*(len(start)+len(stop))+4)
+	if len(start) > 0 {
+		buf = appendEscaped(append(buf, t.prefix...), start)
+		lo = buf[:len(buf):len(buf)]
+	}
+	if len(stop) > 0 {
+		rest := appendEscaped(append(buf[len(buf):], t.prefix...), stop)
+		hi = rest[:len(rest):len(rest)]
+	}
+	return lo, hi
 }
 
 // rowLocks is the number of mutexes rows are striped over. Mutations of one

@@ -81,7 +81,11 @@ func newResultCache(bytes int64, tables map[string]*table) *resultCache {
 
 // Rows.
 
-func rowCacheKey(rowPrefix []byte) []byte { return append([]byte{'r'}, rowPrefix...) }
+func rowCacheKey(rowPrefix []byte) []byte { return appendRowCacheKey(nil, rowPrefix) }
+
+// appendRowCacheKey appends the row's key in the cache to dst: a read
+// builds it in a buffer on its stack.
+func appendRowCacheKey(dst, rowPrefix []byte) []byte { return append(append(dst, 'r'), rowPrefix...) }
 
 // getRow returns the row's cells when the cache holds them for the
 // selection families (the cells are the caller's), or else the stripe's
@@ -91,7 +95,8 @@ func (c *resultCache) getRow(t *table, stripe int, rowPrefix, row []byte, famili
 	mu.Lock()
 	gen := c.rowGens[stripe]
 	mu.Unlock()
-	v, ok := c.store.HasGet(nil, rowCacheKey(rowPrefix))
+	var keyBuf [128]byte
+	v, ok := c.store.HasGet(nil, appendRowCacheKey(keyBuf[:0], rowPrefix))
 	if !ok {
 		return nil, false, gen
 	}
@@ -131,15 +136,19 @@ func scanPrefix(lower, upper []byte) []byte {
 	return lower[:n]
 }
 
-// pageKey is where a scan's first page is kept: the table's epoch, the
-// bucket and its version, and the scan.
-func pageKey(epoch, bucket, version uint64, scan string) []byte {
-	k := make([]byte, 0, 1+24+len(scan))
-	k = append(k, 's')
+// pageKeyHeader is the room scanKey leaves at the start of its key for
+// what makes it a page key: a kind byte, the table's epoch, the bucket and
+// its version (pageKey writes them in place: one allocation per scan).
+const pageKeyHeader = 1 + 3*8
+
+// pageKey makes scan, a key from scanKey, where the scan's first page is
+// kept, and returns it.
+func pageKey(scan []byte, epoch, bucket, version uint64) []byte {
+	k := append(scan[:0], 's')
 	k = binary.BigEndian.AppendUint64(k, epoch)
 	k = binary.BigEndian.AppendUint64(k, bucket)
-	k = binary.BigEndian.AppendUint64(k, version)
-	return append(k, scan...)
+	binary.BigEndian.AppendUint64(k, version)
+	return scan
 }
 
 // pageRead is a first page's lookup: what a miss needs to keep the page.
@@ -151,15 +160,16 @@ type pageRead struct {
 	bucketExists bool
 }
 
-// getPage returns the page cached for the scan, or what putPage needs.
-func (c *resultCache) getPage(t *table, prefix []byte, scan string) ([]byte, pageRead) {
+// getPage returns the page cached for the scan (a key from scanKey, which
+// it turns into the page's), or what putPage needs.
+func (c *resultCache) getPage(t *table, prefix []byte, scan []byte) ([]byte, pageRead) {
 	ts := c.scans[t]
 	h := xxhash.Sum64(prefix)
 	ts.mu.RLock()
 	b, exists := ts.buckets[h]
 	r := pageRead{prefix: prefix, seq: ts.seq, bucket: h, epoch: ts.epoch, vers: b.version, bucketExists: exists}
 	ts.mu.RUnlock()
-	r.key = pageKey(r.epoch, h, b.version, scan)
+	r.key = pageKey(scan, r.epoch, h, b.version)
 	if exists {
 		if v, ok := c.store.HasGet(nil, r.key); ok {
 			return v, r
@@ -342,25 +352,27 @@ func decodeCells(t *table, row, b []byte, arena *cellArena) ([]*pb.Cell, []byte,
 // scanKey is what makes two scans the same: their range, direction, page
 // size and selection (families, a KeyOnlyFilter). Scans with other
 // filters, a time range or limits are not cached.
-func scanKey(q *query, lower, upper []byte, reversed bool, pageSize int) (string, bool) {
+//
+// The key starts with pageKeyHeader bytes of room for getPage.
+func scanKey(q *query, lower, upper []byte, reversed bool, pageSize int) ([]byte, bool) {
 	if len(q.rowPrefixes) > 0 {
-		return "", false
+		return nil, false
 	}
 	families, ok := q.wholeFamilies()
 	if !ok {
 		// A KeyOnlyFilter alone is cached too.
 		if len(q.stages) != 1 || q.stages[0].kind != stageKeyOnly || q.from != 0 || q.to != 0 || q.limited || q.storeOffset > 0 {
-			return "", false
+			return nil, false
 		}
 		if families, ok = (&query{t: q.t, columns: q.columns}).wholeFamilies(); !ok {
-			return "", false
+			return nil, false
 		}
 		families += "|keyonly"
 		if q.stages[0].lenAsVal {
 			families += "-len"
 		}
 	}
-	k := make([]byte, 0, len(lower)+len(upper)+len(families)+16)
+	k := make([]byte, pageKeyHeader, pageKeyHeader+len(lower)+len(upper)+len(families)+16)
 	k = appendBytes(k, lower)
 	k = appendBytes(k, upper)
 	k = binary.AppendUvarint(k, uint64(pageSize))
@@ -368,5 +380,5 @@ func scanKey(q *query, lower, upper []byte, reversed bool, pageSize int) (string
 		k = append(k, 'r')
 	}
 	k = append(k, families...)
-	return string(k), true
+	return k, true
 }

@@ -50,9 +50,9 @@ func TestResultCacheRowGenerations(t *testing.T) {
 func TestResultCacheBuckets(t *testing.T) {
 	tbl := newTable("t", []string{"f"})
 	c := newResultCache(32<<20, map[string]*table{"t": tbl})
-	scan := func(author string) (prefix []byte, key string) {
+	scan := func(author string) (prefix []byte, key []byte) {
 		lower, upper := tbl.rowPrefix([]byte(author+"/")), tbl.rowPrefix([]byte(author+"/\xff"))
-		return scanPrefix(lower, upper), string(lower) + string(upper)
+		return scanPrefix(lower, upper), append(append(make([]byte, pageKeyHeader), lower...), upper...)
 	}
 	p1, k1 := scan("author1")
 	hit := func() bool { v, _ := c.getPage(tbl, p1, k1); return v != nil }

@@ -48,14 +48,14 @@ func (q *query) pastPrefix(row []byte, reversed bool) bool {
 // stop, exclusive). Rows are fetched NumberOfRows at a time, each page with a
 // fresh Pebble iterator, so an idle scanner pins nothing.
 func (c *Client) Scan(s *hrpc.Scan) hrpc.Scanner {
-	sc := &scanner{c: c, rpc: s, metrics: map[string]int64{}}
+	sc := &scanner{c: c, rpc: s}
 	sc.err = sc.init()
 	return sc
 }
 
 // ScanV2 returns the same rows as Scan, a page (NumberOfRows rows) per Next.
 func (c *Client) ScanV2(s *hrpc.Scan) hrpc.ScannerV2 {
-	sc := &scanner{c: c, rpc: s, metrics: map[string]int64{}}
+	sc := &scanner{c: c, rpc: s}
 	sc.err = sc.init()
 	return &scannerV2{sc}
 }
@@ -84,11 +84,13 @@ type scanner struct {
 	done bool
 	// The first page of a scan the cache may keep: the scan as the cache
 	// knows it and its bucket, and whether it was fetched yet.
-	cacheKey           string
+	cacheKey           []byte
 	cachePrefix        []byte
 	cacheable, fetched bool
 	err                error // returned once by Next, then io.EOF
-	metrics            map[string]int64
+	// rowsScanned and rowsFiltered are the scan metrics HBase reports
+	// (GetScanMetrics), counted here without a map per scan.
+	rowsScanned, rowsFiltered int64
 }
 
 func (s *scanner) init() error {
@@ -118,24 +120,26 @@ func (s *scanner) init() error {
 	}
 	s.reversed = scan.GetReversed()
 	start, stop := scan.GetStartRow(), scan.GetStopRow()
-	tableEnd := prefixEnd(t.prefix)
+	first, last := t.rowBounds(start, stop)
+	s.lower, s.upper = t.prefix, t.end
 	if !s.reversed {
-		s.lower, s.upper = t.prefix, tableEnd
-		if len(start) > 0 {
-			s.lower = t.rowPrefix(start)
+		if first != nil {
+			s.lower = first
 		}
-		if len(stop) > 0 {
-			s.upper = t.rowPrefix(stop)
+		if last != nil {
+			s.upper = last
 		}
 	} else {
 		// HBase's reversed scan: start is the high row (inclusive), stop the
-		// low row (exclusive).
-		s.lower, s.upper = t.prefix, tableEnd
-		if len(start) > 0 {
-			s.upper = prefixEnd(t.rowPrefix(start))
+		// low row (exclusive). An escaped row ends in its terminator, never
+		// 0xFF, so its prefixEnd is itself with the last byte raised.
+		if first != nil {
+			first[len(first)-1]++
+			s.upper = first
 		}
-		if len(stop) > 0 {
-			s.lower = prefixEnd(t.rowPrefix(stop))
+		if last != nil {
+			last[len(last)-1]++
+			s.lower = last
 		}
 	}
 	if bytes.Compare(s.lower, s.upper) >= 0 {
@@ -192,7 +196,7 @@ func (s *scanner) GetScanMetrics() map[string]int64 {
 	if !s.rpc.TrackScanMetrics() {
 		return nil
 	}
-	return s.metrics
+	return map[string]int64{metricRowsScanned: s.rowsScanned, metricRowsFiltered: s.rowsFiltered}
 }
 
 // fetch reads up to n rows with cells from the unread range.
@@ -255,15 +259,15 @@ func (s *scanner) fetch(n int) ([]*pb.Result, error) {
 			s.done = true
 			break
 		}
-		s.metrics[metricRowsScanned]++
+		s.rowsScanned++
 		if !s.q.rowMatches(row) {
-			s.metrics[metricRowsFiltered]++
+			s.rowsFiltered++
 			continue
 		}
 		arena, kept, _ := s.q.readRow(it, rowPrefix, arenaBuf[:0], keptBuf[:0])
 		seek = s.reversed
 		if len(kept) == 0 {
-			s.metrics[metricRowsFiltered]++
+			s.rowsFiltered++
 			continue
 		}
 		page = append(page, &pb.Result{Cell: cutCells(row, arena, kept)})
@@ -295,8 +299,8 @@ func (s *scanner) encodePage(nRows, nCells int, rows []byte) []byte {
 		done = 1
 	}
 	b = binary.AppendUvarint(b, done)
-	b = binary.AppendUvarint(b, uint64(s.metrics[metricRowsScanned]))
-	b = binary.AppendUvarint(b, uint64(s.metrics[metricRowsFiltered]))
+	b = binary.AppendUvarint(b, uint64(s.rowsScanned))
+	b = binary.AppendUvarint(b, uint64(s.rowsFiltered))
 	b = binary.AppendUvarint(b, uint64(nRows))
 	b = binary.AppendUvarint(b, uint64(nCells))
 	return append(b, rows...)
@@ -343,8 +347,8 @@ func (s *scanner) fromCache(b []byte) ([]*pb.Result, bool) {
 		page[i] = &results[i]
 	}
 	s.lower, s.upper, s.done = lower[:len(lower):len(lower)], upper[:len(upper):len(upper)], counts[0] == 1
-	s.metrics[metricRowsScanned] += int64(counts[1])
-	s.metrics[metricRowsFiltered] += int64(counts[2])
+	s.rowsScanned += int64(counts[1])
+	s.rowsFiltered += int64(counts[2])
 	return page, true
 }
 
