@@ -215,7 +215,12 @@ func (w *walker) fieldComplexity(ctx context.Context, f *ast.Field) int {
 	case ast.Object, ast.Interface, ast.Union:
 		child = w.complexity(ctx, f.SelectionSet)
 	}
-	args := f.ArgumentMap(w.vars)
+	// Most fields take no arguments: they get no map (ArgumentMap makes an
+	// empty one), and nothing prices them by one.
+	var args map[string]any
+	if len(f.Definition.Arguments) > 0 {
+		args = f.ArgumentMap(w.vars)
+	}
 	if f.ObjectDefinition.Name == "Query" && f.Name == "_entities" {
 		// Federation's entity field is not in the ComplexityRoot gqlgen
 		// generates: priced here like nodes(ids:), by its representations.
