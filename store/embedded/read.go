@@ -179,7 +179,7 @@ func (c *Client) getBatch(ctx context.Context, batch []hrpc.Call, res []hrpc.RPC
 		return allOK
 	}
 	slices.SortFunc(misses, func(a, b pending) int { return bytes.Compare(a.r.prefix, b.r.prefix) })
-	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: t.prefix, UpperBound: prefixEnd(t.prefix)})
+	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: t.prefix, UpperBound: t.end})
 	if err != nil {
 		return failAll(fmt.Errorf("embedded: read: %w", err))
 	}
