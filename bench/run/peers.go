@@ -391,16 +391,19 @@ func (b *bench) peersReport() string {
 	fmt.Fprintf(&w, "- Load: the peers' driver for all three, concurrency %d, %s after %s of warm-up; %d round(s), each query on every server before the next query, the order turning each round; medians of the rounds\n",
 		b.cfg.concurrency, b.cfg.duration, b.cfg.warmup, b.cfg.peerRounds)
 	fmt.Fprintf(&w, "- CPU per request: the server's processes (a peer's PostgreSQL backends included) over warm-up and run, divided by requests; the driver's own is not in it\n")
-	fmt.Fprintf(&w, "- Q0 is the floor, `{ __typename }` on every server: no data read, so its p99 is the tail this machine, the HTTP server and the driver add by themselves; the targets are Q1-Q4's\n\n")
+	fmt.Fprintf(&w, "- Q0 is the floor, `{ __typename }` on every server: no data read, so its p99 is the tail this machine, the HTTP server and the driver add by themselves; the targets are Q1-Q4's. Where hbgraph's Q0 p99 is not below the faster peer's p50, no work on that query can meet the p99 target in this run\n\n")
 	fmt.Fprintf(&w, "| query |")
 	for _, t := range b.peerTargetNames {
 		fmt.Fprintf(&w, " %s req/s (p50/p99 ms) | CPU µs/req |", t)
 	}
-	fmt.Fprintf(&w, " ratio to the faster peer | target %.0fx | p99 below its p50 |\n|---|", peerTargetRatio)
+	fmt.Fprintf(&w, " ratio to the faster peer | target %.0fx | p99 below its p50 | Q0's p99 below its p50 |\n|---|", peerTargetRatio)
 	for range b.peerTargetNames {
 		fmt.Fprintf(&w, "---:|---:|")
 	}
-	fmt.Fprintf(&w, "---:|---|---|\n")
+	fmt.Fprintf(&w, "---:|---|---|---|\n")
+	// Whether hbgraph answering nothing (Q0) is already above the peer's
+	// p50: then no work on the query can meet the p99 target in this run.
+	floor, hasFloor := b.medianRun("hbgraph", "Q0")
 	for _, q := range peerQueries {
 		fmt.Fprintf(&w, "| %s |", q.name)
 		var hb, fastest peerRun
@@ -419,15 +422,19 @@ func (b *bench) peersReport() string {
 			}
 		}
 		if fastest.RPS == 0 || hb.RPS == 0 {
-			fmt.Fprintf(&w, " | | |\n")
+			fmt.Fprintf(&w, " | | | |\n")
 			continue
 		}
 		ratio := hb.RPS / fastest.RPS
 		if q.floor {
-			fmt.Fprintf(&w, " %.2f (%s) | (the floor) | (the floor) |\n", ratio, fastest.Target)
+			fmt.Fprintf(&w, " %.2f (%s) | (the floor) | (the floor) | |\n", ratio, fastest.Target)
 			continue
 		}
-		fmt.Fprintf(&w, " %.2f (%s) | %s | %s |\n", ratio, fastest.Target, mark(ratio >= peerTargetRatio), mark(hb.P99 < fastest.P50))
+		reachable := ""
+		if hasFloor {
+			reachable = mark(floor.P99 < fastest.P50)
+		}
+		fmt.Fprintf(&w, " %.2f (%s) | %s | %s | %s |\n", ratio, fastest.Target, mark(ratio >= peerTargetRatio), mark(hb.P99 < fastest.P50), reachable)
 	}
 	fmt.Fprintf(&w, "\nEvery run, in the order it ran:\n\n| round | query | server | req/s | p50 ms | p99 ms | requests | server CPU s | driver CPU s |\n|---:|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range b.peerRuns {
