@@ -165,7 +165,14 @@ test('GraphiQL works offline, from hbgraph alone, as a person uses it', { timeou
       (r) => r.url() === `${origin}/query` && !(r.request().postData() ?? '').includes('IntrospectionQuery'),
     );
     await start();
-    const res = await answered;
+    // When nothing is sent, say what GraphiQL showed: its query and what
+    // its execute button offered.
+    const res = await answered.catch(async (err) => {
+      const query = await editorValue(QUERY_EDITOR).catch(() => '?');
+      const button = await runButton.getAttribute('aria-label').catch(() => '?');
+      const menu = await page.locator('[role="menu"]').count().catch(() => '?');
+      throw new Error(`${what}: GraphiQL sent nothing (${err.message}); query ${JSON.stringify(query)}, button ${JSON.stringify(button)}, open menus ${menu}`);
+    });
     const text = await res.text();
     const sent = res.request().postDataJSON();
     assert.equal(res.status(), 200, `${what}: GraphiQL sent ${JSON.stringify(sent)}, hbgraph answered ${text}`);
