@@ -38,20 +38,26 @@ func TestLoadersBatchOneLevel(t *testing.T) {
 	for run := range 5 {
 		var log callLog
 		tctx := store.WithTracer(ctx, &log)
-		l := New(st, Config{Wait: 5 * time.Millisecond, BatchSize: 1000, ScanConcurrency: 1})
+		// The loads start together and the window is wide: on a busy
+		// machine a goroutine started late missed a 5 ms window, and the
+		// level went out as two batches.
+		l := New(st, Config{Wait: 50 * time.Millisecond, BatchSize: 1000, ScanConcurrency: 1})
 		var wg sync.WaitGroup
+		start := make(chan struct{})
 		errs := make(chan error, 24)
 		for i := 1; i < 8; i++ {
 			id := fmt.Sprintf("n%d", i)
 			wg.Add(3)
 			go func() {
 				defer wg.Done()
+				<-start
 				if n, err := l.Node(tctx, id); err != nil || n == nil || n.ID != id {
 					errs <- fmt.Errorf("node %s: %+v, %v", id, n, err)
 				}
 			}()
 			go func() {
 				defer wg.Done()
+				<-start
 				page, err := l.Adjacency(tctx, AdjacencyKey{Node: id, Type: "follows", Dir: store.Outgoing, Page: store.PageRequest{Size: 5}})
 				if err != nil || len(page.Relationships) != 1 {
 					errs <- fmt.Errorf("follows of %s: %+v, %v", id, page, err)
@@ -59,11 +65,13 @@ func TestLoadersBatchOneLevel(t *testing.T) {
 			}()
 			go func() {
 				defer wg.Done()
+				<-start
 				if n, err := l.Degree(tctx, store.DegreeKey{Node: id, Dir: store.Outgoing, Type: "follows"})(); err != nil || n != 1 {
 					errs <- fmt.Errorf("degree of %s: %d, %v", id, n, err)
 				}
 			}()
 		}
+		close(start)
 		wg.Wait()
 		close(errs)
 		for err := range errs {
