@@ -484,18 +484,23 @@ type ArticlePage struct {
 	Articles []Article
 	Cursors  Cursors
 	PageInfo
-	keys  []keys.Article // the articles', for Primed
-	cells []rowCells
+	rows []articleRow // for Primed
+}
+
+// articleRow is what Primed rebuilds an article's timeline row from.
+type articleRow struct {
+	key   keys.Article
+	cells rowCells
 }
 
 // Primed are the articles' timeline rows (an index row holds the same
 // cells): built when asked for, since most pages are a request's last read.
 func (p ArticlePage) Primed() []Primed {
-	out := make([]Primed, 0, len(p.keys))
-	for i, k := range p.keys {
-		if trow, err := k.Key(); err == nil {
+	out := make([]Primed, 0, len(p.rows))
+	for _, r := range p.rows {
+		if trow, err := r.key.Key(); err == nil {
 			key := string(trow)
-			out = append(out, Primed{Get{keys.TableArticles, key}, Row{key, p.cells[i]}})
+			out = append(out, Primed{Get{keys.TableArticles, key}, Row{key, r.cells}})
 		}
 	}
 	return out
@@ -565,7 +570,7 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 		categories = append(categories, q.Category)
 	}
 	out := ArticlePage{Articles: make([]Article, len(rows)), Cursors: cursors, PageInfo: info,
-		keys: make([]keys.Article, len(rows)), cells: make([]rowCells, len(rows))}
+		rows: make([]articleRow, len(rows))}
 	for i, rw := range rows {
 		var k keys.Article
 		if q.Category != "" {
@@ -587,7 +592,7 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 		if out.Articles[i], err = articleFrom(k, a); err != nil {
 			return ArticlePage{}, err
 		}
-		out.keys[i], out.cells[i] = k, rw.raw
+		out.rows[i] = articleRow{k, rw.raw}
 	}
 	return out, nil
 }
