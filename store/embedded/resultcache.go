@@ -81,11 +81,12 @@ func newResultCache(bytes int64, tables map[string]*table) *resultCache {
 
 // Rows.
 
-func rowCacheKey(rowPrefix []byte) []byte { return appendRowCacheKey(nil, rowPrefix) }
+// rowCacheKey appends the row's key in the cache to dst: callers build it
+// in a buffer on their stack (the cache copies what it keeps).
+func rowCacheKey(dst, rowPrefix []byte) []byte { return append(append(dst, 'r'), rowPrefix...) }
 
-// appendRowCacheKey appends the row's key in the cache to dst: a read
-// builds it in a buffer on its stack.
-func appendRowCacheKey(dst, rowPrefix []byte) []byte { return append(append(dst, 'r'), rowPrefix...) }
+// rowKeyBuf is room on the stack for most rows' cache keys.
+type rowKeyBuf [128]byte
 
 // getRow returns the row's cells when the cache holds them for the
 // selection families (the cells are the caller's), or else the stripe's
@@ -95,8 +96,8 @@ func (c *resultCache) getRow(t *table, stripe int, rowPrefix, row []byte, famili
 	mu.Lock()
 	gen := c.rowGens[stripe]
 	mu.Unlock()
-	var keyBuf [128]byte
-	v, ok := c.store.HasGet(nil, appendRowCacheKey(keyBuf[:0], rowPrefix))
+	var kb rowKeyBuf
+	v, ok := c.store.HasGet(nil, rowCacheKey(kb[:0], rowPrefix))
 	if !ok {
 		return nil, false, gen
 	}
@@ -120,7 +121,8 @@ func (c *resultCache) putRow(stripe int, rowPrefix []byte, gen uint64, families 
 	mu.Lock()
 	defer mu.Unlock()
 	if c.rowGens[stripe] == gen {
-		c.store.Set(rowCacheKey(rowPrefix), v)
+		var kb rowKeyBuf
+		c.store.Set(rowCacheKey(kb[:0], rowPrefix), v)
 	}
 }
 
@@ -144,10 +146,10 @@ const pageKeyHeader = 1 + 3*8
 // pageKey makes scan, a key from scanKey, where the scan's first page is
 // kept, and returns it.
 func pageKey(scan []byte, epoch, bucket, version uint64) []byte {
-	k := append(scan[:0], 's')
-	k = binary.BigEndian.AppendUint64(k, epoch)
-	k = binary.BigEndian.AppendUint64(k, bucket)
-	binary.BigEndian.AppendUint64(k, version)
+	scan[0] = 's'
+	binary.BigEndian.PutUint64(scan[1:], epoch)
+	binary.BigEndian.PutUint64(scan[9:], bucket)
+	binary.BigEndian.PutUint64(scan[17:], version)
 	return scan
 }
 
@@ -218,7 +220,8 @@ func (c *resultCache) invalidateRow(t *table, stripe int, rowPrefix []byte) {
 	mu := &c.rowLocks[stripe%rowCacheShards]
 	mu.Lock()
 	c.rowGens[stripe]++
-	c.store.Del(rowCacheKey(rowPrefix))
+	var kb rowKeyBuf
+	c.store.Del(rowCacheKey(kb[:0], rowPrefix))
 	mu.Unlock()
 
 	ts := c.scans[t]
