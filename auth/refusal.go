@@ -50,14 +50,16 @@ const MaxSubjectBytes = 256
 // validSubject reports whether sub may name a caller: valid UTF-8 of at
 // most MaxSubjectBytes bytes without control characters (Cc: NUL, newline,
 // ANSI escapes), format characters (Cf: the bidirectional overrides and
-// isolates, zero-width characters) or line and paragraph separators. Such
-// a subject would be stored as an owner and written into logs as is.
+// isolates, zero-width characters), line and paragraph separators, or
+// U+FFFD. Such a subject would be stored as an owner and written into logs
+// as is. U+FFFD is what the JSON decoder makes of invalid UTF-8 and lone
+// surrogates: two different raw subjects would become one owner.
 func validSubject(sub string) bool {
 	if len(sub) > MaxSubjectBytes || !utf8.ValidString(sub) {
 		return false
 	}
 	for _, r := range sub {
-		if unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) {
+		if r == utf8.RuneError || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) {
 			return false
 		}
 	}

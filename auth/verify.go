@@ -190,7 +190,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) 
 	case !ok || sub == "":
 		return Principal{}, refused(ReasonNoSubject, "the token names no subject (sub)")
 	case !validSubject(sub):
-		return Principal{}, refused(ReasonSubject, "the token's subject (sub) must be valid UTF-8 of at most %d bytes without control, format (bidirectional, zero-width) or line-separator characters", MaxSubjectBytes)
+		return Principal{}, refused(ReasonSubject, "the token's subject (sub) must be valid UTF-8 of at most %d bytes without control, format (bidirectional, zero-width), line-separator or replacement (U+FFFD) characters", MaxSubjectBytes)
 	}
 	p := Principal{Subject: sub, Scopes: scopes(tok)}
 	p.Admin = p.HasScope(v.cfg.AdminScope)
