@@ -349,7 +349,7 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	}
 
 	rateLimited := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "hbgraph_rate_limited_total", Help: "GraphQL requests answered 429: their client address was over --rate-limit.",
+		Name: "hbgraph_rate_limited_total", Help: "GraphQL requests answered 429: their caller (subject, or address when anonymous), or their address's refused tokens, over --rate-limit.",
 	})
 	m.registry.MustRegister(rateLimited)
 	onLimit := func(r *http.Request) {
