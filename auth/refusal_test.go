@@ -3,8 +3,10 @@ package auth
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
@@ -176,3 +178,34 @@ func rsaKey(t *testing.T, kid string) jwk.Key {
 }
 
 func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestKidAndUnnamedKeys: PEM public keys have no id, so a kid cannot name
+// them: a token with a kid is verified against them when no key has its
+// id, and refused only if its signature does not verify.
+func TestKidAndUnnamedKeys(t *testing.T) {
+	dir := t.TempDir()
+	priv, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKIXPublicKey(&priv.PublicKey)
+	pemFile := filepath.Join(dir, "keys.pem")
+	os.WriteFile(pemFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600)
+	v, err := NewVerifier(t.Context(), Config{JWKSFile: pemFile}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := json.Marshal(map[string]any{"sub": "alice", "exp": time.Now().Add(time.Hour).Unix()})
+	h := jws.NewHeaders()
+	h.Set(jws.KeyIDKey, "idp-key-7")
+	signed, _ := jws.Sign(payload, jws.WithKey(jwa.RS256(), priv, jws.WithProtectedHeaders(h)))
+	if _, err := v.Verify(t.Context(), string(signed)); err != nil {
+		t.Errorf("a kid with PEM keys: %v", err)
+	}
+	other, _ := rsa.GenerateKey(rand.Reader, 2048)
+	signed, _ = jws.Sign(payload, jws.WithKey(jwa.RS256(), other, jws.WithProtectedHeaders(h)))
+	var te *TokenError
+	if _, err := v.Verify(t.Context(), string(signed)); !errors.As(err, &te) || te.Reason != ReasonSignature {
+		t.Errorf("a kid with PEM keys, signed by another key: %v", err)
+	}
+}

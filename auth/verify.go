@@ -237,15 +237,11 @@ func (v *Verifier) verifySignature(ctx context.Context, token string, h tokenHea
 	case h.alg == jwa.HS256().String() && v.secret != nil:
 		opts = append(opts, jwt.WithKey(jwa.HS256(), v.secret))
 	case h.kid != "":
-		key, err := v.keyByID(ctx, h.kid)
+		keys, err := v.keysFor(ctx, h.kid)
 		if err != nil {
 			return nil, err
 		}
-		one := jwk.NewSet()
-		if err := one.AddKey(key); err != nil {
-			return nil, refused(ReasonKeysUnavailable, "the key the token names cannot be used")
-		}
-		opts = append(opts, jwt.WithKeySet(one, jws.WithInferAlgorithmFromKey(true), jws.WithRequireKid(false)))
+		opts = append(opts, jwt.WithKeySet(keys, jws.WithInferAlgorithmFromKey(true), jws.WithRequireKid(false)))
 	default:
 		sets, err := v.keySets(ctx)
 		if err != nil {
@@ -267,25 +263,47 @@ func (v *Verifier) verifySignature(ctx context.Context, token string, h tokenHea
 	return nil, refused(ReasonClaims, "the token's claims do not decode: a JSON object whose exp, nbf and iat are numbers and whose aud is a string or a list of strings")
 }
 
-// keyByID is the key whose id is kid, in the file's set or the URL's; on a
-// miss the URL's set is fetched again (at most once per MinRefreshGap)
-// since the provider may have rotated its keys.
-func (v *Verifier) keyByID(ctx context.Context, kid string) (jwk.Key, error) {
+// keysFor are the keys a token naming kid may be verified with: the key
+// whose id is kid, in the file's set or the URL's, the URL's set fetched
+// again on a miss (at most once per MinRefreshGap) since the provider may
+// have rotated its keys; failing that, the keys that have no id (PEM
+// public keys), which no kid can name.
+func (v *Verifier) keysFor(ctx context.Context, kid string) (jwk.Set, error) {
+	var sets []jwk.Set
 	for attempt := 0; attempt < 2; attempt++ {
-		sets, err := v.keySets(ctx)
-		if err != nil {
+		var err error
+		if sets, err = v.keySets(ctx); err != nil {
 			return nil, v.keysUnavailable(err)
 		}
 		for _, set := range sets {
 			if k, found := set.LookupKeyID(kid); found {
-				return k, nil
+				return oneSet(k), nil
 			}
 		}
 		if attempt > 0 || v.cache == nil || !v.refresh(ctx) {
 			break
 		}
 	}
-	return nil, refused(ReasonUnknownKeyID, "the token's key id (kid) names no key hbgraph holds")
+	unnamed := jwk.NewSet()
+	for _, set := range sets {
+		for i := range set.Len() {
+			if k, _ := set.Key(i); k != nil {
+				if _, named := k.KeyID(); !named {
+					_ = unnamed.AddKey(k)
+				}
+			}
+		}
+	}
+	if unnamed.Len() == 0 {
+		return nil, refused(ReasonUnknownKeyID, "the token's key id (kid) names no key hbgraph holds")
+	}
+	return unnamed, nil
+}
+
+func oneSet(k jwk.Key) jwk.Set {
+	set := jwk.NewSet()
+	_ = set.AddKey(k)
+	return set
 }
 
 // keysUnavailable logs why the key set could not be had (the client is
