@@ -105,7 +105,7 @@ func (k *bucket) at(now time.Time, l RateLimit) float64 {
 func (b *buckets) take(key string, now time.Time) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	k := b.bucket(key, now)
+	k := b.bucketLocked(key, now)
 	tokens := k.at(now, b.limit)
 	if tokens >= 1 {
 		k.tokens--
@@ -124,8 +124,8 @@ func (b *buckets) giveBack(key string, now time.Time) {
 	}
 }
 
-// bucket is key's, made full when key has none; b.mu is held.
-func (b *buckets) bucket(key string, now time.Time) *bucket {
+// bucketLocked is key's bucket, made full when key has none; b.mu is held.
+func (b *buckets) bucketLocked(key string, now time.Time) *bucket {
 	k, ok := b.m[key]
 	if !ok {
 		if len(b.m) >= maxClients {
