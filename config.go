@@ -120,6 +120,7 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 		&cli.StringFlag{Name: "auth-issuer", Usage: "the iss claim tokens must carry; empty: not checked", Sources: cli.EnvVars("HBGRAPH_AUTH_ISSUER"), Destination: &cfg.auth.Issuer, Local: true},
 		&cli.StringFlag{Name: "auth-audience", Usage: "an aud the tokens must carry; empty: not checked", Sources: cli.EnvVars("HBGRAPH_AUTH_AUDIENCE"), Destination: &cfg.auth.Audience, Local: true},
 		&cli.DurationFlag{Name: "auth-leeway", Value: auth.DefaultLeeway, Usage: "clock skew allowed on exp, nbf and iat", Sources: cli.EnvVars("HBGRAPH_AUTH_LEEWAY"), Destination: &cfg.auth.Leeway, Local: true},
+		&cli.DurationFlag{Name: "auth-max-token-lifetime", Usage: "refuse tokens that live longer than this (exp - iat, or exp - now without iat); 0: no bound. Every token must carry exp", Sources: cli.EnvVars("HBGRAPH_AUTH_MAX_TOKEN_LIFETIME"), Destination: &cfg.auth.MaxTokenLifetime, Local: true},
 		&cli.StringFlag{Name: "auth-admin-scope", Value: auth.DefaultAdminScope, Usage: "the scope that lets a caller change every node, whoever owns it", Sources: cli.EnvVars("HBGRAPH_AUTH_ADMIN_SCOPE"), Destination: &cfg.auth.AdminScope, Local: true},
 		&cli.StringFlag{Name: "auth-read", Value: "public", Usage: "public: queries need no token; required: every request needs a valid token", Sources: cli.EnvVars("HBGRAPH_AUTH_READ"), Destination: &cfg.authRead, Local: true},
 		&cli.StringFlag{Name: "trusted-documents", Usage: "an Apollo persisted query manifest (JSON, ids the sha256 of each body): its operations can be sent by id", Sources: cli.EnvVars("HBGRAPH_TRUSTED_DOCUMENTS"), Destination: &cfg.trustedDocuments, Local: true},
@@ -244,6 +245,8 @@ func (cfg *config) validate() error {
 		return errors.New("--auth-read=required needs a key source: --auth-jwks-url, --auth-jwks-file or --auth-hs256-secret-file")
 	case cfg.auth.Leeway < 0:
 		return errors.New("--auth-leeway must not be negative")
+	case cfg.auth.MaxTokenLifetime < 0:
+		return errors.New("--auth-max-token-lifetime must not be negative")
 	case cfg.trustedDocumentsOnly && cfg.trustedDocuments == "":
 		return errors.New("--trusted-documents-only needs --trusted-documents")
 	}

@@ -109,7 +109,8 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 		start := time.Now()
 		rec := explain.NewRequest(requestID(r))
 		w.Header().Set("X-Request-Id", rec.ID)
-		ctx, cancel := context.WithTimeout(explain.With(r.Context(), rec), timeout)
+		refusal := &edgeRefusal{}
+		ctx, cancel := context.WithTimeout(explain.With(context.WithValue(r.Context(), edgeRefusalKey{}, refusal), rec), timeout)
 		defer cancel()
 		if r.ContentLength > maxBody {
 			writeTooLarge(w, r, rec.ID, maxBody)
@@ -128,6 +129,9 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 		elapsed := time.Since(start)
 		calls, waves := rec.Counts()
 		operation, codes := rec.Outcome()
+		if refusal.code != "" && len(codes) == 0 {
+			codes = []string{refusal.code}
+		}
 		m.requests.WithLabelValues(strconv.Itoa(sw.status)).Inc()
 		for _, c := range codes {
 			m.errors.WithLabelValues(c).Inc()
@@ -139,10 +143,28 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 		if sub := rec.Subject(); sub != "" { // who, for an audit; never the token
 			line = line.Str("subject", truncate(sub, maxLoggedOperation))
 		}
+		if refusal.reason != "" { // which check refused it, never the token
+			line = line.Str("refused", refusal.reason)
+		}
 		line.Str("operation", truncate(operation, maxLoggedOperation)).Int("status", sw.status).
 			Dur("duration", elapsed).Int("store_calls", calls).Int("store_waves", waves).
 			Strs("error_codes", codes).Msg("graphql")
 	})
+}
+
+// edgeRefusal is why the edge (authentication, rate limits) refused a
+// request before GraphQL saw it: its code and a fixed word, for the log
+// line and the metrics.
+type edgeRefusal struct{ code, reason string }
+
+type edgeRefusalKey struct{}
+
+// noteRefusal records, for observe's log line, that the request of ctx
+// was refused with code for reason.
+func noteRefusal(ctx context.Context, code, reason string) {
+	if ref, ok := ctx.Value(edgeRefusalKey{}).(*edgeRefusal); ok {
+		ref.code, ref.reason = code, reason
+	}
 }
 
 // writeTooLarge answers a request whose declared body exceeds the limit.

@@ -349,17 +349,30 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	}
 
 	rateLimited := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "hbgraph_rate_limited_total", Help: "GraphQL requests answered 429: their client address was over --rate-limit.",
+		Name: "hbgraph_rate_limited_total", Help: "GraphQL requests answered 429: their caller (subject, or address when anonymous), or their address's refused tokens, over --rate-limit.",
 	})
 	m.registry.MustRegister(rateLimited)
-	perClient := edge.RateLimit{Rate: rate.Limit(cfg.rateLimit), Burst: cfg.rateBurstOrDefault(), OnLimit: rateLimited.Inc, Key: rateKey}
+	onLimit := func(r *http.Request) {
+		rateLimited.Inc()
+		noteRefusal(r.Context(), codes.RateLimited, "rate_limited")
+	}
+	perClient := edge.RateLimit{Rate: rate.Limit(cfg.rateLimit), Burst: cfg.rateBurstOrDefault(), OnLimit: onLimit, Key: rateKey}
 	authRefused := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hbgraph_unauthenticated_total", Help: "GraphQL requests answered 401, by reason: missing (with --auth-read=required), malformed or invalid token.",
 	}, []string{"reason"})
 	m.registry.MustRegister(authRefused)
 	authenticate := edge.Authenticate{
 		ReadsNeedToken: cfg.authRead == "required",
-		OnRefused:      func(reason string) { authRefused.WithLabelValues(reason).Inc() },
+		// Every 401 counts against its client address, before the token
+		// is checked (a valid token's charge is given back).
+		Refusals: edge.RateLimit{Rate: rate.Limit(cfg.rateLimit), Burst: cfg.rateBurstOrDefault(), OnLimit: func(r *http.Request) {
+			rateLimited.Inc()
+			noteRefusal(r.Context(), codes.RateLimited, "refused_tokens")
+		}},
+		OnRefused: func(r *http.Request, class, reason string) {
+			authRefused.WithLabelValues(class).Inc()
+			noteRefusal(r.Context(), codes.Unauthenticated, reason)
+		},
 		OnAuthenticated: func(ctx context.Context, p auth.Principal) {
 			if rec := explain.From(ctx); rec != nil {
 				rec.SetSubject(p.Subject)

@@ -44,6 +44,9 @@ type Config struct {
 	// MinRefreshGap bounds the refreshes an unknown key id causes: tokens
 	// with made-up key ids cannot make hbgraph hammer the provider.
 	MinRefreshGap time.Duration
+	// MaxTokenLifetime, when positive, refuses tokens that live longer:
+	// exp - iat, or exp - now without an iat. 0: no bound.
+	MaxTokenLifetime time.Duration
 }
 
 // Enabled reports whether any key source is configured.
@@ -91,6 +94,9 @@ func NewVerifier(ctx context.Context, cfg Config, log zerolog.Logger) (*Verifier
 	}
 	if cfg.Leeway < 0 {
 		return nil, errors.New("auth: leeway must not be negative")
+	}
+	if cfg.MaxTokenLifetime < 0 {
+		return nil, errors.New("auth: maximum token lifetime must not be negative")
 	}
 	v := &Verifier{cfg: cfg, log: log}
 	if cfg.JWKSFile != "" {
@@ -156,58 +162,194 @@ func refuseSymmetric(set jwk.Set) error {
 	return nil
 }
 
-// ErrInvalidToken wraps every reason a presented token is refused.
+// ErrInvalidToken wraps every reason a presented token is refused; each is
+// a *TokenError.
 var ErrInvalidToken = errors.New("invalid token")
 
-// Verify checks token's signature (the algorithm comes from the key, so
-// "none" and an HS256 token signed with a public key are refused), exp,
-// nbf and iat with the leeway, iss and aud when configured, and that it
-// names a subject; it returns the caller.
+// Verify checks token's header (a compact JWS, an alg other than none, no
+// crit), its signature with the key its kid names or, without a kid, with
+// each key (the algorithm comes from the key, so an HS256 token signed
+// with a public key is refused), then its claims: exp present and not past,
+// nbf and iat with the leeway, the lifetime under MaxTokenLifetime when
+// set, iss and aud when configured, and a sub fit to name an owner. It
+// returns the caller, or a *TokenError saying which check failed.
 func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) {
-	alg, kid := header(token)
-	tok, err := v.parse(ctx, token, alg)
-	if err != nil && v.cache != nil && v.unknownKeyID(ctx, kid) && v.refresh(ctx) {
-		tok, err = v.parse(ctx, token, alg) // the provider may have rotated its keys
-	}
+	h, err := readHeader(token)
 	if err != nil {
-		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+		return Principal{}, err
+	}
+	tok, err := v.verifySignature(ctx, token, h)
+	if err != nil {
+		return Principal{}, err
+	}
+	if err := v.validate(tok); err != nil {
+		return Principal{}, err
 	}
 	sub, ok := tok.Subject()
-	if !ok || sub == "" {
-		return Principal{}, fmt.Errorf("%w: no sub claim", ErrInvalidToken)
+	switch {
+	case !ok || sub == "":
+		return Principal{}, refused(ReasonNoSubject, "the token names no subject (sub)")
+	case !validSubject(sub):
+		return Principal{}, refused(ReasonSubject, "the token's subject (sub) must be valid UTF-8 of at most %d bytes without control, format (bidirectional, zero-width), line-separator or replacement (U+FFFD) characters", MaxSubjectBytes)
 	}
 	p := Principal{Subject: sub, Scopes: scopes(tok)}
 	p.Admin = p.HasScope(v.cfg.AdminScope)
 	return p, nil
 }
 
-// parse verifies and validates token, whose header names alg.
-func (v *Verifier) parse(ctx context.Context, token, alg string) (jwt.Token, error) {
-	opts := []jwt.ParseOption{
-		jwt.WithValidate(true),
-		jwt.WithAcceptableSkew(v.cfg.Leeway),
+// tokenHeader is what Verify reads of a token's protected header.
+type tokenHeader struct{ alg, kid string }
+
+// readHeader decodes token's protected header and refuses what no key
+// check should see: another form than compact, alg none or absent, and any
+// crit (RFC 7515 4.1.11: a recipient must refuse critical parameters it
+// does not understand, and hbgraph understands none).
+func readHeader(token string) (tokenHeader, error) {
+	if strings.Count(token, ".") != 2 {
+		return tokenHeader{}, refused(ReasonMalformed, "the token is not a signed JWT (three base64url parts separated by dots)")
 	}
+	msg, err := jws.ParseString(token)
+	if err != nil || len(msg.Signatures()) != 1 {
+		return tokenHeader{}, refused(ReasonMalformed, "the token's header or payload does not decode")
+	}
+	ph := msg.Signatures()[0].ProtectedHeaders()
+	var h tokenHeader
+	if a, ok := ph.Algorithm(); ok {
+		h.alg = a.String()
+	}
+	if h.alg == "" || h.alg == jwa.NoSignature().String() {
+		return tokenHeader{}, refused(ReasonAlgorithm, "the token is not signed with an algorithm hbgraph accepts (alg none or absent)")
+	}
+	if ph.Has(jws.CriticalKey) {
+		return tokenHeader{}, refused(ReasonCrit, "the token's header lists critical parameters (crit), which hbgraph does not support")
+	}
+	h.kid, _ = ph.KeyID()
+	return h, nil
+}
+
+// verifySignature checks token's signature and decodes its claims, not
+// yet validated. An HS256 token goes to the shared secret when there is
+// one; a token with a kid to that key alone, the key set fetched again
+// when no key has that id; a token without a kid to each key in turn.
+func (v *Verifier) verifySignature(ctx context.Context, token string, h tokenHeader) (jwt.Token, error) {
+	opts := []jwt.ParseOption{jwt.WithValidate(false)}
+	switch {
+	case h.alg == jwa.HS256().String() && v.secret != nil:
+		opts = append(opts, jwt.WithKey(jwa.HS256(), v.secret))
+	case h.kid != "":
+		keys, err := v.keysFor(ctx, h.kid)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, jwt.WithKeySet(keys, jws.WithInferAlgorithmFromKey(true), jws.WithRequireKid(false)))
+	default:
+		sets, err := v.keySets(ctx)
+		if err != nil {
+			return nil, v.keysUnavailable(err)
+		}
+		// A key without an alg of its own allows only the algorithms of
+		// its type (RS*/PS* for RSA, ES* for EC, EdDSA for OKP).
+		for _, set := range sets {
+			opts = append(opts, jwt.WithKeySet(set, jws.WithInferAlgorithmFromKey(true), jws.WithRequireKid(false)))
+		}
+	}
+	tok, err := jwt.ParseString(token, opts...)
+	switch {
+	case err == nil:
+		return tok, nil
+	case errors.Is(err, jws.VerifyError()), errors.Is(err, jws.VerificationError()):
+		return nil, refused(ReasonSignature, "the token's signature does not verify with hbgraph's keys")
+	}
+	return nil, refused(ReasonClaims, "the token's claims do not decode: a JSON object whose exp, nbf and iat are numbers and whose aud is a string or a list of strings")
+}
+
+// keysFor are the keys a token naming kid may be verified with: the key
+// whose id is kid, in the file's set or the URL's, the URL's set fetched
+// again on a miss (at most once per MinRefreshGap) since the provider may
+// have rotated its keys; failing that, the keys that have no id (PEM
+// public keys), which no kid can name.
+func (v *Verifier) keysFor(ctx context.Context, kid string) (jwk.Set, error) {
+	var sets []jwk.Set
+	for attempt := 0; attempt < 2; attempt++ {
+		var err error
+		if sets, err = v.keySets(ctx); err != nil {
+			return nil, v.keysUnavailable(err)
+		}
+		for _, set := range sets {
+			if k, found := set.LookupKeyID(kid); found {
+				return oneSet(k), nil
+			}
+		}
+		if attempt > 0 || v.cache == nil || !v.refresh(ctx) {
+			break
+		}
+	}
+	unnamed := jwk.NewSet()
+	for _, set := range sets {
+		for i := range set.Len() {
+			if k, _ := set.Key(i); k != nil {
+				if _, named := k.KeyID(); !named {
+					_ = unnamed.AddKey(k)
+				}
+			}
+		}
+	}
+	if unnamed.Len() == 0 {
+		return nil, refused(ReasonUnknownKeyID, "the token's key id (kid) names no key hbgraph holds")
+	}
+	return unnamed, nil
+}
+
+func oneSet(k jwk.Key) jwk.Set {
+	set := jwk.NewSet()
+	_ = set.AddKey(k)
+	return set
+}
+
+// keysUnavailable logs why the key set could not be had (the client is
+// told only that).
+func (v *Verifier) keysUnavailable(err error) error {
+	v.log.Warn().Err(err).Msg("no key set to verify a token with")
+	return refused(ReasonKeysUnavailable, "hbgraph has no keys to verify the token with at the moment")
+}
+
+// validate checks tok's claims. exp is required (RFC 8725 3.10 leaves a
+// token that never expires to the recipient to refuse), and its lifetime
+// bounded when MaxTokenLifetime is set.
+func (v *Verifier) validate(tok jwt.Token) error {
+	exp, ok := tok.Expiration()
+	if !ok {
+		return refused(ReasonNoExpiry, "the token has no expiry (exp); hbgraph accepts only tokens that expire")
+	}
+	opts := []jwt.ValidateOption{jwt.WithAcceptableSkew(v.cfg.Leeway)}
 	if v.cfg.Issuer != "" {
 		opts = append(opts, jwt.WithIssuer(v.cfg.Issuer))
 	}
 	if v.cfg.Audience != "" {
 		opts = append(opts, jwt.WithAudience(v.cfg.Audience))
 	}
-	if alg == jwa.HS256().String() && v.secret != nil {
-		opts = append(opts, jwt.WithKey(jwa.HS256(), v.secret))
-		return jwt.ParseString(token, opts...)
+	if err := jwt.Validate(tok, opts...); err != nil {
+		switch {
+		case errors.Is(err, jwt.TokenExpiredError()):
+			return refused(ReasonExpired, "the token has expired (exp)")
+		case errors.Is(err, jwt.TokenNotYetValidError()):
+			return refused(ReasonNotYetValid, "the token is not valid yet (nbf)")
+		case errors.Is(err, jwt.InvalidIssuedAtError()):
+			return refused(ReasonIssuedInFuture, "the token says it was issued in the future (iat)")
+		case errors.Is(err, jwt.InvalidIssuerError()):
+			return refused(ReasonIssuer, "the token's issuer (iss) is not %q", v.cfg.Issuer)
+		case errors.Is(err, jwt.InvalidAudienceError()):
+			return refused(ReasonAudience, "the token's audience (aud) does not include %q", v.cfg.Audience)
+		}
+		return refused(ReasonClaims, "the token's claims are not valid")
 	}
-	sets, err := v.keySets(ctx)
-	if err != nil {
-		return nil, err
+	if max := v.cfg.MaxTokenLifetime; max > 0 {
+		iat, hasIAT := tok.IssuedAt()
+		if lifetime(exp, iat, hasIAT, time.Now()) > max {
+			return refused(ReasonLifetime, "the token lives longer (exp - iat) than the %s hbgraph accepts", max)
+		}
 	}
-	// Each set is tried in turn. A key without an alg of its own allows
-	// only the algorithms of its type (RS*/PS* for RSA, ES* for EC, EdDSA
-	// for OKP).
-	for _, set := range sets {
-		opts = append(opts, jwt.WithKeySet(set, jws.WithInferAlgorithmFromKey(true), jws.WithRequireKid(false)))
-	}
-	return jwt.ParseString(token, opts...)
+	return nil
 }
 
 // keySets are the file's keys and the URL's current ones.
@@ -227,39 +369,6 @@ func (v *Verifier) keySets(ctx context.Context) ([]jwk.Set, error) {
 		return nil, errors.New("no public keys configured")
 	}
 	return sets, nil
-}
-
-// header is the alg and kid of token's protected header, "" where absent
-// or when the token is no compact JWS.
-func header(token string) (alg, kid string) {
-	msg, err := jws.ParseString(token)
-	if err != nil || len(msg.Signatures()) != 1 {
-		return "", ""
-	}
-	h := msg.Signatures()[0].ProtectedHeaders()
-	if a, ok := h.Algorithm(); ok {
-		alg = a.String()
-	}
-	kid, _ = h.KeyID()
-	return alg, kid
-}
-
-// unknownKeyID reports whether kid is a key id none of the current sets
-// holds.
-func (v *Verifier) unknownKeyID(ctx context.Context, kid string) bool {
-	if kid == "" {
-		return false
-	}
-	sets, err := v.keySets(ctx)
-	if err != nil {
-		return true
-	}
-	for _, set := range sets {
-		if _, found := set.LookupKeyID(kid); found {
-			return false
-		}
-	}
-	return true
 }
 
 // refresh fetches the JWKS again unless it did less than MinRefreshGap

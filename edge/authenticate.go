@@ -2,9 +2,10 @@ package edge
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/graph/codes"
@@ -24,8 +25,18 @@ type TokenVerifier interface {
 type Authenticate struct {
 	Verifier       TokenVerifier
 	ReadsNeedToken bool
-	// OnRefused, if set, is called with the reason of each request refused.
-	OnRefused func(reason string)
+	// Refusals bounds the 401s of each client address (Key: nil, the
+	// address): a request that could be refused (one with Authorization,
+	// or any with ReadsNeedToken) takes a token from its address's bucket
+	// before its token is checked, and gives it back if the token
+	// verifies. An address whose bucket is empty is answered 429 without
+	// its token being checked, so bad tokens cannot make hbgraph spend its
+	// CPU on signatures. A zero Rate bounds nothing.
+	Refusals RateLimit
+	// OnRefused, if set, is called with each request refused: class is
+	// missing, malformed or invalid (a bounded set, for metrics), reason
+	// says which check failed (auth.TokenError's Reason, for the log).
+	OnRefused func(r *http.Request, class, reason string)
 	// OnAuthenticated, if set, is called with each caller whose token
 	// verified (the request log names its subject).
 	OnAuthenticated func(ctx context.Context, p auth.Principal)
@@ -38,25 +49,48 @@ func (a Authenticate) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(auth.With(r.Context(), auth.Everyone)))
 		})
 	}
+	refusals := a.Refusals.buckets()
+	if a.Refusals.Key == nil {
+		a.Refusals.Key = ClientAddress
+	}
+	if a.Refusals.now == nil {
+		a.Refusals.now = time.Now
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		header := r.Header.Values("Authorization")
-		if len(header) == 0 {
-			if a.ReadsNeedToken {
-				a.refuse(w, r, "missing", `Bearer realm="hbgraph"`, "authentication required: send Authorization: Bearer <token>")
+		if len(header) == 0 && !a.ReadsNeedToken {
+			next.ServeHTTP(w, r.WithContext(auth.With(r.Context(), auth.Principal{})))
+			return
+		}
+		// Charged before the token is looked at: kept if it is refused.
+		var charged string
+		if refusals != nil {
+			charged = a.Refusals.Key(r)
+			if wait := refusals.take(charged, a.Refusals.now()); wait > 0 {
+				a.Refusals.refuse(w, r, wait)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(auth.With(r.Context(), auth.Principal{})))
+		}
+		if len(header) == 0 {
+			a.refuse(w, r, "missing", "missing", `Bearer realm="hbgraph"`, "authentication required: send Authorization: Bearer <token>")
 			return
 		}
 		token, ok := bearer(header)
 		if !ok {
-			a.refuse(w, r, "malformed", `Bearer realm="hbgraph", error="invalid_request"`, "the Authorization header must be one \"Bearer <token>\"")
+			a.refuse(w, r, "malformed", "malformed_header", `Bearer realm="hbgraph", error="invalid_request"`, "the Authorization header must be one \"Bearer <token>\"")
 			return
 		}
 		p, err := a.Verifier.Verify(r.Context(), token)
 		if err != nil {
-			a.refuse(w, r, "invalid", `Bearer realm="hbgraph", error="invalid_token"`, err.Error())
+			reason, message := "invalid", "the token does not verify"
+			if te := (*auth.TokenError)(nil); errors.As(err, &te) {
+				reason, message = te.Reason, te.Message
+			}
+			a.refuse(w, r, "invalid", reason, `Bearer realm="hbgraph", error="invalid_token"`, message)
 			return
+		}
+		if refusals != nil {
+			refusals.giveBack(charged, a.Refusals.now()) // a valid token spends its subject's bucket instead
 		}
 		if a.OnAuthenticated != nil {
 			a.OnAuthenticated(r.Context(), p)
@@ -79,10 +113,10 @@ func bearer(header []string) (string, bool) {
 	return token, true
 }
 
-func (a Authenticate) refuse(w http.ResponseWriter, r *http.Request, reason, challenge, message string) {
+func (a Authenticate) refuse(w http.ResponseWriter, r *http.Request, class, reason, challenge, message string) {
 	if a.OnRefused != nil {
-		a.OnRefused(reason)
+		a.OnRefused(r, class, reason)
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
-	jsonpost.RefuseWith(w, r, http.StatusUnauthorized, codes.Unauthenticated, fmt.Sprintf("unauthenticated: %s", message))
+	jsonpost.RefuseWith(w, r, http.StatusUnauthorized, codes.Unauthenticated, "unauthenticated: "+message)
 }

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/hbgraph/hbgraph/graph/codes"
 )
 
@@ -19,7 +17,7 @@ import (
 func TestRateLimit(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	limited := 0
-	l := RateLimit{Rate: 2, Burst: 3, OnLimit: func() { limited++ }, now: func() time.Time { return now }}
+	l := RateLimit{Rate: 2, Burst: 3, OnLimit: func(*http.Request) { limited++ }, now: func() time.Time { return now }}
 	h := l.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
 	do := func(addr string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, "/query", nil)
@@ -74,7 +72,7 @@ func TestRateLimit(t *testing.T) {
 // maxClients buckets, dropping idle ones first.
 func TestRateLimitBoundsItsClients(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	b := &buckets{limit: RateLimit{Rate: 1, Burst: 1}, m: map[string]*rate.Limiter{}}
+	b := &buckets{limit: RateLimit{Rate: 1, Burst: 1}, m: map[string]*bucket{}}
 	for i := range maxClients + 1000 {
 		b.take(fmt.Sprint("client", i), now)
 	}
