@@ -548,8 +548,8 @@ func runMatrixCase(t *testing.T, w matrixWrite, pos rpcPosition, mode hbasefault
 			if len(final) > 1 {
 				msg = fmt.Sprintf("item %d: %s", i+1, msg)
 			}
-			if !errors.Is(first[i], ErrUnavailable) && errors.Is(final[i], ErrUnavailable) {
-				msg += " after a retry"
+			if errors.Is(first[i], ErrUnavailable) {
+				msg = "UNAVAILABLE, then on the retry " + msg
 			}
 			wrong = append(wrong, msg)
 		}
