@@ -525,8 +525,7 @@ func runMatrixCase(t *testing.T, w matrixWrite, pos rpcPosition, mode hbasefault
 	// will carry an idempotency key once writes take one).
 	ctx := bg
 	first := w.run(ctx, s, f)
-	fired := slices.IndexFunc(fc.Calls(), func(c hbasefault.Call) bool { return c.Mode != hbasefault.Pass })
-	if fired < 0 {
+	if !slices.ContainsFunc(fc.Calls(), func(c hbasefault.Call) bool { return c.Mode != hbasefault.Pass }) {
 		t.Fatalf("the fault at %s never fired", pos)
 	}
 	fc.Clear()
@@ -545,11 +544,11 @@ func runMatrixCase(t *testing.T, w matrixWrite, pos rpcPosition, mode hbasefault
 	var wrong []string
 	for i, state := range w.observe(t, s, f) {
 		if msg := judgeAnswer(final[i], state); msg != "" {
-			if len(final) > 1 {
-				msg = fmt.Sprintf("item %d: %s", i+1, msg)
-			}
 			if errors.Is(first[i], ErrUnavailable) {
 				msg = "UNAVAILABLE, then on the retry " + msg
+			}
+			if len(final) > 1 {
+				msg = fmt.Sprintf("item %d: %s", i+1, msg)
 			}
 			wrong = append(wrong, msg)
 		}
