@@ -374,8 +374,9 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	// CORS first (a preflight is answered before anything counts it), then
 	// the request id and log line, the caller, the caller's rate, load
 	// shedding.
-	mux.Handle("/query", cfg.cors.parsed.Handler(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout,
-		authenticate.Middleware(perClient.Middleware(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql)))))))
+	// Every answer of /query (401, 429 and 503 too) is the caller's alone.
+	mux.Handle("/query", cfg.cors.parsed.Handler(edge.NoStore(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout,
+		authenticate.Middleware(perClient.Middleware(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql))))))))
 	graphiql.Register(mux, "/query")        // GraphiQL at /, every asset served from here (offline)
 	mux.HandleFunc("GET /healthz", healthz) // load balancers probe the gateway's own port
 	mux.HandleFunc("GET /readyz", readyz)
