@@ -307,7 +307,7 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	// gateway needs; with --introspection=false the Refuse extension turns
 	// away only __schema and __type, before execution.
 	gql.Use(extension.Introspection{})
-	if !cfg.federationAuthDirectives {
+	if !cfg.authDirectives() {
 		gql.AroundFields(subgraphsdl.StripAuthDirectives)
 	}
 	if !cfg.introspection {
