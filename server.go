@@ -312,6 +312,8 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	}
 	if !cfg.introspection {
 		gql.Use(nointrospection.Refuse{})
+		gql.SetValidationRulesFn(nointrospection.Rules)
+		gql.SetDisableSuggestion(true)
 	}
 	// Persisted queries keep their text: bounded like the documents, with
 	// the same longest query, at 1 byte a byte.
@@ -430,15 +432,17 @@ func errorCode(err error) string {
 	return codes.Internal
 }
 
-// presentError is the one place GraphQL error codes are chosen. An internal
-// error is logged with the request id and reaches the client only as that
-// id: no message or stack of ours leaks.
+// presentError is the one place GraphQL error codes and messages are
+// chosen. An internal error is logged with the request id and reaches the
+// client only as that id: no message or stack of ours leaks; any other
+// message is clientMessage's, in our words.
 func presentError(log zerolog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gerr := graphql.DefaultErrorPresenter(ctx, err)
 		code := errorCode(err)
 		if given, ok := gerr.Extensions["code"].(string); ok {
 			if codes.Known(given) {
+				gerr.Message = clientMessage(err, gerr, given, mutationOf(ctx))
 				return gerr
 			}
 			// A library's code outside the vocabulary (the README lists
@@ -464,6 +468,8 @@ func presentError(log zerolog.Logger) graphql.ErrorPresenterFunc {
 			}
 			log.Error().Str("request_id", id).Err(err).Str("path", gerr.Path.String()).Msg("internal error")
 			gerr.Message = "internal error (request id " + id + ")"
+		} else {
+			gerr.Message = clientMessage(err, gerr, code, mutationOf(ctx))
 		}
 		if gerr.Extensions == nil {
 			gerr.Extensions = map[string]any{}
