@@ -33,8 +33,11 @@ type config struct {
 	// trustedDocumentsOnly, only its operations run.
 	trustedDocuments     string
 	trustedDocumentsOnly bool
-	// federationAuthDirectives keeps @authenticated in _service's SDL.
-	federationAuthDirectives bool
+	// federationAuthDirectives keeps @authenticated in _service's SDL,
+	// when federationAuthDirectivesSet says the flag was given; else
+	// authDirectives decides.
+	federationAuthDirectives    bool
+	federationAuthDirectivesSet bool
 
 	dataDir   string
 	hbaseZK   string
@@ -125,7 +128,7 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 		&cli.StringFlag{Name: "auth-read", Value: "public", Usage: "public: queries need no token; required: every request needs a valid token", Sources: cli.EnvVars("HBGRAPH_AUTH_READ"), Destination: &cfg.authRead, Local: true},
 		&cli.StringFlag{Name: "trusted-documents", Usage: "an Apollo persisted query manifest (JSON, ids the sha256 of each body): its operations can be sent by id", Sources: cli.EnvVars("HBGRAPH_TRUSTED_DOCUMENTS"), Destination: &cfg.trustedDocuments, Local: true},
 		&cli.BoolFlag{Name: "trusted-documents-only", Usage: "run only the operations of --trusted-documents (by id, or by a body that hashes to one); callers with the admin scope may send others", Sources: cli.EnvVars("HBGRAPH_TRUSTED_DOCUMENTS_ONLY"), Destination: &cfg.trustedDocumentsOnly, Local: true},
-		&cli.BoolFlag{Name: "federation-auth-directives", Value: true, Usage: "tell gateways which fields need authentication (@authenticated in _service's SDL, for Apollo Router); false for @apollo/gateway, which refuses supergraphs that carry it. hbgraph enforces the rules either way", Sources: cli.EnvVars("HBGRAPH_FEDERATION_AUTH_DIRECTIVES"), Destination: &cfg.federationAuthDirectives, Local: true},
+		&cli.BoolFlag{Name: "federation-auth-directives", DefaultText: "with authentication", Usage: "tell gateways which fields need authentication (@authenticated in _service's SDL, for Apollo Router); on by default when authentication is configured, off without it; false for @apollo/gateway, which refuses supergraphs that carry it. hbgraph enforces the rules either way", Sources: cli.EnvVars("HBGRAPH_FEDERATION_AUTH_DIRECTIVES"), Destination: &cfg.federationAuthDirectives, Local: true},
 		&cli.BoolFlag{Name: "introspection", Value: true, Usage: "answer introspection queries", Sources: cli.EnvVars("HBGRAPH_INTROSPECTION"), Destination: &cfg.introspection, Local: true},
 		&cli.BoolFlag{Name: "explain", Usage: "add the store calls to every response's extensions; without it a request asks with \"extensions\": {\"explain\": true}", Sources: cli.EnvVars("HBGRAPH_EXPLAIN"), Destination: &cfg.explain, Local: true},
 		&cli.IntFlag{Name: "max-complexity", Value: def.Complexity, Usage: "refuse operations more complex than this; a connection counts its page size times its fields", Sources: cli.EnvVars("HBGRAPH_MAX_COMPLEXITY"), Destination: &cfg.limits.Complexity, Local: true},
@@ -213,6 +216,7 @@ func parseConfig(args []string) (config, error) {
 		ran = true
 		cfg.command = name
 		cfg.gcPercentSet = cmd.IsSet("gc-percent")
+		cfg.federationAuthDirectivesSet = cmd.IsSet("federation-auth-directives")
 		return nil
 	})
 	if err := root.Run(context.Background(), append([]string{"hbgraph"}, args...)); err != nil {
@@ -264,6 +268,16 @@ func (cfg config) gcPercentFor() int {
 		return 100
 	}
 	return cfg.gcPercent
+}
+
+// authDirectives is --federation-auth-directives when given, else whether
+// authentication is on: without it every caller may write, and
+// @apollo/gateway (a newcomer's first gateway) refuses the directives.
+func (cfg config) authDirectives() bool {
+	if cfg.federationAuthDirectivesSet {
+		return cfg.federationAuthDirectives
+	}
+	return cfg.auth.Enabled()
 }
 
 // rateBurstOrDefault is --rate-burst, or twice --rate-limit (at least 1).

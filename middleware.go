@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -13,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/hbgraph/hbgraph/edge"
 	"github.com/hbgraph/hbgraph/explain"
 	"github.com/hbgraph/hbgraph/graph/codes"
 	"github.com/hbgraph/hbgraph/graph/jsonpost"
@@ -72,33 +71,15 @@ func (s *statusRecorder) Flush() {
 	}
 }
 
-// maxRequestID bounds a client's X-Request-Id.
-const maxRequestID = 64
-
-// requestID is the client's X-Request-Id when it is short and made of
-// [A-Za-z0-9._-] alone (it is echoed in a header and logged), else a
-// fresh random id.
-func requestID(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); safeRequestID(id) {
+// requestID is the id edge.Headers gave the response, or a fresh one
+// when nothing did (a handler used on its own, in tests).
+func requestID(w http.ResponseWriter, r *http.Request) string {
+	if id := w.Header().Get("X-Request-Id"); id != "" {
 		return id
 	}
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-func safeRequestID(id string) bool {
-	if id == "" || len(id) > maxRequestID {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		switch c := id[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
+	id := edge.RequestID(r)
+	w.Header().Set("X-Request-Id", id)
+	return id
 }
 
 // observe wraps the GraphQL endpoint: it gives the request an id and a
@@ -107,8 +88,7 @@ func safeRequestID(id string) bool {
 func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := explain.NewRequest(requestID(r))
-		w.Header().Set("X-Request-Id", rec.ID)
+		rec := explain.NewRequest(requestID(w, r))
 		refusal := &edgeRefusal{}
 		ctx, cancel := context.WithTimeout(explain.With(context.WithValue(r.Context(), edgeRefusalKey{}, refusal), rec), timeout)
 		defer cancel()

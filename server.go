@@ -307,11 +307,13 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	// gateway needs; with --introspection=false the Refuse extension turns
 	// away only __schema and __type, before execution.
 	gql.Use(extension.Introspection{})
-	if !cfg.federationAuthDirectives {
+	if !cfg.authDirectives() {
 		gql.AroundFields(subgraphsdl.StripAuthDirectives)
 	}
 	if !cfg.introspection {
 		gql.Use(nointrospection.Refuse{})
+		gql.SetValidationRulesFn(nointrospection.Rules)
+		gql.SetDisableSuggestion(true)
 	}
 	// Persisted queries keep their text: bounded like the documents, with
 	// the same longest query, at 1 byte a byte.
@@ -387,8 +389,9 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	// CORS first (a preflight is answered before anything counts it), then
 	// the request id and log line, the caller, the caller's rate, load
 	// shedding.
-	mux.Handle("/query", cfg.cors.parsed.Handler(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout,
-		authenticate.Middleware(perClient.Middleware(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql)))))))
+	// Every answer of /query (401, 429 and 503 too) is the caller's alone.
+	mux.Handle("/query", cfg.cors.parsed.Handler(edge.NoStore(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout,
+		authenticate.Middleware(perClient.Middleware(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql))))))))
 	graphiql.Register(mux, "/query")        // GraphiQL at /, every asset served from here (offline)
 	mux.HandleFunc("GET /healthz", healthz) // load balancers probe the gateway's own port
 	mux.HandleFunc("GET /readyz", readyz)
@@ -442,15 +445,17 @@ func errorCode(err error) string {
 	return codes.Internal
 }
 
-// presentError is the one place GraphQL error codes are chosen. An internal
-// error is logged with the request id and reaches the client only as that
-// id: no message or stack of ours leaks.
+// presentError is the one place GraphQL error codes and messages are
+// chosen. An internal error is logged with the request id and reaches the
+// client only as that id: no message or stack of ours leaks; any other
+// message is clientMessage's, in our words.
 func presentError(log zerolog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gerr := graphql.DefaultErrorPresenter(ctx, err)
 		code := errorCode(err)
 		if given, ok := gerr.Extensions["code"].(string); ok {
 			if codes.Known(given) {
+				gerr.Message = clientMessage(err, gerr, given, mutationOf(ctx))
 				return gerr
 			}
 			// A library's code outside the vocabulary (the README lists
@@ -476,6 +481,8 @@ func presentError(log zerolog.Logger) graphql.ErrorPresenterFunc {
 			}
 			log.Error().Str("request_id", id).Err(err).Str("path", gerr.Path.String()).Msg("internal error")
 			gerr.Message = "internal error (request id " + id + ")"
+		} else {
+			gerr.Message = clientMessage(err, gerr, code, mutationOf(ctx))
 		}
 		if gerr.Extensions == nil {
 			gerr.Extensions = map[string]any{}

@@ -4,6 +4,8 @@
 package edge
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
@@ -35,8 +37,10 @@ var (
 )
 
 // Headers sets the headers every response of the gateway carries: no MIME
-// sniffing, no referrer sent on, and no framing by another page (GraphiQL
-// also says so in its Content-Security-Policy, for browsers that read it).
+// sniffing, no referrer sent on, no framing by another page (GraphiQL
+// also says so in its Content-Security-Policy, for browsers that read it),
+// and an X-Request-Id (RequestID), which the handlers behind read back from
+// the response's header to log it under the same id.
 func Headers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The same values for every response, assigned rather than Set
@@ -46,8 +50,52 @@ func Headers(next http.Handler) http.Handler {
 		h["X-Content-Type-Options"] = nosniff
 		h["Referrer-Policy"] = noReferrer
 		h["X-Frame-Options"] = deny
+		h["X-Request-Id"] = []string{RequestID(r)}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// NoStore marks every response of next as private to its caller: no cache
+// may store it (an answer shows a token's subject what it owns), and one
+// that ignores no-store still keys it by the Authorization header.
+func NoStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h["Cache-Control"] = noStore
+		h.Add("Vary", "Authorization") // after CORS's Vary: Origin, when it ran first
+		next.ServeHTTP(w, r)
+	})
+}
+
+var noStore = []string{"no-store"}
+
+// maxRequestID bounds a client's X-Request-Id.
+const maxRequestID = 64
+
+// RequestID is the client's X-Request-Id when it is short and made of
+// [A-Za-z0-9._-] alone (it is echoed in a header and logged), else a
+// fresh random id.
+func RequestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-Id"); safeRequestID(id) {
+		return id
+	}
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func safeRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // CORS is which browser pages on other origins may call the GraphQL

@@ -172,11 +172,14 @@ type WaveReport struct {
 	Calls []CallReport `json:"calls"`
 }
 
-// CallReport is one store call.
+// CallReport is one store call. Row keys (Rows, StartRow, StopRow) and the
+// store's error are shown to admins only: keys hold ids and hashes, and an
+// error may name a row; others get the tables and counts (Keys).
 type CallReport struct {
 	Op          string   `json:"op"`
 	Table       string   `json:"table"`
 	Rows        []string `json:"rows,omitempty"`
+	Keys        int      `json:"keys,omitempty"` // rows a Get or Batch asked for`
 	StartRow    *string  `json:"startRow,omitempty"`
 	StopRow     *string  `json:"stopRow,omitempty"`
 	Reversed    bool     `json:"reversed,omitempty"`
@@ -187,8 +190,9 @@ type CallReport struct {
 	Error       string   `json:"error,omitempty"`
 }
 
-// Report builds the explain output.
-func (r *Request) Report() Report {
+// Report builds the explain output, with the row keys and the store's
+// errors when withKeys (the caller is an admin).
+func (r *Request) Report(withKeys bool) Report {
 	var rep Report
 	var t0 time.Time
 	for i, wave := range r.Waves() {
@@ -199,15 +203,23 @@ func (r *Request) Report() Report {
 		for _, c := range wave {
 			cr := CallReport{Op: c.Op, Table: c.Table, RowsRead: c.RowsRead, Reversed: c.Reversed,
 				Micros: c.Duration.Microseconds(), StartMicros: c.Start.Sub(t0).Microseconds(), Round: c.Round}
-			for _, row := range c.Rows {
-				cr.Rows = append(cr.Rows, escape(row))
-			}
-			if c.Op == "Scan" {
-				start, stop := escape(c.StartRow), escape(c.StopRow)
-				cr.StartRow, cr.StopRow = &start, &stop
-			}
-			if c.Err != nil {
-				cr.Error = c.Err.Error()
+			cr.Keys = len(c.Rows)
+			switch {
+			case !withKeys:
+				if c.Err != nil {
+					cr.Error = "failed"
+				}
+			default:
+				for _, row := range c.Rows {
+					cr.Rows = append(cr.Rows, escape(row))
+				}
+				if c.Op == "Scan" {
+					start, stop := escape(c.StartRow), escape(c.StopRow)
+					cr.StartRow, cr.StopRow = &start, &stop
+				}
+				if c.Err != nil {
+					cr.Error = c.Err.Error()
+				}
 			}
 			wr.Calls = append(wr.Calls, cr)
 			rep.Calls++

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/hbgraph/hbgraph/auth"
 )
 
 // Extension is the gqlgen handler extension that records each operation's
@@ -12,6 +14,10 @@ import (
 // always when Always is set.
 type Extension struct {
 	Always bool
+	// RowKeys tells whether the caller may see row keys and the store's
+	// errors; nil: callers with the admin scope (everyone while
+	// authentication is off).
+	RowKeys func(context.Context) bool
 }
 
 var (
@@ -48,7 +54,11 @@ func (e Extension) InterceptResponse(ctx context.Context, next graphql.ResponseH
 		if resp.Extensions == nil {
 			resp.Extensions = map[string]any{}
 		}
-		resp.Extensions["explain"] = r.Report()
+		rowKeys := auth.From(ctx).Admin
+		if e.RowKeys != nil {
+			rowKeys = e.RowKeys(ctx)
+		}
+		resp.Extensions["explain"] = r.Report(rowKeys)
 	}
 	return resp
 }

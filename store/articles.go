@@ -179,14 +179,14 @@ func ArticleAuthor(id string) (string, error) {
 func parseArticleID(id string) (keys.Article, []byte, error) {
 	k, err := keys.ParseArticleID(id)
 	if err != nil {
-		return keys.Article{}, nil, invalid("article id: %v", err)
+		return keys.Article{}, nil, invalid("article id is not one hbgraph gave out")
 	}
 	if err := validateID("article author", k.Author); err != nil {
-		return keys.Article{}, nil, invalid("article id: bad author")
+		return keys.Article{}, nil, invalid("article id is not one hbgraph gave out")
 	}
 	row, err := k.Key()
 	if err != nil {
-		return keys.Article{}, nil, invalid("article id: %v", err)
+		return keys.Article{}, nil, invalid("article id is not one hbgraph gave out")
 	}
 	return k, row, nil
 }
@@ -555,7 +555,7 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 			return ArticlePage{Articles: []Article{}}, nil
 		}
 		if err != nil {
-			return ArticlePage{}, invalid("window: %v", err)
+			return ArticlePage{}, invalid("postedAfter and postedBefore must be times after 1970")
 		}
 		pr.lo, pr.hi = lo, hi
 	}

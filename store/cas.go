@@ -34,7 +34,7 @@ func (s *Store) casLoop(ctx context.Context, op string, try func(attempt int) (w
 			return err
 		}
 	}
-	return fmt.Errorf("%s: %w: %d compare-and-set attempts lost", op, ErrConflict, s.maxAttempts)
+	return fmt.Errorf("%s: %w", op, &Refusal{Kind: ErrConflict, Reason: fmt.Sprintf("concurrent writes to the same rows won all %d attempts: try again", s.maxAttempts)})
 }
 
 // casBackoff waits before attempt (1, 2, ...), or until ctx is done.

@@ -23,8 +23,25 @@ func corrupt[K rowKey](row K, format string, args ...any) error {
 	return fmt.Errorf("%w %x: %s", ErrCorrupt, row, fmt.Sprintf(format, args...))
 }
 
+// Refusal is an error of the caller's making whose Reason a client may
+// read: what was wrong, in our words, naming the argument at fault. A
+// Reason never quotes a value the client sent (an id, a name, a string),
+// a row key, a Go type or another library's error: the server's error
+// presenter sends it as the message, and words every error that is not a
+// Refusal itself. Kind is the sentinel it wraps (ErrInvalidInput,
+// ErrConflict, ...), which chooses the code.
+type Refusal struct {
+	Kind   error
+	Reason string
+}
+
+func (e *Refusal) Error() string { return e.Kind.Error() + ": " + e.Reason }
+func (e *Refusal) Unwrap() error { return e.Kind }
+
+// invalid is ErrInvalidInput with a Reason; the format's arguments must be
+// ours (limits, counts), never the caller's values.
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
+	return &Refusal{Kind: ErrInvalidInput, Reason: fmt.Sprintf(format, args...)}
 }
 
 // classify wraps an error from gohbase with ErrUnavailable when it says

@@ -50,7 +50,7 @@ func (k DegreeKey) Get() (Get, error) {
 	}
 	row, err := keys.Degree{Node: k.Node, Dir: k.Dir, Type: k.Type}.Key()
 	if err != nil {
-		return Get{}, invalid("direction: %v", err)
+		return Get{}, invalid("direction must be INCOMING or OUTGOING")
 	}
 	return Get{keys.TableGraph, string(row)}, nil
 }

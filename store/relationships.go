@@ -296,7 +296,7 @@ func adjacencyRange(node, relType string, dir Direction) (pageRange, error) {
 	}
 	prefix, err := keys.AdjacencyPrefix(node, dir, relType)
 	if err != nil {
-		return pageRange{}, invalid("direction: %v", err)
+		return pageRange{}, invalid("direction must be INCOMING or OUTGOING")
 	}
 	return pageRange{layout: keys.AdjacencyLayout, table: keys.TableGraph, family: keys.FamilyGraph, prefix: prefix}, nil
 }

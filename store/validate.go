@@ -58,7 +58,7 @@ func encodeProperties(p Properties) ([]byte, error) {
 		if k == "" || !utf8.ValidString(k) {
 			return nil, invalid("property names must be non-empty valid UTF-8")
 		}
-		if err := validateValue(k, v, true); err != nil {
+		if err := validateValue(v, true); err != nil {
 			return nil, err
 		}
 	}
@@ -67,7 +67,7 @@ func encodeProperties(p Properties) ([]byte, error) {
 	}
 	b, err := json.Marshal(map[string]any(p))
 	if err != nil {
-		return nil, invalid("properties: %v", err)
+		return nil, invalid("properties do not encode as JSON")
 	}
 	if len(b) > MaxPropertiesBytes {
 		return nil, invalid("properties are %d bytes encoded; at most %d", len(b), MaxPropertiesBytes)
@@ -75,26 +75,26 @@ func encodeProperties(p Properties) ([]byte, error) {
 	return b, nil
 }
 
-func validateValue(name string, v any, listAllowed bool) error {
+func validateValue(v any, listAllowed bool) error {
 	switch v := v.(type) {
 	case nil, string, bool, json.Number,
 		float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 		if s, ok := v.(string); ok && !utf8.ValidString(s) {
-			return invalid("property %q: string is not valid UTF-8", name)
+			return invalid("a property's string is not valid UTF-8")
 		}
 		return nil
 	case []any:
 		if !listAllowed {
-			return invalid("property %q: lists may not contain lists", name)
+			return invalid("a property's list may not contain lists")
 		}
 		for _, e := range v {
-			if err := validateValue(name, e, false); err != nil {
+			if err := validateValue(e, false); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	return invalid("property %q: a value must be a string, number, boolean, null or a list of those, not %T", name, v)
+	return invalid("a property's value must be a string, number, boolean, null or a list of those (not an object)")
 }
 
 // PropertySet is a node's or relationship's properties as stored: a JSON
@@ -166,7 +166,7 @@ func validateRemove(set Properties, remove []string) error {
 			return invalid("property names must be non-empty")
 		}
 		if _, ok := set[k]; ok {
-			return invalid("property %q is both set and removed", k)
+			return invalid("a property is both set and removed")
 		}
 	}
 	if slices.Contains(remove, "") {

@@ -29,9 +29,11 @@ const DefaultPageSize = 20
 // schema's default).
 const DefaultWordCounts = 10
 
-// BadInput is an error about the client's input (BAD_USER_INPUT).
+// BadInput is an error about the client's input (BAD_USER_INPUT), its
+// message read by the client: the format's arguments must be ours (limits,
+// counts, Go-free words), never the client's values.
 func BadInput(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", store.ErrInvalidInput, fmt.Sprintf(format, args...))
+	return &store.Refusal{Kind: store.ErrInvalidInput, Reason: fmt.Sprintf(format, args...)}
 }
 
 // PageInfoWanted tells which of PageInfo's hasNextPage and hasPreviousPage
@@ -184,7 +186,7 @@ func NeighborOf(rel store.Relationship, dir store.Direction) string {
 // MissingEndpoint is the error of a node that must exist (a relationship's
 // end, an article's author) and does not.
 func MissingEndpoint(id string) error {
-	return fmt.Errorf("node %q: %w", id, store.ErrNotFound)
+	return fmt.Errorf("node %q: %w", id, &store.Refusal{Kind: store.ErrNotFound, Reason: "the node it refers to does not exist"})
 }
 
 // NodeIDs checks nodes(ids:)'s argument: at most store.MaxPageSize ids,

@@ -12,9 +12,9 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
-// maxOperationName bounds the operationName parameter: a name is echoed in
-// "operation X not found", and no document names its operations at this
-// length.
+// maxOperationName bounds the operationName parameter: a name is logged
+// (cut shorter there) and looked up, never echoed, and no document names
+// its operations at this length.
 const maxOperationName = 1024
 
 // errBatch refuses a JSON array body: one request carries one operation.

@@ -2,7 +2,6 @@ package model
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"strconv"
 	"time"
@@ -38,6 +37,10 @@ func UnmarshalJSON(v any) (any, error) {
 // timeLayout is RFC 3339 with milliseconds, the store's precision.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
+// errNotTime words a Time argument that is not one without quoting it or
+// naming a Go type; the error's path names the argument.
+var errNotTime = &store.Refusal{Kind: store.ErrInvalidInput, Reason: "a Time must be an RFC 3339 string, such as 2024-05-01T12:00:00Z"}
+
 // MarshalTime writes an RFC 3339 timestamp in UTC with milliseconds.
 func MarshalTime(t time.Time) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
@@ -50,11 +53,11 @@ func MarshalTime(t time.Time) graphql.Marshaler {
 func UnmarshalTime(v any) (time.Time, error) {
 	s, ok := v.(string)
 	if !ok {
-		return time.Time{}, fmt.Errorf("%w: Time must be an RFC 3339 string, got %T", store.ErrInvalidInput, v)
+		return time.Time{}, errNotTime
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: Time must be RFC 3339, got %q", store.ErrInvalidInput, s)
+		return time.Time{}, errNotTime
 	}
 	return t, nil
 }

@@ -3,14 +3,19 @@
 // they run, with a client error code. (gqlgen itself answers them with an
 // untyped error from inside execution, which reads as a server fault.)
 // Federation's _service { sdl } is not introspection and stays allowed.
+// Rules are the validation rules to use then: without "Did you mean"
+// suggestions, which would name the schema's fields one guess at a time.
 package nointrospection
 
 import (
 	"context"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/validator/core"
+	"github.com/vektah/gqlparser/v2/validator/rules"
 
 	"github.com/hbgraph/hbgraph/graph/codes"
 )
@@ -66,4 +71,23 @@ func find(set ast.SelectionSet, fragments ast.FragmentDefinitionList, level int)
 		}
 	}
 	return nil
+}
+
+// Rules are gqlparser's default validation rules with each rule that
+// suggests names ("Did you mean \"owner\"?") swapped for its variant that
+// does not. Use with gqlgen's SetValidationRulesFn and
+// SetDisableSuggestion(true) (which would otherwise put two of them back).
+func Rules() *rules.Rules {
+	r := rules.NewDefaultRules()
+	for _, rule := range []core.Rule{
+		rules.FieldsOnCorrectTypeRuleWithoutSuggestions,
+		rules.KnownArgumentNamesRuleWithoutSuggestions,
+		rules.KnownTypeNamesRuleWithoutSuggestions,
+		rules.ScalarLeafsRuleWithoutSuggestions,
+		rules.ValuesOfCorrectTypeRuleWithoutSuggestions,
+	} {
+		r.RemoveRule(strings.TrimSuffix(rule.Name, "WithoutSuggestions"))
+		r.AddRule(rule.Name, rule.RuleFunc)
+	}
+	return r
 }

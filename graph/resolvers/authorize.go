@@ -35,13 +35,16 @@ func (r *Resolver) mayWriteNode(ctx context.Context, id string) error {
 	case err != nil:
 		return err
 	case n == nil:
-		return fmt.Errorf("node %q: %w", id, store.ErrNotFound)
+		return fmt.Errorf("node %q: %w", id, errNoSuchNode)
 	}
 	if err := auth.MayWrite(p, n.Owner); err != nil {
-		return fmt.Errorf("%w: node %q belongs to another subject (or to nobody): only its owner or an admin may change it", err, id)
+		return fmt.Errorf("node %q: %w", id, &store.Refusal{Kind: err, Reason: "the node belongs to another subject (or to nobody): only its owner or an admin may change it"})
 	}
 	return nil
 }
+
+// errNoSuchNode is the node a write names, missing.
+var errNoSuchNode = &store.Refusal{Kind: store.ErrNotFound, Reason: "the node does not exist"}
 
 // mayWriteArticle is mayWriteNode for the author of article id.
 func (r *Resolver) mayWriteArticle(ctx context.Context, id string) error {

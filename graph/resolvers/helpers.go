@@ -20,15 +20,16 @@ func pageInfoSelected(ctx context.Context, connType string) fetchkeys.PageInfoWa
 	return fetchkeys.PageInfoOf(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, connType)
 }
 
-// propertiesArg checks that a JSON argument is an object (or absent).
-func propertiesArg(v any) (store.Properties, error) {
+// propertiesArg checks that the JSON argument named arg is an object (or
+// absent).
+func propertiesArg(arg string, v any) (store.Properties, error) {
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
 	case map[string]any:
 		return store.Properties(v), nil
 	}
-	return nil, fetchkeys.BadInput("properties must be a JSON object, got %T", v)
+	return nil, fetchkeys.BadInput("%s must be a JSON object", arg)
 }
 
 // node loads one node through the request's batch; nil when absent.

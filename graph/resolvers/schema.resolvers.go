@@ -34,7 +34,7 @@ func (r *articleConnectionResolver) TotalCount(ctx context.Context, obj *model.A
 
 // CreateNode is the resolver for the createNode field.
 func (r *mutationResolver) CreateNode(ctx context.Context, id string, properties any) (*model.Node, error) {
-	props, err := propertiesArg(properties)
+	props, err := propertiesArg("properties", properties)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (r *mutationResolver) CreateNode(ctx context.Context, id string, properties
 
 // UpdateNodeProperties is the resolver for the updateNodeProperties field.
 func (r *mutationResolver) UpdateNodeProperties(ctx context.Context, id string, set any, remove []string) (*model.Node, error) {
-	props, err := propertiesArg(set)
+	props, err := propertiesArg("set", set)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (r *mutationResolver) DeleteNode(ctx context.Context, id string, detach *bo
 
 // CreateRelationship is the resolver for the createRelationship field.
 func (r *mutationResolver) CreateRelationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string, properties any) (*model.Relationship, error) {
-	props, err := propertiesArg(properties)
+	props, err := propertiesArg("properties", properties)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (r *mutationResolver) CreateRelationship(ctx context.Context, startNodeID s
 
 // UpdateRelationshipProperties is the resolver for the updateRelationshipProperties field.
 func (r *mutationResolver) UpdateRelationshipProperties(ctx context.Context, startNodeID string, typeArg string, endNodeID string, set any, remove []string) (*model.Relationship, error) {
-	props, err := propertiesArg(set)
+	props, err := propertiesArg("set", set)
 	if err != nil {
 		return nil, err
 	}

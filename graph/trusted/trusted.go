@@ -13,7 +13,9 @@ import (
 	"os"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/graph/codes"
@@ -23,16 +25,28 @@ import (
 const manifestFormat = "apollo-persisted-query-manifest"
 
 // Manifest maps the id of each trusted operation (the hex sha256 of its
-// body) to its body.
-type Manifest map[string]string
+// body) to the operation.
+type Manifest map[string]Operation
+
+// Operation is one entry of the manifest. Its body defines exactly one
+// operation, of Name and Type (Load checks it), and the fragments it uses:
+// a client sending the id can run that operation and nothing else.
+type Operation struct {
+	Name string // "" for an anonymous operation
+	Type ast.Operation
+	Body string
+}
 
 // Load reads an Apollo persisted query manifest:
 //
 //	{"format": "apollo-persisted-query-manifest", "version": 1,
 //	 "operations": [{"id": "<sha256 of body>", "name": "...", "type": "query", "body": "..."}]}
 //
-// It refuses a manifest whose ids are not the sha256 of their bodies: a
-// client would send an id gqlgen's persisted-query check refuses.
+// It refuses a manifest whose ids are not the sha256 of their bodies (a
+// client would send an id gqlgen's persisted-query check refuses), and one
+// whose body does not parse or defines anything but the one operation its
+// entry names, of its type: with a second operation in the body, a client
+// could pick it by operationName and run what the manifest does not list.
 func Load(path string) (Manifest, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -44,6 +58,7 @@ func Load(path string) (Manifest, error) {
 		Operations []struct {
 			ID   string `json:"id"`
 			Name string `json:"name"`
+			Type string `json:"type"`
 			Body string `json:"body"`
 		} `json:"operations"`
 	}
@@ -58,9 +73,34 @@ func Load(path string) (Manifest, error) {
 		if op.ID != ID(op.Body) {
 			return nil, fmt.Errorf("trusted documents %s: operation %d (%q): id %q is not the sha256 of its body (%s)", path, i, op.Name, op.ID, ID(op.Body))
 		}
-		m[op.ID] = op.Body
+		if err := checkBody(op.Name, ast.Operation(op.Type), op.Body); err != nil {
+			return nil, fmt.Errorf("trusted documents %s: operation %d (%q): %w", path, i, op.Name, err)
+		}
+		m[op.ID] = Operation{Name: op.Name, Type: ast.Operation(op.Type), Body: op.Body}
 	}
 	return m, nil
+}
+
+// checkBody checks that body defines exactly one operation, named name,
+// of type typ.
+func checkBody(name string, typ ast.Operation, body string) error {
+	switch typ {
+	case ast.Query, ast.Mutation, ast.Subscription:
+	default:
+		return fmt.Errorf("type %q: want query, mutation or subscription", typ)
+	}
+	doc, err := parser.ParseQuery(&ast.Source{Input: body})
+	if err != nil {
+		return fmt.Errorf("body does not parse: %w", err)
+	}
+	if n := len(doc.Operations); n != 1 {
+		return fmt.Errorf("body defines %d operations; a trusted document must define exactly the one its entry names", n)
+	}
+	op := doc.Operations[0]
+	if op.Name != name || op.Operation != typ {
+		return fmt.Errorf("body defines %s %q, but the entry names %s %q", op.Operation, op.Name, typ, name)
+	}
+	return nil
 }
 
 // ID is the id of a document's body: its sha256 in hex.
@@ -93,8 +133,16 @@ func (Extension) Validate(graphql.ExecutableSchema) error { return nil }
 func (e Extension) MutateOperationParameters(ctx context.Context, raw *graphql.RawParams) *gqlerror.Error {
 	id := persistedID(raw.Extensions)
 	if raw.Query == "" && id != "" {
-		if body, ok := e.Manifest[id]; ok {
-			raw.Query = body
+		if op, ok := e.Manifest[id]; ok {
+			// The body holds this operation alone (Load): another name
+			// can only fail, and says so in words of the manifest.
+			if raw.OperationName != "" && raw.OperationName != op.Name {
+				return &gqlerror.Error{
+					Message:    "operationName names no operation of this trusted document",
+					Extensions: map[string]any{"code": codes.ValidationFailed},
+				}
+			}
+			raw.Query = op.Body
 			return nil
 		}
 	}

@@ -31,10 +31,10 @@ func writeManifest(t *testing.T, ops ...map[string]string) string {
 
 func TestLoadChecksIDs(t *testing.T) {
 	m, err := Load(writeManifest(t, map[string]string{"id": ID(listed), "name": "Me", "type": "query", "body": listed}))
-	if err != nil || m[ID(listed)] != listed {
+	if err != nil || m[ID(listed)] != (Operation{Name: "Me", Type: "query", Body: listed}) {
 		t.Fatalf("Load: %v %v", m, err)
 	}
-	if _, err := Load(writeManifest(t, map[string]string{"id": strings.Repeat("0", 64), "body": listed})); err == nil {
+	if _, err := Load(writeManifest(t, map[string]string{"id": strings.Repeat("0", 64), "name": "Me", "type": "query", "body": listed})); err == nil {
 		t.Error("an id that is not the body's sha256 was accepted")
 	}
 	path := filepath.Join(t.TempDir(), "other.json")
@@ -45,7 +45,7 @@ func TestLoadChecksIDs(t *testing.T) {
 }
 
 func TestExtension(t *testing.T) {
-	m := Manifest{ID(listed): listed}
+	m := Manifest{ID(listed): {Name: "Me", Type: "query", Body: listed}}
 	other := "{ node(id: \"x\") { id } }"
 	byID := func(id string) map[string]any {
 		return map[string]any{"persistedQuery": map[string]any{"version": 1.0, "sha256Hash": id}}
@@ -83,6 +83,51 @@ func TestExtension(t *testing.T) {
 		}
 		if raw.Query != tc.wantQuery {
 			t.Errorf("%s: query %q, want %q", tc.name, raw.Query, tc.wantQuery)
+		}
+	}
+}
+
+// TestLoadRefusesWhatTheEntryDoesNotName: a body must define exactly the
+// one operation its entry names, of its type; else a client could pick
+// another by operationName (issue 22, item 10).
+func TestLoadRefusesWhatTheEntryDoesNotName(t *testing.T) {
+	for _, tc := range []struct{ name, entryName, entryType, body string }{
+		{"a second operation", "A", "query", "query A { __typename } mutation B { deleteNode(id: \"x\") }"},
+		{"a second query", "A", "query", "query A { __typename } query B { __typename }"},
+		{"another name", "A", "query", "query B { __typename }"},
+		{"another type", "A", "query", "mutation A { deleteNode(id: \"x\") }"},
+		{"anonymous, entry named", "A", "query", "{ __typename }"},
+		{"no operation", "A", "query", "fragment F on Query { __typename }"},
+		{"unknown type", "A", "update", "query A { __typename }"},
+		{"no type", "A", "", "query A { __typename }"},
+		{"does not parse", "A", "query", "query A {"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(writeManifest(t, map[string]string{"id": ID(tc.body), "name": tc.entryName, "type": tc.entryType, "body": tc.body}))
+			if err == nil {
+				t.Errorf("%q listed as %s %q was accepted", tc.body, tc.entryType, tc.entryName)
+			}
+		})
+	}
+	withFragment := "query A { ...F } fragment F on Query { __typename }"
+	if _, err := Load(writeManifest(t, map[string]string{"id": ID(withFragment), "name": "A", "type": "query", "body": withFragment})); err != nil {
+		t.Errorf("one operation with its fragment: %v", err)
+	}
+}
+
+// TestExtensionKeepsTheListedOperation: sent by id, only the listed
+// operation's name may be given.
+func TestExtensionKeepsTheListedOperation(t *testing.T) {
+	m := Manifest{ID(listed): {Name: "Me", Type: "query", Body: listed}}
+	ext := map[string]any{"persistedQuery": map[string]any{"version": 1.0, "sha256Hash": ID(listed)}}
+	for name, refused := range map[string]bool{"": false, "Me": false, "B": true} {
+		raw := &graphql.RawParams{OperationName: name, Extensions: ext}
+		err := Extension{Manifest: m}.MutateOperationParameters(context.Background(), raw)
+		if (err != nil) != refused {
+			t.Errorf("operationName %q: error %v, want refused=%v", name, err, refused)
+		}
+		if err != nil && (raw.Query != "" || strings.Contains(err.Message, name)) {
+			t.Errorf("operationName %q: query %q, message %q", name, raw.Query, err.Message)
 		}
 	}
 }

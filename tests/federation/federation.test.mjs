@@ -61,8 +61,9 @@ async function viaGateway(query, variables) {
 
 before(async () => {
   // @apollo/gateway refuses supergraphs with @authenticated (a SECURITY
-  // feature only Apollo Router implements).
-  hb = await startHbgraph(['--federation-auth-directives=false']);
+  // feature only Apollo Router implements). hbgraph, run as a newcomer runs
+  // it (no authentication, no flag), leaves the directives out.
+  hb = await startHbgraph();
 
   // Seed through hbgraph's own mutations. Relationships and articles are
   // created a few milliseconds apart so "newest first" is one order.
@@ -352,8 +353,9 @@ describe('hbgraph as a subgraph, directly', () => {
       assert.equal(body.errors, undefined, JSON.stringify(body.errors));
       return body.data._service.sdl;
     };
-    // By default hbgraph's SDL carries @authenticated, for Apollo Router.
-    const withDirectives = await startHbgraph();
+    // With authentication configured (or, as here, the flag forcing it),
+    // hbgraph's SDL carries @authenticated, for Apollo Router.
+    const withDirectives = await startHbgraph(['--federation-auth-directives']);
     let hbgraphSdl;
     try {
       hbgraphSdl = await sdlOf(withDirectives.url);
