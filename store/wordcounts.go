@@ -32,10 +32,32 @@ import (
 // lower-cased; runs longer than MaxWordBytes (after lower-casing) are not
 // counted: they are hashes, base64 and the like, not words, and each would
 // be a qualifier of that size.
+//
+// MaxArticleWords bounds the distinct words of one article (title and
+// body together): each is a column of the author's word count row that
+// the article's Increment writes and every later rebuild reads. A long
+// real article (10,000 words of prose) has 2,500 to 4,000 distinct words,
+// and a whole novel 10,000 to 20,000 (vocabulary grows with about the
+// square root of the text, Heaps' law); 10,000 leaves room for the longest
+// pieces and for inflected languages, and is a tenth of what a 1 MiB body
+// of made-up words adds (about 110,000).
 const (
-	MaxWordBytes = 100
-	MaxTopWords  = 1000
+	MaxWordBytes    = 100
+	MaxTopWords     = 1000
+	MaxArticleWords = 10000
 )
+
+// validateArticleWords fails with ErrInvalidInput if the title and body
+// of an article hold more than MaxArticleWords distinct words.
+func validateArticleWords(title, body string) error {
+	m := map[string]int64{}
+	countWords(m, title)
+	countWords(m, body)
+	if len(m) > MaxArticleWords {
+		return invalid("title and body must hold at most %d distinct words, not %d", MaxArticleWords, len(m))
+	}
+	return nil
+}
 
 // WordCount is one word of an author's word counts.
 type WordCount struct {
