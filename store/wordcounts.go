@@ -423,9 +423,9 @@ func (s *Store) updateTopWords(ctx context.Context, author string, words []strin
 	return nil
 }
 
-// rebuildTopWords recomputes the author's top list from the whole word
-// count row and writes it if the row holds anything else. It reports
-// whether it wrote.
+// rebuildTopWords checks the author's top list against the whole word
+// count row and, if it does not hold (holdsFor), writes the list picked
+// from the row. It reports whether it wrote.
 func (s *Store) rebuildTopWords(ctx context.Context, author string) (bool, error) {
 	trow, wrow := keys.TopWords(author), keys.WordCounts(author)
 	var wrote bool
@@ -435,28 +435,48 @@ func (s *Store) rebuildTopWords(ctx context.Context, author string) (bool, error
 			return false, err
 		}
 		have := decodeTopRow(c, topListKeep)
-		list, err := s.recountTopList(ctx, wrow)
+		counts, err := s.readWordCounts(ctx, wrow)
 		if err != nil {
 			return false, err
 		}
+		ranked := rankCounts(counts, len(counts))
+		if have.holdsFor(ranked) || (len(c) == 0 && len(ranked) == 0) {
+			wrote = false
+			return true, nil
+		}
 		var won bool
-		wrote, won, err = s.putTopList(ctx, trow, have, list)
+		wrote, won, err = s.putTopList(ctx, trow, have, topListOf(counts))
 		return won, err
 	})
 	return wrote, err
 }
 
+// holdsFor reports whether the row's list is right for an author whose
+// positive counts rank as ranked: a prefix of it that answers every page,
+// and all of it if the list says it is complete. A writer's list need not
+// be the one topListOf would pick: counts that fell out shorten it.
+func (r topRow) holdsFor(ranked []WordCount) bool {
+	w := r.list.words
+	return r.answersEveryPage() && len(w) <= len(ranked) && slices.Equal(w, ranked[:len(w)]) &&
+		(!r.list.complete || len(w) == len(ranked))
+}
+
 // recountTopList reads the whole word count row and picks its list.
 func (s *Store) recountTopList(ctx context.Context, wrow []byte) (topList, error) {
-	c, err := s.get(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow)
-	if err != nil {
-		return topList{}, err
-	}
-	counts, err := decodeWordCounts(wrow, c)
+	counts, err := s.readWordCounts(ctx, wrow)
 	if err != nil {
 		return topList{}, err
 	}
 	return topListOf(counts), nil
+}
+
+// readWordCounts reads and decodes a whole word count row.
+func (s *Store) readWordCounts(ctx context.Context, wrow []byte) (map[string]int64, error) {
+	c, err := s.get(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow)
+	if err != nil {
+		return nil, err
+	}
+	return decodeWordCounts(wrow, c)
 }
 
 // wordCountsOf reads the counts of words (absent: 0) from a word count
