@@ -181,6 +181,8 @@ type CallReport struct {
 	StopRow     *string  `json:"stopRow,omitempty"`
 	Reversed    bool     `json:"reversed,omitempty"`
 	RowsRead    int      `json:"rowsRead"`
+	CellsRead   int      `json:"cellsRead"`
+	BytesRead   int      `json:"bytesRead"`
 	Round       int      `json:"round,omitempty"`
 	StartMicros int64    `json:"startMicros"`
 	Micros      int64    `json:"micros"`
@@ -197,7 +199,7 @@ func (r *Request) Report() Report {
 		}
 		wr := WaveReport{Wave: i + 1}
 		for _, c := range wave {
-			cr := CallReport{Op: c.Op, Table: c.Table, RowsRead: c.RowsRead, Reversed: c.Reversed,
+			cr := CallReport{Op: c.Op, Table: c.Table, RowsRead: c.RowsRead, CellsRead: c.CellsRead, BytesRead: c.BytesRead, Reversed: c.Reversed,
 				Micros: c.Duration.Microseconds(), StartMicros: c.Start.Sub(t0).Microseconds(), Round: c.Round}
 			for _, row := range c.Rows {
 				cr.Rows = append(cr.Rows, escape(row))
