@@ -166,7 +166,10 @@ func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[str
 	if err := s.faultPoint(pointTopWords); err != nil {
 		return err
 	}
-	return s.updateTopWords(ctx, author, slices.Collect(maps.Keys(deltas)))
+	// The counts are written: a client that goes away now would leave the
+	// list stale until Repair, so it is kept whatever becomes of ctx (each
+	// call still bounded by the call timeout, the loop by MaxAttempts).
+	return s.updateTopWords(context.WithoutCancel(ctx), author, slices.Collect(maps.Keys(deltas)))
 }
 
 // TopWords returns the author's n most frequent words, most frequent first,

@@ -76,6 +76,10 @@ func wordsText(prefix string, n int) string {
 func TestHostileWordCounts(t *testing.T) {
 	s := startServer(t)
 	s.createNode(t, "voc", nil)
+	// An author with no words has no list: the read finds that out.
+	if got, _ := s.explainedWordCounts(t, "voc", 10); len(got) != 0 {
+		t.Fatalf("no articles, words %v", got)
+	}
 
 	// A vocabulary of 54,000 words, each article within the bound.
 	counts := map[string]int{}
