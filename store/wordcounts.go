@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unsafe"
 
 	"github.com/hbgraph/hbgraph/store/keys"
 )
@@ -317,7 +316,8 @@ func decodeTopList(b []byte, keep int) (t topList, size int, ok bool) {
 		return topList{}, 0, false
 	}
 	t.complete = b[0] == 1
-	var prev WordCount // the previous entry; its word not copied
+	var prevCount uint64
+	var prevWord []byte // not copied: words past keep are only compared
 	for b = b[1:]; len(b) > 0; size++ {
 		count, n := binary.Uvarint(b)
 		if n <= 0 || count == 0 || count > math.MaxInt64 {
@@ -328,14 +328,15 @@ func decodeTopList(b []byte, keep int) (t topList, size int, ok bool) {
 		if n <= 0 || wlen > uint64(len(b)-n) {
 			return topList{}, 0, false
 		}
-		e := WordCount{Word: unsafeString(b[n : n+int(wlen)]), Count: int64(count)}
+		word := b[n : n+int(wlen)]
 		b = b[n+int(wlen):]
-		if size > 0 && compareRank(prev, e) >= 0 {
+		// compareRank: the larger count first, ties in word order.
+		if size > 0 && cmp.Or(cmp.Compare(count, prevCount), bytes.Compare(prevWord, word)) >= 0 {
 			return topList{}, 0, false
 		}
-		prev = e
+		prevCount, prevWord = count, word
 		if size < keep {
-			t.words = append(t.words, WordCount{Word: strings.Clone(e.Word), Count: e.Count})
+			t.words = append(t.words, WordCount{Word: string(word), Count: int64(count)})
 		}
 	}
 	if size > topListKeep {
@@ -343,9 +344,6 @@ func decodeTopList(b []byte, keep int) (t topList, size int, ok bool) {
 	}
 	return t, size, true
 }
-
-// unsafeString views b as a string, for comparisons that do not keep it.
-func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // topRow is what a top-words row holds.
 type topRow struct {

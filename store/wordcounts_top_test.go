@@ -379,3 +379,49 @@ func TestTopWordsReadsTheListOnly(t *testing.T) {
 		t.Errorf("the list is %d bytes", n)
 	}
 }
+
+// A list round-trips through its cell; every truncation of a cell, and a
+// cell out of order, fails to decode.
+func TestTopListCell(t *testing.T) {
+	for _, l := range []topList{
+		{complete: true},
+		{words: []WordCount{{"b", 3}, {"a", 2}, {"c", 2}, {"日本", 1}}, complete: true},
+		{words: []WordCount{{"x", 300}, {"y", 1}}},
+	} {
+		cell := l.encode()
+		got, size, ok := decodeTopList(cell, topListKeep)
+		if !ok || size != len(l.words) || got.complete != l.complete || !slices.Equal(got.words, l.words) {
+			t.Fatalf("%v: decoded %v, %d, %v", l, got, size, ok)
+		}
+		if page, size, ok := decodeTopList(cell, 1); !ok || size != len(l.words) || len(page.words) != min(1, len(l.words)) {
+			t.Fatalf("%v: first word only: %v, %d, %v", l, page, size, ok)
+		}
+		// A cut between entries is a shorter list, which decodes; a cut
+		// inside one, or before the flags, does not.
+		boundary := map[int]bool{1: true}
+		for i := range l.words {
+			boundary[len(topList{words: l.words[:i+1]}.encode())] = true
+		}
+		for n := range len(cell) {
+			if _, _, ok := decodeTopList(cell[:n], topListKeep); ok != boundary[n] {
+				t.Fatalf("%v cut at %d of %d: decoded %v", l, n, len(cell), ok)
+			}
+		}
+	}
+	for name, l := range map[string]topList{
+		"count order": {words: []WordCount{{"a", 1}, {"b", 2}}},
+		"word order":  {words: []WordCount{{"b", 2}, {"a", 2}}},
+		"repeated":    {words: []WordCount{{"a", 2}, {"a", 2}}},
+		"zero count":  {words: []WordCount{{"a", 0}}},
+	} {
+		if _, _, ok := decodeTopList(l.encode(), topListKeep); ok {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+	if _, _, ok := decodeTopList([]byte{2}, topListKeep); ok {
+		t.Error("unknown flags decoded")
+	}
+	if _, _, ok := decodeTopList(append(topList{words: []WordCount{{"a", 1}}}.encode(), 1), topListKeep); ok {
+		t.Error("a torn entry decoded")
+	}
+}
