@@ -184,6 +184,8 @@ type CallReport struct {
 	StopRow     *string  `json:"stopRow,omitempty"`
 	Reversed    bool     `json:"reversed,omitempty"`
 	RowsRead    int      `json:"rowsRead"`
+	CellsRead   int      `json:"cellsRead"`
+	BytesRead   int      `json:"bytesRead"`
 	Round       int      `json:"round,omitempty"`
 	StartMicros int64    `json:"startMicros"`
 	Micros      int64    `json:"micros"`
@@ -201,7 +203,7 @@ func (r *Request) Report(withKeys bool) Report {
 		}
 		wr := WaveReport{Wave: i + 1}
 		for _, c := range wave {
-			cr := CallReport{Op: c.Op, Table: c.Table, RowsRead: c.RowsRead, Reversed: c.Reversed,
+			cr := CallReport{Op: c.Op, Table: c.Table, RowsRead: c.RowsRead, CellsRead: c.CellsRead, BytesRead: c.BytesRead, Reversed: c.Reversed,
 				Micros: c.Duration.Microseconds(), StartMicros: c.Start.Sub(t0).Microseconds(), Round: c.Round}
 			cr.Keys = len(c.Rows)
 			switch {

@@ -196,8 +196,8 @@ func parseArticleID(id string) (keys.Article, []byte, error) {
 //
 // It fails with ErrInvalidInput, writing nothing, for a bad author id or
 // category (see validateID, validateType), an empty or over-long title or an
-// over-long body (MaxTitleBytes, MaxBodyBytes) or text that is not valid
-// UTF-8; with ErrNotFound if the author is not an existing node. Once the
+// over-long body (MaxTitleBytes, MaxBodyBytes), more than MaxArticleWords
+// distinct words or text that is not valid UTF-8; with ErrNotFound if the author is not an existing node. Once the
 // timeline row is written the article exists: an error after that (a crash)
 // leaves its index row, counters or word counts behind until Repair and
 // RebuildWordCounts.
@@ -209,6 +209,9 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 		return Article{}, err
 	}
 	if err := validateBody(body); err != nil {
+		return Article{}, err
+	}
+	if err := validateArticleWords(title, body); err != nil {
 		return Article{}, err
 	}
 	if err := validateType("category", category); err != nil {
@@ -377,6 +380,9 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 		}
 		if category != nil {
 			next.category = *category
+		}
+		if err := validateArticleWords(next.title, next.body); err != nil {
+			return false, err
 		}
 		next.updated = s.nextUpdate(old.updated)
 		return s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU,

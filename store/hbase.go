@@ -30,6 +30,10 @@ type Call struct {
 	// Round is the caller's dispatch round (WithRound), 0 if none: calls
 	// of one round were sent together.
 	Round int
+	// CellsRead and BytesRead are the cells the rows read returned and
+	// the bytes of their qualifiers and values: what a read cost, whatever
+	// its row count.
+	CellsRead, BytesRead int
 }
 
 // Tracer receives every Call made with a context that carries it.
@@ -160,6 +164,7 @@ func (s *Store) get(ctx context.Context, table, family string, row []byte) (cell
 	out := resultCells(res).asMap()
 	if len(out) > 0 {
 		call.RowsRead = 1
+		call.countCells(res.Cells)
 	}
 	trace(ctx, call)
 	if err != nil {
@@ -237,10 +242,22 @@ func (s *Store) sendBatch(ctx context.Context, op, table string, rows [][]byte,
 		}
 		if gr, ok := res[i].Msg.(*pb.GetResponse); ok && len(gr.GetResult().GetCell()) > 0 {
 			call.RowsRead++
+			for _, c := range gr.GetResult().GetCell() {
+				call.CellsRead++
+				call.BytesRead += len(c.GetQualifier()) + len(c.GetValue())
+			}
 		}
 	}
 	trace(ctx, call)
 	return res, nil
+}
+
+// countCells adds cells to what the call read.
+func (c *Call) countCells(cells []*hrpc.Cell) {
+	for _, cell := range cells {
+		c.CellsRead++
+		c.BytesRead += len(cell.Qualifier) + len(cell.Value)
+	}
 }
 
 func resultCells(r *hrpc.Result) rowCells {
@@ -438,6 +455,7 @@ func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 			continue
 		}
 		out := row{key: res.Cells[0].Row}
+		call.countCells(res.Cells)
 		if r.compact {
 			out.raw = res.Cells
 		} else {

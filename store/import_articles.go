@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"maps"
 	"math"
+	"slices"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/hbgraph/hbgraph/store/keys"
 )
@@ -29,6 +33,9 @@ func (a ArticleImport) validate() (keys.Article, []byte, articleCells, error) {
 	if err := validateBody(a.Body); err != nil {
 		return keys.Article{}, nil, articleCells{}, err
 	}
+	if err := validateArticleWords(a.Title, a.Body); err != nil {
+		return keys.Article{}, nil, articleCells{}, err
+	}
 	if err := validateType("category", a.Category); err != nil {
 		return keys.Article{}, nil, articleCells{}, err
 	}
@@ -51,6 +58,7 @@ const (
 	pointImportCategory   = "import-category"
 	pointImportCounters   = "import-counters"
 	pointImportWordCounts = "import-word-counts"
+	pointImportTopWords   = "import-top-words"
 )
 
 // ImportArticles imports a batch of articles with the outcome
@@ -65,7 +73,9 @@ const (
 //  4. a SendBatch of Increments of the authors' counter rows, one per
 //     author by the sums of its articles' n and n/<category>;
 //  5. a SendBatch of Increments of the authors' word count rows, one per
-//     author by the sum of its articles' word counts.
+//     author by the sum of its articles' word counts;
+//  6. the authors' top-words lists, as PostArticle updates one
+//     (updateTopWords), importTopWordsWorkers authors at a time.
 //
 // (A SendBatch of writes carries at most writeChunk calls; a larger batch
 // sends several in turn.)
@@ -172,11 +182,52 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 		}
 	}
 	incrementAll(ctx, s, keys.TableWordCounts, keys.FamilyWordCounts, words)
+	if err := s.faultPoint(pointImportTopWords); err != nil {
+		return err
+	}
+	s.updateTopWordsOf(ctx, live(items))
 	for _, it := range items {
 		it.settled = true
 	}
 	return nil
 }
+
+// updateTopWordsOf updates the top-words list of each author of items
+// with the words its items counted (updateTopWords), importTopWordsWorkers
+// authors at a time; an author whose list failed fails its items.
+func (s *Store) updateTopWordsOf(ctx context.Context, items []*articleImport) {
+	byAuthor := map[string][]*articleImport{}
+	var authors []string
+	for _, it := range items {
+		if byAuthor[it.k.Author] == nil {
+			authors = append(authors, it.k.Author)
+		}
+		byAuthor[it.k.Author] = append(byAuthor[it.k.Author], it)
+	}
+	var g errgroup.Group
+	g.SetLimit(importTopWordsWorkers)
+	for _, author := range authors {
+		g.Go(func() error {
+			words := map[string]bool{}
+			for _, it := range byAuthor[author] {
+				for w := range articleWords(it.a) {
+					words[w] = true
+				}
+			}
+			if err := s.updateTopWords(ctx, author, slices.Collect(maps.Keys(words))); err != nil {
+				for _, it := range byAuthor[author] {
+					it.fail(err)
+				}
+			}
+			return nil
+		})
+	}
+	_ = g.Wait() // the errors are the items'
+}
+
+// importTopWordsWorkers bounds the authors whose lists one import round
+// updates at once (each a compare-and-set of a few round trips).
+const importTopWordsWorkers = 8
 
 // putCategoryRows puts the items' category rows, as putCategoryRow does
 // one article's; an item whose Put failed fails.

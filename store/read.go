@@ -77,12 +77,14 @@ func (k ArticleCountKey) Get() (Get, error) {
 	return Get{keys.TableArticles, string(keys.Counters(k.Author))}, nil
 }
 
-// WordCountsGet reads an author's word counts.
+// WordCountsGet reads an author's top words: their top-words row, or, when
+// that cannot answer every page, their word count row (Read reads it in a
+// second batch; see wordcounts.go).
 func WordCountsGet(author string) (Get, error) {
 	if err := validateID("author id", author); err != nil {
 		return Get{}, err
 	}
-	return Get{keys.TableWordCounts, string(keys.WordCounts(author))}, nil
+	return Get{keys.TableWordCounts, string(keys.TopWords(author))}, nil
 }
 
 // familyOf is the one family of each table.
@@ -116,6 +118,9 @@ func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
 		}
 		for j, i := range idx {
 			out[i] = Row{key: gets[i].row, cells: res[j]}
+		}
+		if table == keys.TableWordCounts {
+			return s.topWordsFallback(ctx, out, idx)
 		}
 		return nil
 	}
@@ -242,11 +247,21 @@ func (r Row) ArticleCount(category string) (int64, error) {
 	return n, nil
 }
 
-// TopWords decodes an author's n most frequent words from their word count
-// row.
+// TopWords decodes an author's n most frequent words from their top-words
+// row, or from their word count row when Read had to read that instead.
 func (r Row) TopWords(n int) ([]WordCount, error) {
 	if n < 1 || n > MaxTopWords {
 		return nil, invalid("n is %d; want 1..%d", n, MaxTopWords)
+	}
+	if _, err := keys.DecodeTopWords([]byte(r.key)); err == nil {
+		t := decodeTopRow(r.cells, n)
+		if !t.answersEveryPage() {
+			return nil, corrupt(r.key, "a top-words row that cannot answer")
+		}
+		if t.list.words == nil {
+			return []WordCount{}, nil
+		}
+		return t.list.words, nil
 	}
 	return topWords(r.key, r.cells.asMap(), n)
 }

@@ -45,7 +45,8 @@ func (r RepairReport) String() string {
 // degree counter is set to the number of index rows it counts, (see
 // repairArticles) every article gets exactly its category row and every
 // article counter its exact count, and (see repairWordCounts) every
-// author's word counts equal a recount of the author's articles. Before
+// author's word counts equal a recount of the author's articles, and the
+// author's top-words list a pick of those counts. Before
 // all that it migrates a table articles of an older layout to the current
 // one (migrateArticleLayout), after which the store serves articles again.
 //
@@ -78,11 +79,13 @@ const (
 	fixWordCountCorrected = "word count cells corrected"
 	fixWordCountDeleted   = "word count cells deleted"
 	fixWordCountCorrupt   = "corrupt word count cells fixed"
+	fixWordCountTopLists  = "top word lists rebuilt"
 )
 
-// repairWordCounts rebuilds the word counts (rebuildWordCounts) of every
-// author that has articles (timeline rows) or a word count row: one that
-// lost all its articles may still count their words.
+// repairWordCounts rebuilds the word counts and top-words list
+// (rebuildWordCounts) of every author that has articles (timeline rows), a
+// word count row or a top-words row: one that lost all its articles may
+// still count their words.
 //
 // A rebuild waits a millisecond or two for the clock (see
 // RebuildWordCounts), so the authors are split into wordCountRanges ranges
@@ -101,7 +104,7 @@ func (s *Store) repairWordCounts(ctx context.Context, fix func(kind string, n in
 		return err
 	}
 	bounds := append(append([][]byte{nil}, splits...), nil) // nil: either end of the table
-	var corrected, deleted, corrupt atomic.Int64
+	var corrected, deleted, corrupt, topLists atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(wordCountWorkers)
 	for i := range wordCountRanges {
@@ -115,6 +118,7 @@ func (s *Store) repairWordCounts(ctx context.Context, fix func(kind string, n in
 				corrected.Add(int64(f.corrected))
 				deleted.Add(int64(f.deleted))
 				corrupt.Add(int64(f.corrupt))
+				topLists.Add(int64(f.topList))
 				if err != nil {
 					return fmt.Errorf("author %q: %w", author, err)
 				}
@@ -126,6 +130,7 @@ func (s *Store) repairWordCounts(ctx context.Context, fix func(kind string, n in
 	fix(fixWordCountCorrected, int(corrected.Load()))
 	fix(fixWordCountDeleted, int(deleted.Load()))
 	fix(fixWordCountCorrupt, int(corrupt.Load()))
+	fix(fixWordCountTopLists, int(topLists.Load()))
 	return err
 }
 
@@ -199,8 +204,14 @@ func timelineAuthor(row []byte) (string, bool, error) {
 	return author, false, err
 }
 
+// wordCountAuthor yields the authors of table wordcounts: by their word
+// count row, or their top-words row when that is all they have (a list
+// left behind by a crash, which the rebuild empties).
 func wordCountAuthor(row []byte) (string, bool, error) {
-	author, err := keys.DecodeWordCounts(row)
+	if author, err := keys.DecodeWordCounts(row); err == nil {
+		return author, true, nil
+	}
+	author, err := keys.DecodeTopWords(row)
 	return author, true, err
 }
 

@@ -1,10 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -27,15 +31,67 @@ import (
 // marker stamped ahead of the clock, would be hidden by it and lost.
 // RebuildWordCounts removes zero cells safely and rewrites corrupt ones;
 // Repair runs it for every author.
+//
+// Top lists. Reading the whole row to sort it would make wordCounts cost
+// the author's vocabulary, so each author also has a top-words row
+// (keys.TopWords) holding a topList: the author's most frequent words
+// with their counts, in wordCounts' order, at most topListKeep of them.
+// Its invariant is that the list is a prefix of that order: every word it
+// leaves out ranks below its last entry, or it is complete (it holds
+// every word whose count is positive). A list that is complete or holds
+// at least MaxTopWords entries answers every page.
+//
+// The writer that changes counts keeps the list after its Increment
+// (updateTopWords): a compare-and-set on the row's version cell, in which
+// it reads the list, then the counts its Increment changed, and merges
+// them (topList.apply). A count that rose past the last entry goes in;
+// one that fell below the last entry goes out, which shortens the list; a
+// list that would no longer answer every page is recomputed from the whole
+// word count row instead. Reading the changed counts after the list, in
+// the compare-and-set, keeps the list exact beside other writers: a count
+// is only merged with a value read after its last change, and every merge
+// starts from the list the previous one wrote. A writer that loses
+// Options.MaxAttempts times in a row marks the row dirty (an Increment of
+// QualTopDirty) instead: a dirty list answers nothing and the next writer
+// recomputes it. A crash between the Increment and the list leaves the
+// list stale until Repair, which rebuilds every list with the counts.
+//
+// Reads get the top-words row; one that is missing (written before top
+// lists existed, or an author with no words), dirty, corrupt or unable to
+// answer every page is replaced by the word count row, read in a second
+// batch and sorted as before (topWordsFallback). The next write to the
+// author, or Repair, builds the list.
 
 // Word limits. A word is a maximal run of Unicode letters and digits,
 // lower-cased; runs longer than MaxWordBytes (after lower-casing) are not
 // counted: they are hashes, base64 and the like, not words, and each would
 // be a qualifier of that size.
+//
+// MaxArticleWords bounds the distinct words of one article (title and
+// body together): each is a column of the author's word count row that
+// the article's Increment writes and every later rebuild reads. A long
+// real article (10,000 words of prose) has 2,500 to 4,000 distinct words,
+// and a whole novel 10,000 to 20,000 (vocabulary grows with about the
+// square root of the text, Heaps' law); 10,000 leaves room for the longest
+// pieces and for inflected languages, and is a tenth of what a 1 MiB body
+// of made-up words adds (about 110,000).
 const (
-	MaxWordBytes = 100
-	MaxTopWords  = 1000
+	MaxWordBytes    = 100
+	MaxTopWords     = 1000
+	MaxArticleWords = 10000
 )
+
+// validateArticleWords fails with ErrInvalidInput if the title and body
+// of an article hold more than MaxArticleWords distinct words.
+func validateArticleWords(title, body string) error {
+	m := map[string]int64{}
+	countWords(m, title)
+	countWords(m, body)
+	if len(m) > MaxArticleWords {
+		return invalid("title and body must hold at most %d distinct words, not %d", MaxArticleWords, len(m))
+	}
+	return nil
+}
 
 // WordCount is one word of an author's word counts.
 type WordCount struct {
@@ -106,11 +162,18 @@ func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[str
 	if err := s.incrementColumns(ctx, keys.TableWordCounts, keys.FamilyWordCounts, keys.WordCounts(author), deltas); err != nil {
 		return fmt.Errorf("count words: %w", err)
 	}
-	return nil
+	if err := s.faultPoint(pointTopWords); err != nil {
+		return err
+	}
+	// The counts are written: a client that goes away now would leave the
+	// list stale until Repair, so it is kept whatever becomes of ctx (each
+	// call still bounded by the call timeout, the loop by MaxAttempts).
+	return s.updateTopWords(context.WithoutCancel(ctx), author, slices.Collect(maps.Keys(deltas)))
 }
 
 // TopWords returns the author's n most frequent words, most frequent first,
-// ties in word order, from one Get of the author's word count row. Words
+// ties in word order, from one Get of the author's top-words row (or, when
+// it cannot answer, of the word count row: see the top of this file). Words
 // whose count is zero or less are left out. It fails with ErrInvalidInput
 // for a bad author id or n outside 1..MaxTopWords. An author with no
 // articles, or no node, has no words.
@@ -123,7 +186,7 @@ func (s *Store) TopWords(ctx context.Context, authorID string, n int) ([]WordCou
 }
 
 // topWordsOf is TopWords for many authors, in their order, with one batch
-// of Gets of their word count rows.
+// of Gets of their top-words rows.
 func (s *Store) topWordsOf(ctx context.Context, authorIDs []string, n int) ([][]WordCount, error) {
 	if n < 1 || n > MaxTopWords {
 		return nil, invalid("n is %d; want 1..%d", n, MaxTopWords)
@@ -138,22 +201,354 @@ func topWords[K rowKey](row K, c cells, n int) ([]WordCount, error) {
 	if err != nil {
 		return nil, err
 	}
+	return rankCounts(counts, n), nil
+}
+
+// rankCounts returns the n first positive counts in wordCounts' order.
+func rankCounts(counts map[string]int64, n int) []WordCount {
 	out := make([]WordCount, 0, len(counts))
 	for w, k := range counts {
 		if k > 0 {
 			out = append(out, WordCount{Word: w, Count: k})
 		}
 	}
-	slices.SortFunc(out, func(a, b WordCount) int {
-		if c := cmp.Compare(b.Count, a.Count); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Word, b.Word)
-	})
+	slices.SortFunc(out, compareRank)
 	if len(out) > n {
 		out = out[:n:n]
 	}
-	return out, nil
+	return out
+}
+
+// compareRank is wordCounts' order: the larger count first, ties in word
+// order.
+func compareRank(a, b WordCount) int {
+	if c := cmp.Compare(b.Count, a.Count); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Word, b.Word)
+}
+
+// topListKeep is the most entries a top list holds: MaxTopWords, the
+// largest page, and a margin that counts falling out of the list use up
+// before it has to be recomputed from the whole word count row.
+const topListKeep = MaxTopWords + MaxTopWords/8
+
+// Fault point between the word count Increment and the top list.
+const pointTopWords = "top-words"
+
+// topList is the list of a top-words row (see the top of this file).
+type topList struct {
+	words    []WordCount // in compareRank order, every count positive
+	complete bool        // words holds every word with a positive count
+}
+
+// answersEveryPage reports whether the list holds the first n words for
+// every n in 1..MaxTopWords.
+func (t topList) answersEveryPage() bool { return t.complete || len(t.words) >= MaxTopWords }
+
+// topListOf is the list of the counts of a whole word count row.
+func topListOf(counts map[string]int64) topList {
+	words := rankCounts(counts, topListKeep+1)
+	if len(words) > topListKeep {
+		return topList{words: words[:topListKeep:topListKeep]}
+	}
+	return topList{words: words, complete: true}
+}
+
+// apply merges the current counts of some words into the list, keeping it
+// a prefix of wordCounts' order. It reports false when the result no
+// longer answers every page: recompute it from the whole row.
+func (t *topList) apply(counts map[string]int64) bool {
+	if !t.complete && len(t.words) == 0 {
+		return false
+	}
+	// Every word the list leaves out ranks below its last entry, so a
+	// changed count can only be placed if it ranks above that entry.
+	var last WordCount
+	if !t.complete {
+		last = t.words[len(t.words)-1]
+	}
+	words := make([]WordCount, 0, len(t.words)+len(counts))
+	for _, e := range t.words {
+		if _, changed := counts[e.Word]; !changed {
+			words = append(words, e)
+		}
+	}
+	for w, n := range counts {
+		e := WordCount{Word: w, Count: n}
+		if n > 0 && (t.complete || compareRank(e, last) < 0) {
+			words = append(words, e)
+		}
+	}
+	slices.SortFunc(words, compareRank)
+	if len(words) > topListKeep {
+		words, t.complete = words[:topListKeep:topListKeep], false
+	}
+	t.words = words
+	return t.answersEveryPage()
+}
+
+// encode is the QualTopWords cell: a flags byte (1: complete), then per
+// entry uvarint(count) uvarint(len(word)) word.
+func (t topList) encode() []byte {
+	n := 1
+	for _, e := range t.words {
+		n += 2*binary.MaxVarintLen64 + len(e.Word)
+	}
+	b := make([]byte, 1, n)
+	if t.complete {
+		b[0] = 1
+	}
+	for _, e := range t.words {
+		b = binary.AppendUvarint(b, uint64(e.Count))
+		b = binary.AppendUvarint(b, uint64(len(e.Word)))
+		b = append(b, e.Word...)
+	}
+	return b
+}
+
+// decodeTopList decodes a QualTopWords cell, its first keep entries into
+// words and the rest checked and counted only (a read wants a page of
+// it); ok is false for a cell that is not an encoded list of positive
+// counts in compareRank order.
+func decodeTopList(b []byte, keep int) (t topList, size int, ok bool) {
+	if len(b) == 0 || b[0] > 1 {
+		return topList{}, 0, false
+	}
+	t.complete = b[0] == 1
+	var prevCount uint64
+	var prevWord []byte // not copied: words past keep are only compared
+	for b = b[1:]; len(b) > 0; size++ {
+		count, n := binary.Uvarint(b)
+		if n <= 0 || count == 0 || count > math.MaxInt64 {
+			return topList{}, 0, false
+		}
+		b = b[n:]
+		wlen, n := binary.Uvarint(b)
+		if n <= 0 || wlen > uint64(len(b)-n) {
+			return topList{}, 0, false
+		}
+		word := b[n : n+int(wlen)]
+		b = b[n+int(wlen):]
+		// compareRank: the larger count first, ties in word order.
+		if size > 0 && cmp.Or(cmp.Compare(count, prevCount), bytes.Compare(prevWord, word)) >= 0 {
+			return topList{}, 0, false
+		}
+		prevCount, prevWord = count, word
+		if size < keep {
+			t.words = append(t.words, WordCount{Word: string(word), Count: int64(count)})
+		}
+	}
+	if size > topListKeep {
+		return topList{}, 0, false
+	}
+	return t, size, true
+}
+
+// topRow is what a top-words row holds.
+type topRow struct {
+	version   []byte // QualTopVersion as read, the compare-and-set token; nil: no row
+	stamp     int64  // the version as a time: every write is stamped later
+	list      topList
+	listSize  int   // the list's entries, of which list holds the first keep
+	listOK    bool  // the list cell is there and decodes
+	dirty     int64 // QualTopDirty
+	dirtySeen int64 // QualTopDirtySeen
+	listCell  []byte
+}
+
+// decodeTopRow decodes a top-words row, the first keep words of its list.
+func decodeTopRow(c cellSource, keep int) topRow {
+	var r topRow
+	r.version, _ = c.lookup(keys.QualTopVersion)
+	r.stamp, _ = decodeMs(r.version)
+	r.listCell, _ = c.lookup(keys.QualTopWords)
+	r.list, r.listSize, r.listOK = decodeTopList(r.listCell, keep)
+	if v, ok := c.lookup(keys.QualTopDirty); ok {
+		r.dirty, _ = decodeMs(v)
+	}
+	if v, ok := c.lookup(keys.QualTopDirtySeen); ok {
+		r.dirtySeen, _ = decodeMs(v)
+	}
+	return r
+}
+
+// usable reports whether the row's list holds to the invariant.
+func (r topRow) usable() bool { return r.listOK && r.dirty == r.dirtySeen }
+
+// answersEveryPage reports whether a read can take its words from the row.
+func (r topRow) answersEveryPage() bool {
+	return r.usable() && (r.list.complete || r.listSize >= MaxTopWords)
+}
+
+// updateTopWords merges the current counts of words into the author's top
+// list (see the top of this file), or recomputes the list from the whole
+// word count row when it is missing, dirty, corrupt, or would no longer
+// answer every page.
+func (s *Store) updateTopWords(ctx context.Context, author string, words []string) error {
+	trow, wrow := keys.TopWords(author), keys.WordCounts(author)
+	err := s.casLoop(ctx, "update top words", func(int) (bool, error) {
+		c, err := s.get(ctx, keys.TableWordCounts, keys.FamilyWordCounts, trow)
+		if err != nil {
+			return false, err
+		}
+		have := decodeTopRow(c, topListKeep)
+		list := have.list
+		exact := have.usable()
+		if exact {
+			counts, err := s.wordCountsOf(ctx, wrow, words)
+			if err != nil {
+				return false, err
+			}
+			exact = list.apply(counts)
+		}
+		if !exact {
+			if list, err = s.recountTopList(ctx, wrow); err != nil {
+				return false, err
+			}
+		}
+		_, won, err := s.putTopList(ctx, trow, have, list)
+		return won, err
+	})
+	if errors.Is(err, ErrConflict) {
+		// Rather than leave the list without this writer's counts, make
+		// it answer nothing until the next writer recomputes it.
+		if _, err := s.increment(ctx, keys.TableWordCounts, keys.FamilyWordCounts, trow, keys.QualTopDirty, 1); err != nil {
+			return fmt.Errorf("top words: %w", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("top words: %w", err)
+	}
+	return nil
+}
+
+// rebuildTopWords checks the author's top list against the whole word
+// count row and, if it does not hold (holdsFor), writes the list picked
+// from the row. It reports whether it wrote.
+func (s *Store) rebuildTopWords(ctx context.Context, author string) (bool, error) {
+	trow, wrow := keys.TopWords(author), keys.WordCounts(author)
+	var wrote bool
+	err := s.casLoop(ctx, "rebuild top words", func(int) (bool, error) {
+		c, err := s.get(ctx, keys.TableWordCounts, keys.FamilyWordCounts, trow)
+		if err != nil {
+			return false, err
+		}
+		have := decodeTopRow(c, topListKeep)
+		counts, err := s.readWordCounts(ctx, wrow)
+		if err != nil {
+			return false, err
+		}
+		ranked := rankCounts(counts, len(counts))
+		if have.holdsFor(ranked) || (len(c) == 0 && len(ranked) == 0) {
+			wrote = false
+			return true, nil
+		}
+		var won bool
+		wrote, won, err = s.putTopList(ctx, trow, have, topListOf(counts))
+		return won, err
+	})
+	return wrote, err
+}
+
+// holdsFor reports whether the row's list is right for an author whose
+// positive counts rank as ranked: a prefix of it that answers every page,
+// and all of it if the list says it is complete. A writer's list need not
+// be the one topListOf would pick: counts that fell out shorten it.
+func (r topRow) holdsFor(ranked []WordCount) bool {
+	w := r.list.words
+	return r.answersEveryPage() && len(w) <= len(ranked) && slices.Equal(w, ranked[:len(w)]) &&
+		(!r.list.complete || len(w) == len(ranked))
+}
+
+// recountTopList reads the whole word count row and picks its list.
+func (s *Store) recountTopList(ctx context.Context, wrow []byte) (topList, error) {
+	counts, err := s.readWordCounts(ctx, wrow)
+	if err != nil {
+		return topList{}, err
+	}
+	return topListOf(counts), nil
+}
+
+// readWordCounts reads and decodes a whole word count row.
+func (s *Store) readWordCounts(ctx context.Context, wrow []byte) (map[string]int64, error) {
+	c, err := s.get(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow)
+	if err != nil {
+		return nil, err
+	}
+	return decodeWordCounts(wrow, c)
+}
+
+// wordCountsOf reads the counts of words (absent: 0) from a word count
+// row, with one Get of those columns.
+func (s *Store) wordCountsOf(ctx context.Context, wrow []byte, words []string) (map[string]int64, error) {
+	res, errs, err := s.getColumnsBatch(ctx, keys.TableWordCounts, keys.FamilyWordCounts, words, [][]byte{wrow})
+	if err == nil {
+		err = errs[0]
+	}
+	if err != nil {
+		return nil, err
+	}
+	counts := make(map[string]int64, len(words))
+	for _, w := range words {
+		counts[w] = 0
+	}
+	for _, c := range res[0] {
+		w := string(c.Qualifier)
+		n, ok := decodeMs(c.Value)
+		if !ok {
+			return nil, corrupt(wrow, "corrupt word count %q: %d bytes", w, len(c.Value))
+		}
+		counts[w] = n
+	}
+	return counts, nil
+}
+
+// putTopList writes list to the top-words row, if have was read from it
+// and nothing has written it since (a compare-and-set on the version),
+// with a version one past have's and after the clock, and the dirty mark
+// have had as seen (the list was recomputed after it, or have was clean).
+// A row that already holds list is left alone: changed is false, won
+// true. An author with no words and no row keeps having none.
+func (s *Store) putTopList(ctx context.Context, trow []byte, have topRow, list topList) (changed, won bool, err error) {
+	cell := list.encode()
+	if have.usable() && bytes.Equal(cell, have.listCell) {
+		return false, true, nil
+	}
+	if have.version == nil && have.listCell == nil && have.dirty == 0 && list.complete && len(list.words) == 0 {
+		return false, true, nil
+	}
+	stamp := max(s.nowMs(), have.stamp+1)
+	won, err = s.checkAndPut(ctx, keys.TableWordCounts, keys.FamilyWordCounts, trow, keys.QualTopVersion, have.version,
+		cells{keys.QualTopWords: cell, keys.QualTopVersion: encodeMs(stamp), keys.QualTopDirtySeen: encodeMs(have.dirty)}, stamp)
+	return won, won, err
+}
+
+// topWordsFallback replaces each top-words row among rows[idx] that cannot
+// answer every page with its author's word count row, read in one batch.
+func (s *Store) topWordsFallback(ctx context.Context, rows []Row, idx []int) error {
+	var need []int
+	var wrows [][]byte
+	for _, i := range idx {
+		author, err := keys.DecodeTopWords([]byte(rows[i].key))
+		if err != nil || decodeTopRow(rows[i].cells, 0).answersEveryPage() {
+			continue
+		}
+		need = append(need, i)
+		wrows = append(wrows, keys.WordCounts(author))
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	res, err := s.getBatch(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrows)
+	if err != nil {
+		return err
+	}
+	for j, i := range need {
+		rows[i] = Row{key: string(wrows[j]), cells: res[j]}
+	}
+	return nil
 }
 
 // decodeWordCounts decodes the word count row with key row; a cell that is
@@ -200,6 +595,9 @@ type wordCountFixes struct {
 	// the top of this file), so deleting one is no fix.
 	deleted int
 	corrupt int // cells that were not an int64, Put or deleted; in neither count above
+	// topList is 1 if the top-words row was rewritten: missing (written
+	// before top lists), stale after a crash, dirty or corrupt.
+	topList int
 }
 
 // rebuildWordCounts is RebuildWordCounts without the check of the author
@@ -292,5 +690,10 @@ func (s *Store) rebuildWordCounts(ctx context.Context, authorID string) (wordCou
 			}
 		}
 	}
-	return fixed, nil
+	// After the counts: the list is picked from them.
+	wrote, err := s.rebuildTopWords(ctx, authorID)
+	if wrote {
+		fixed.topList++
+	}
+	return fixed, err
 }

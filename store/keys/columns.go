@@ -26,4 +26,11 @@ const (
 
 	// The layout-version row of TableArticles (ArticleLayoutRow).
 	QualLayoutVersion = "v"
+
+	// A top-words row (TopWordsLayout); a word count row's qualifiers are
+	// the words themselves.
+	QualTopWords     = "l" // the list, most frequent first
+	QualTopVersion   = "v" // int64, one more at every write: the compare-and-set token
+	QualTopDirty     = "d" // int64 Increment by a writer that could not update the list
+	QualTopDirtySeen = "s" // int64: the QualTopDirty the list was recomputed after
 )

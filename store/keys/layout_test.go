@@ -125,6 +125,7 @@ func TestLayoutStrings(t *testing.T) {
 		{CategoryLayout, "articles", "a", "H(author) str(author) 0x01 str(category) rev(posted) desc(articleId)"},
 		{CountersLayout, "articles", "a", "H(author) str(author) 0x02"},
 		{WordCountsLayout, "wordcounts", "w", "H(author) str(author)"},
+		{TopWordsLayout, "wordcounts", "w", "H(author) str(author) 0x01"},
 	} {
 		t.Run(tc.l.Name(), func(t *testing.T) {
 			if got := tc.l.String(); got != tc.want {

@@ -19,6 +19,9 @@ const (
 	tagTimeline byte = 0x00
 	tagCategory byte = 0x01
 	tagCounters byte = 0x02
+
+	// table wordcounts, after str(author) (the word count row has none)
+	tagTopWords byte = 0x01
 )
 
 // Direction is the side of a relationship an adjacency or degree row is seen
@@ -148,10 +151,26 @@ var CountersLayout = mustLayout("counters", TableArticles,
 var WordCountsLayout = mustLayout("wordcounts", TableWordCounts,
 	hashPart(1), strPart("author"))
 
+// TopWordsLayout is the top-words row of an author in table wordcounts,
+// family w: the author's most frequent words with their counts, kept by
+// the writers of the word count row so that a read of the top words costs
+// the list, not the author's vocabulary. Cells QualTopWords (the list),
+// QualTopVersion (its compare-and-set token), QualTopDirty and
+// QualTopDirtySeen. The word count row is a prefix of it (the word count
+// row has no tag): both are AuthorPrefix(author), and sort together.
+//
+//	+-----------+-------------+------+
+//	| H(author) | str(author) | 0x01 |
+//	| 4 bytes   |             | tag  |
+//	+-----------+-------------+------+
+var TopWordsLayout = mustLayout("topwords", TableWordCounts,
+	hashPart(1), strPart("author"), tagPart(tagTopWords))
+
 // layouts lists every declared layout, for tests.
 var layouts = []*Layout{
 	NodeLayout, RelationshipLayout, AdjacencyLayout, DegreeLayout,
 	TimelineLayout, CategoryLayout, CountersLayout, WordCountsLayout,
+	TopWordsLayout,
 }
 
 // mustEncode encodes values that cannot be invalid (strings only).
@@ -331,8 +350,8 @@ func DecodeCounters(row []byte) (string, error) {
 // AuthorPrefix returns H(author) str(author): the prefix of every row of
 // author in table articles (timeline, category index, counters; scan
 // [prefix, PrefixEnd(prefix)) for all of them), and the whole of author's
-// row in table wordcounts. Authors therefore sort the same way in both
-// tables, by AuthorPrefix.
+// row in table wordcounts (and the prefix of their top-words row). Authors
+// therefore sort the same way in both tables, by AuthorPrefix.
 func AuthorPrefix(author string) []byte {
 	p := TimelinePrefix(author)
 	return p[:len(p)-1] // without the timeline's tag
@@ -361,6 +380,19 @@ func WordCounts(author string) []byte { return mustEncode(WordCountsLayout, auth
 func DecodeWordCounts(row []byte) (string, error) {
 	var f fields
 	if err := WordCountsLayout.decode(row, &f); err != nil {
+		return "", err
+	}
+	return f.strs[0], nil
+}
+
+// TopWords returns the top-words row of author.
+func TopWords(author string) []byte { return mustEncode(TopWordsLayout, author) }
+
+// DecodeTopWords returns the author of a top-words row; errors wrap
+// ErrInvalidKey.
+func DecodeTopWords(row []byte) (string, error) {
+	var f fields
+	if err := TopWordsLayout.decode(row, &f); err != nil {
 		return "", err
 	}
 	return f.strs[0], nil

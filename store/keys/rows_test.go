@@ -168,6 +168,7 @@ func TestTypedDecodersTruncated(t *testing.T) {
 		{"category", cat, func(b []byte) error { _, err := DecodeCategory(b); return err }},
 		{"counters", Counters("a"), func(b []byte) error { _, err := DecodeCounters(b); return err }},
 		{"wordcounts", WordCounts("a"), func(b []byte) error { _, err := DecodeWordCounts(b); return err }},
+		{"topwords", TopWords("a"), func(b []byte) error { _, err := DecodeTopWords(b); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := tc.decode(tc.row); err != nil {
@@ -328,6 +329,13 @@ func TestPrefixIsolation(t *testing.T) {
 				for _, row := range allRows(l.Table(), id) {
 					v, err := l.Decode(row)
 					want := err == nil && slices.Equal(v[:k], base[:k])
+					// The one exception: a word count row, which has no
+					// tag, is the prefix of its author's top-words row
+					// (both are AuthorPrefix). It is only ever read whole,
+					// by a Get, never scanned as a prefix.
+					if l == WordCountsLayout && bytes.Equal(row, TopWords(id)) {
+						want = true
+					}
 					if got := inRange(row, prefix, stop); got != want {
 						t.Errorf("prefix %x (%s, %d values): row %x in range = %v, want %v", prefix, l.Name(), k, row, got, want)
 					}
