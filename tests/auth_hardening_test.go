@@ -53,9 +53,9 @@ func payloadWith(sub string, edit func(map[string]any)) map[string]any {
 	return pl
 }
 
-// internals are what a 401's message must never carry: a library's name
+// tokenInternals are what a 401's message must never carry: a library's name
 // or error chain, a Go type, a claim's value from the token.
-var internals = []string{"jws", "jwt.", "jwk", "*", "crypto/", "json:", "failed to", "verification error", "x-evil"}
+var tokenInternals = []string{"jws", "jwt.", "jwk", "*", "crypto/", "json:", "failed to", "verification error", "x-evil"}
 
 // TestHardenedTokensRefused: tokens correctly signed by the provider's key
 // but without exp, with a crit header, with a kid naming no key, or with a
@@ -104,7 +104,7 @@ func TestHardenedTokensRefused(t *testing.T) {
 		if !strings.Contains(r.Errors[0].Message, tc.says) {
 			t.Errorf("%s: message %q does not say %q", name, r.Errors[0].Message, tc.says)
 		}
-		for _, leak := range internals {
+		for _, leak := range tokenInternals {
 			if strings.Contains(r.Errors[0].Message, leak) {
 				t.Errorf("%s: message %q carries %q", name, r.Errors[0].Message, leak)
 			}
@@ -142,7 +142,7 @@ func TestRefusalMessagesSayWhy(t *testing.T) {
 		if !strings.Contains(msg, tc.says) {
 			t.Errorf("%s: message %q does not say %q", name, msg, tc.says)
 		}
-		for _, leak := range internals {
+		for _, leak := range tokenInternals {
 			if strings.Contains(msg, leak) {
 				t.Errorf("%s: message %q carries %q", name, msg, leak)
 			}
