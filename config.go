@@ -170,7 +170,18 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 		Flags:           append(shared, serve...),
 		Action:          choose(""),
 		HideHelpCommand: true,
+		// --version (and the version command) print versionText; cli's
+		// own printer says only "hbgraph version X".
+		Version: moduleVersion(),
 		Commands: []*cli.Command{
+			{
+				Name:  "version",
+				Usage: "print the version, the commit and the Go version this binary was built from",
+				Action: func(_ context.Context, cmd *cli.Command) error {
+					printVersion(cmd.Root().Writer)
+					return nil
+				},
+			},
 			{
 				Name:  "create-tables",
 				Usage: "create the tables on the cluster named by --hbase-zk",

@@ -511,6 +511,9 @@ func openStore(cfg config, log zerolog.Logger) (gohbase.Client, *store.Store, er
 
 // repair runs store.Repair once and prints what it fixed.
 func repair(cfg config, log zerolog.Logger) error {
+	if err := requireStore(cfg, "repair"); err != nil {
+		return err
+	}
 	hc, st, err := openStore(cfg, log)
 	if err != nil {
 		return err
