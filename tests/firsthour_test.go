@@ -112,3 +112,35 @@ func TestDataDirInUse(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpShowsDefaults: --help shows the default of a bool flag that is
+// on, names each flag's variable once, and lists every header a page may
+// always send.
+func TestHelpShowsDefaults(t *testing.T) {
+	t.Parallel()
+	out, status := runCommand(t, "--help")
+	if status != 0 {
+		t.Fatalf("--help: exit %d\n%s", status, out)
+	}
+	line := func(flag string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), flag+" ") {
+				return l
+			}
+		}
+		t.Fatalf("--help has no %s:\n%s", flag, out)
+		return ""
+	}
+	if l := line("--introspection"); !strings.Contains(l, "(default: true)") {
+		t.Errorf("--introspection's default is not shown: %s", l)
+	}
+	if l := line("--pprof"); strings.Count(l, "HBGRAPH_PPROF") != 1 {
+		t.Errorf("--pprof names its variable more than once: %s", l)
+	}
+	if l := line("--cors-headers"); !strings.Contains(l, "Accept") {
+		t.Errorf("--cors-headers does not list Accept, which is always allowed: %s", l)
+	}
+	if l := line("--listen"); !strings.Contains(l, "--auth-jwks-url") {
+		t.Errorf("--listen does not say that checking tokens allows any address: %s", l)
+	}
+}
