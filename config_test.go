@@ -83,7 +83,7 @@ func TestREADMEListsEveryFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	type row struct{ env, def, meaning string } // env: "" in the limits table
-	rows := map[string]row{}           // flag name -> its row
+	rows := map[string]row{}                    // flag name -> its row
 	flagName := regexp.MustCompile("`--([a-z0-9-]+\\*?)`")
 	table := ""
 	for _, line := range strings.Split(string(readme), "\n") {
