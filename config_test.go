@@ -220,10 +220,7 @@ func TestCORSHeadersHelp(t *testing.T) {
 	row := regexp.MustCompile("(?m)^\\| `--cors-headers` .*$").FindString(string(readme))
 	list := func(s string) []string {
 		_, after, _ := strings.Cut(s, "beyond ")
-		var out []string
-		for _, h := range regexp.MustCompile(`[A-Z][A-Za-z]*(-[A-Z][A-Za-z]*)*`).FindAllString(after, -1) {
-			out = append(out, h)
-		}
+		out := regexp.MustCompile(`[A-Z][A-Za-z]*(-[A-Z][A-Za-z]*)*`).FindAllString(after, -1)
 		slices.Sort(out)
 		return out
 	}

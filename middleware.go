@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
 	"github.com/hbgraph/hbgraph/edge"
@@ -52,7 +53,7 @@ func newMetrics() *metrics {
 		}),
 	}
 	m.registry.MustRegister(m.requests, m.errors, m.latency, m.storeCalls, m.storeWaves,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
