@@ -5,9 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/hrpc"
@@ -34,12 +40,75 @@ func clusterOptions() []gohbase.Option {
 }
 
 // openHBase returns the cluster's client when cfg names a ZooKeeper quorum,
-// otherwise the embedded engine over cfg.dataDir.
+// otherwise the embedded engine over cfg.dataDir. A data directory that
+// holds no store yet gets a new one, and the log says so, naming it: a
+// mistyped --data-dir would otherwise serve an empty graph without a word.
 func openHBase(cfg config, log zerolog.Logger) (gohbase.Client, error) {
 	if cfg.hbaseZK != "" {
 		return gohbase.NewClient(cfg.hbaseZK, clusterOptions()...), nil
 	}
-	return embedded.Open(embedded.Options{Dir: cfg.dataDir, Tables: keys.Tables(), Sync: cfg.sync, Logger: log})
+	if cfg.dataDir != "" {
+		holds, err := holdsStore(cfg.dataDir)
+		if err != nil {
+			return nil, err
+		}
+		if !holds {
+			log.Warn().Str("data_dir", absDir(cfg.dataDir)).Msg("no store in the data directory: creating a new, empty one")
+		}
+	}
+	hc, err := embedded.Open(embedded.Options{Dir: cfg.dataDir, Tables: keys.Tables(), Sync: cfg.sync, Logger: log})
+	if dirLocked(err) {
+		return nil, fmt.Errorf("data directory %s is in use: another hbgraph (or another process) holds its lock; stop it first, or give each server its own --data-dir", absDir(cfg.dataDir))
+	}
+	return hc, err
+}
+
+// requireStore refuses a data directory that holds no store: what reads
+// or copies a store (repair, export, backup) must not create an empty one
+// where --data-dir was mistyped and then report on it.
+func requireStore(cfg config, command string) error {
+	if cfg.hbaseZK != "" {
+		return nil
+	}
+	holds, err := holdsStore(cfg.dataDir)
+	if err != nil {
+		return err
+	}
+	if !holds {
+		return fmt.Errorf("%s: %s holds no hbgraph store (is --data-dir right?); %s creates none", command, absDir(cfg.dataDir), command)
+	}
+	return nil
+}
+
+// holdsStore reports whether dir holds an embedded store (a Pebble
+// database); a directory that does not exist holds none.
+func holdsStore(dir string) (bool, error) {
+	if dir == "" { // the in-memory engine
+		return false, nil
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	desc, err := pebble.Peek(dir, vfs.Default)
+	if err != nil {
+		return false, fmt.Errorf("data directory %s: %w", absDir(dir), err)
+	}
+	return desc.Exists, nil
+}
+
+// dirLocked reports whether err is Pebble failing to take its data
+// directory's lock (fcntl's EAGAIN: another process holds it).
+func dirLocked(err error) bool {
+	return err != nil && (errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK))
+}
+
+// absDir is dir as an absolute path, for messages: "./data" says little
+// about which directory was meant.
+func absDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }
 
 // familyAttributes overrides gohbase's create-table defaults where hbgraph

@@ -71,6 +71,15 @@ func TestCreateTablesDeclaresEveryTableOneVersionPreSplit(t *testing.T) {
 
 func TestRepairCommandOnEmbeddedStore(t *testing.T) {
 	dir := t.TempDir()
+	// A directory that holds no store is refused, not given an empty one.
+	if err := run([]string{"--data-dir", dir, "--log-level", "error", "repair"}); err == nil || !strings.Contains(err.Error(), "holds no hbgraph store") {
+		t.Fatalf("repair on an empty directory: %v", err)
+	}
+	hc, err := openHBase(config{dataDir: dir}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc.Close()
 	if err := run([]string{"--data-dir", dir, "--log-level", "error", "repair"}); err != nil {
 		t.Fatal(err)
 	}

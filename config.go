@@ -109,14 +109,14 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 		&cli.IntFlag{Name: "gc-percent", Value: defaultGCPercent, Usage: "Go's GOGC for this process: heap growth between collections, in percent; 0 keeps GOGC from the environment; repair uses Go's 100 unless this is given", Sources: cli.EnvVars("HBGRAPH_GC_PERCENT"), Destination: &cfg.gcPercent},
 	}
 	serve := []cli.Flag{
-		&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "address to serve GraphQL and GraphiQL on; beyond loopback only with --insecure-no-auth", Sources: cli.EnvVars("HBGRAPH_LISTEN"), Destination: &cfg.listen, Local: true},
+		&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "address to serve GraphQL and GraphiQL on; beyond loopback only when tokens are checked (--auth-jwks-url, --auth-jwks-file or --auth-hs256-secret-file) or with --insecure-no-auth", Sources: cli.EnvVars("HBGRAPH_LISTEN"), Destination: &cfg.listen, Local: true},
 		&cli.StringFlag{Name: "admin-listen", Value: "127.0.0.1:9090", Usage: "address to serve /metrics, /debug/pprof/ (with --pprof), /healthz and /readyz on, apart from GraphQL", Sources: cli.EnvVars("HBGRAPH_ADMIN_LISTEN"), Destination: &cfg.adminListen, Local: true},
 		&cli.BoolFlag{Name: "insecure-no-auth", Usage: "listen beyond loopback although hbgraph authenticates nobody: anyone who reaches it can rewrite everything", Sources: cli.EnvVars("HBGRAPH_INSECURE_NO_AUTH"), Destination: &cfg.insecureNoAuth, Local: true},
 		&cli.StringFlag{Name: "cors-origins", Usage: "comma-separated origins whose browser pages may call /query (e.g. https://app.example.com); empty: none", Sources: cli.EnvVars("HBGRAPH_CORS_ORIGINS"), Destination: &cfg.cors.origins, Local: true},
 		&cli.FloatFlag{Name: "rate-limit", Value: 0.0, Usage: "GraphQL requests a second each caller may send: a token's subject, or a client address when anonymous (a token bucket; past it 429 with Retry-After); 0: no limit. Behind a proxy anonymous clients share its address", Sources: cli.EnvVars("HBGRAPH_RATE_LIMIT"), Destination: &cfg.rateLimit, Local: true},
 		&cli.IntFlag{Name: "rate-burst", Usage: "requests a caller may send at once before --rate-limit applies; 0: twice the rate", Sources: cli.EnvVars("HBGRAPH_RATE_BURST"), Destination: &cfg.rateBurst, Local: true},
 		&cli.BoolFlag{Name: "cors-credentials", Usage: "let those pages send cookies and HTTP authentication", Sources: cli.EnvVars("HBGRAPH_CORS_CREDENTIALS"), Destination: &cfg.cors.credentials, Local: true},
-		&cli.StringFlag{Name: "cors-headers", Usage: "comma-separated request headers those pages may send beyond Content-Type, Authorization and X-Request-Id", Sources: cli.EnvVars("HBGRAPH_CORS_HEADERS"), Destination: &cfg.cors.headers, Local: true},
+		&cli.StringFlag{Name: "cors-headers", Usage: "comma-separated request headers those pages may send beyond Content-Type, Authorization, Accept and X-Request-Id", Sources: cli.EnvVars("HBGRAPH_CORS_HEADERS"), Destination: &cfg.cors.headers, Local: true},
 		&cli.StringFlag{Name: "auth-jwks-url", Usage: "URL of the JSON Web Key Set whose keys sign bearer tokens (fetched at start, refreshed periodically and on an unknown kid); setting any key source turns authentication on", Sources: cli.EnvVars("HBGRAPH_AUTH_JWKS_URL"), Destination: &cfg.auth.JWKSURL, Local: true},
 		&cli.StringFlag{Name: "auth-jwks-file", Usage: "file of a JSON Web Key Set, or PEM public keys, that sign bearer tokens", Sources: cli.EnvVars("HBGRAPH_AUTH_JWKS_FILE"), Destination: &cfg.auth.JWKSFile, Local: true},
 		&cli.StringFlag{Name: "auth-hs256-secret-file", Usage: "file holding a shared secret (32 bytes or more) for HS256 tokens; only when you cannot use public keys", Sources: cli.EnvVars("HBGRAPH_AUTH_HS256_SECRET_FILE"), Destination: &cfg.auth.HS256SecretFile, Local: true},
@@ -154,7 +154,7 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 		&cli.Int64Flag{Name: "memory-limit", Value: int64(defaultMemoryLimit), Usage: "Go's soft memory limit (GOMEMLIMIT) in bytes: past it the collector runs whatever --gc-percent says; 0 keeps GOMEMLIMIT from the environment", Sources: cli.EnvVars("HBGRAPH_MEMORY_LIMIT"), Destination: &cfg.memoryLimit, Local: true},
 		&cli.BoolFlag{Name: "example-data", Usage: "serve: write a small example graph (40 people, their follows, 105 articles) if the store is empty; a store that holds data is left as it is", Sources: cli.EnvVars("HBGRAPH_EXAMPLE_DATA"), Destination: &cfg.exampleData, Local: true},
 		&cli.StringFlag{Name: "executor", Value: "plan", Usage: "what executes queries: gqlgen, or plan (each distinct query compiled once into a plan that reads the store level by level and writes the response in one buffer; mutations, introspection and what a plan does not cover go to gqlgen)", Sources: cli.EnvVars("HBGRAPH_EXECUTOR"), Destination: &cfg.executor, Local: true},
-		&cli.BoolFlag{Name: "pprof", Usage: "serve Go's profiler at /debug/pprof/ (HBGRAPH_PPROF); off by default: it exposes internals", Sources: cli.EnvVars("HBGRAPH_PPROF"), Destination: &cfg.pprof, Local: true},
+		&cli.BoolFlag{Name: "pprof", Usage: "serve Go's profiler at /debug/pprof/ on the admin listener; off by default: it exposes internals", Sources: cli.EnvVars("HBGRAPH_PPROF"), Destination: &cfg.pprof, Local: true},
 	}
 	choose := func(name string) cli.ActionFunc {
 		return func(_ context.Context, cmd *cli.Command) error {
@@ -167,13 +167,24 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 			return chosen(cmd, name)
 		}
 	}
-	return &cli.Command{
+	root := &cli.Command{
 		Name:            "hbgraph",
 		Usage:           "serve a property graph and article timelines out of HBase as a GraphQL API (GraphiQL at /, GraphQL at /query)",
 		Flags:           append(shared, serve...),
 		Action:          choose(""),
 		HideHelpCommand: true,
+		// --version (and the version command) print versionText; cli's
+		// own printer says only "hbgraph version X".
+		Version: moduleVersion(),
 		Commands: []*cli.Command{
+			{
+				Name:  "version",
+				Usage: "print the version, the commit and the Go version this binary was built from",
+				Action: func(_ context.Context, cmd *cli.Command) error {
+					printVersion(cmd.Root().Writer)
+					return nil
+				},
+			},
 			{
 				Name:  "create-tables",
 				Usage: "create the tables on the cluster named by --hbase-zk",
@@ -204,6 +215,22 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
 			return err
 		},
+	}
+	showTrueDefaults(root)
+	return root
+}
+
+// showTrueDefaults makes --help show the default of the bool flags that
+// are on unless turned off: cli prints a default only for flags that take
+// a value, so "--introspection" read as off.
+func showTrueDefaults(cmd *cli.Command) {
+	for _, f := range cmd.Flags {
+		if b, ok := f.(*cli.BoolFlag); ok && b.Value && b.DefaultText == "" {
+			b.DefaultText = "true"
+		}
+	}
+	for _, sub := range cmd.Commands {
+		showTrueDefaults(sub)
 	}
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"slices"
@@ -80,8 +82,8 @@ func TestREADMEListsEveryFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type row struct{ env, def string } // env: "" in the limits table
-	rows := map[string]row{}           // flag name -> its row
+	type row struct{ env, def, meaning string } // env: "" in the limits table
+	rows := map[string]row{}                    // flag name -> its row
 	flagName := regexp.MustCompile("`--([a-z0-9-]+\\*?)`")
 	table := ""
 	for _, line := range strings.Split(string(readme), "\n") {
@@ -106,7 +108,7 @@ func TestREADMEListsEveryFlag(t *testing.T) {
 		// do.
 		at, r := 2, row{def: strings.TrimSpace(cells[3])}
 		if table == "configuration" {
-			at, r.env = 1, strings.Trim(strings.TrimSpace(cells[2]), "`")
+			at, r.env, r.meaning = 1, strings.Trim(strings.TrimSpace(cells[2]), "`"), strings.TrimSpace(cells[4])
 			if strings.Contains(r.env, "...") {
 				continue
 			}
@@ -142,10 +144,7 @@ func TestREADMEListsEveryFlag(t *testing.T) {
 			if r.env != env && (r.env != "" || !strings.Contains(string(readme), "`--max-tokens` is `HBGRAPH_MAX_TOKENS`")) {
 				t.Errorf("README.md: --%s's environment variable is %q, want %q", name, r.env, env)
 			}
-			def := strings.Trim(doc.GetDefaultText(), `"`)
-			if def != "" && !strings.Contains(r.def, "`"+def+"`") {
-				t.Errorf("README.md: --%s's default is %q, want it to show `%s`", name, r.def, def)
-			}
+			checkREADMERow(t, f, r.def, r.meaning)
 		}
 	}
 	for name := range rows {
@@ -155,6 +154,102 @@ func TestREADMEListsEveryFlag(t *testing.T) {
 			}
 		} else if !exists[name] {
 			t.Errorf("README.md names --%s, which is no flag", name)
+		}
+	}
+}
+
+// helpDefault is the default --help shows for f ("" when it shows none).
+var helpDefault = regexp.MustCompile(`\(default: ([^)]*)\)`)
+
+// flagsNamed are the flags a text names (--name).
+var flagsNamed = regexp.MustCompile("--[a-z0-9-]+")
+
+// checkREADMERow compares a flag with its README row: the default column
+// starts with the default --help shows (in backquotes), or says there is
+// none when --help shows none; the help names no variable of its own (it
+// appends the variable itself); and the README's meaning names the same
+// other flags the help does.
+func checkREADMERow(t *testing.T, f cli.Flag, def, meaning string) {
+	t.Helper()
+	name := f.Names()[0]
+	help := cli.FlagStringer(f)
+	if m := helpDefault.FindStringSubmatch(help); m != nil {
+		if want := "`" + strings.Trim(m[1], `"`) + "`"; !strings.HasPrefix(def, want) {
+			t.Errorf("README.md: --%s's default is %q; --help says %s", name, def, m[0])
+		}
+	} else if !slices.Contains([]string{"(none)", "(empty)", "(not checked)", "`false`"}, def) && !strings.HasPrefix(def, "off") {
+		t.Errorf("README.md: --%s's default is %q; --help shows none (a bool flag that is on must show it)", name, def)
+	}
+	usage := f.(cli.DocGenerationFlag).GetUsage()
+	if strings.Contains(usage, "HBGRAPH_") {
+		t.Errorf("--%s's help names a variable; --help adds its own: %q", name, usage)
+	}
+	if meaning == "" {
+		return
+	}
+	named := func(s string) []string {
+		var out []string
+		for _, n := range flagsNamed.FindAllString(s, -1) {
+			if n != "--"+name && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	if h, m := named(usage), named(meaning); !slices.Equal(h, m) && len(h) > 0 {
+		t.Errorf("--%s: the help names %v, the README %v", name, h, m)
+	}
+}
+
+// TestCORSHeadersHelp: the headers --cors-headers' help and the README say
+// a page may always send are those a preflight is allowed, and no others.
+func TestCORSHeadersHelp(t *testing.T) {
+	var cfg config
+	root := newCommand(&cfg, func(*cli.Command, string) error { return nil })
+	var usage string
+	for _, f := range root.Flags {
+		if f.Names()[0] == "cors-headers" {
+			usage = f.(cli.DocGenerationFlag).GetUsage()
+		}
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `--cors-headers` .*$").FindString(string(readme))
+	list := func(s string) []string {
+		_, after, _ := strings.Cut(s, "beyond ")
+		out := regexp.MustCompile(`[A-Z][A-Za-z]*(-[A-Z][A-Za-z]*)*`).FindAllString(after, -1)
+		slices.Sort(out)
+		return out
+	}
+	help, doc := list(usage), list(row)
+	if !slices.Equal(help, doc) || len(help) == 0 {
+		t.Fatalf("--cors-headers: the help lists %v, the README %v", help, doc)
+	}
+	cfg.cors = corsFlags{origins: "https://app.example.com"}
+	if err := cfg.cors.validate(); err != nil {
+		t.Fatal(err)
+	}
+	h := cfg.cors.parsed.Handler(http.NotFoundHandler())
+	allowed := func(header string) bool {
+		r := httptest.NewRequest(http.MethodOptions, "/query", nil)
+		r.Header.Set("Origin", "https://app.example.com")
+		r.Header.Set("Access-Control-Request-Method", http.MethodPost)
+		r.Header.Set("Access-Control-Request-Headers", strings.ToLower(header)) // as browsers send it
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Header().Get("Access-Control-Allow-Origin") != ""
+	}
+	for _, header := range help {
+		if !allowed(header) {
+			t.Errorf("--cors-headers' help says %s is always allowed; a preflight for it is refused", header)
+		}
+	}
+	for _, header := range []string{"X-Other", "Cookie", "Apollo-Require-Preflight"} {
+		if allowed(header) && !slices.Contains(help, header) {
+			t.Errorf("a preflight for %s is allowed; --cors-headers' help does not list it", header)
 		}
 	}
 }

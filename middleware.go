@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
 	"github.com/hbgraph/hbgraph/edge"
@@ -50,7 +51,7 @@ func newMetrics() *metrics {
 		}),
 	}
 	m.registry.MustRegister(m.requests, m.errors, m.latency, m.storeCalls, m.storeWaves,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -89,15 +90,16 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := explain.NewRequest(requestID(w, r))
-		refusal := &edgeRefusal{}
-		ctx, cancel := context.WithTimeout(explain.With(context.WithValue(r.Context(), edgeRefusalKey{}, refusal), rec), timeout)
+		refusal, named := &edgeRefusal{}, &operationNote{}
+		ctx := context.WithValue(context.WithValue(r.Context(), edgeRefusalKey{}, refusal), operationNoteKey{}, named)
+		ctx, cancel := context.WithTimeout(explain.With(ctx, rec), timeout)
 		defer cancel()
 		if r.ContentLength > maxBody {
 			writeTooLarge(w, r, rec.ID, maxBody)
 			m.requests.WithLabelValues(strconv.Itoa(http.StatusRequestEntityTooLarge)).Inc()
 			m.errors.WithLabelValues(codes.BadUserInput).Inc()
-			log.Info().Str("request_id", rec.ID).Int("status", http.StatusRequestEntityTooLarge).
-				Int64("content_length", r.ContentLength).Msg("graphql")
+			log.Info().Str("request_id", rec.ID).Str("method", r.Method).Str("path", r.URL.Path).Str("client", edge.ClientAddress(r)).
+				Int("status", http.StatusRequestEntityTooLarge).Int64("content_length", r.ContentLength).Msg("graphql")
 			return
 		}
 		// A body without a length is cut at maxBody; the transport then
@@ -109,6 +111,9 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 		elapsed := time.Since(start)
 		calls, waves := rec.Counts()
 		operation, codes := rec.Outcome()
+		if operation == "" { // no operationName: the document's one operation
+			operation = named.name
+		}
 		if refusal.code != "" && len(codes) == 0 {
 			codes = []string{refusal.code}
 		}
@@ -119,7 +124,7 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 		m.latency.Observe(elapsed.Seconds())
 		m.storeCalls.Observe(float64(calls))
 		m.storeWaves.Observe(float64(waves))
-		line := log.Info().Str("request_id", rec.ID)
+		line := log.Info().Str("request_id", rec.ID).Str("method", r.Method).Str("path", r.URL.Path).Str("client", edge.ClientAddress(r))
 		if sub := rec.Subject(); sub != "" { // who, for an audit; never the token
 			line = line.Str("subject", truncate(sub, maxLoggedOperation))
 		}
@@ -127,7 +132,7 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 			line = line.Str("refused", refusal.reason)
 		}
 		line.Str("operation", truncate(operation, maxLoggedOperation)).Int("status", sw.status).
-			Dur("duration", elapsed).Int("store_calls", calls).Int("store_waves", waves).
+			Float64("duration_ms", milliseconds(elapsed)).Int("store_calls", calls).Int("store_waves", waves).
 			Strs("error_codes", codes).Msg("graphql")
 	})
 }

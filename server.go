@@ -15,6 +15,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
@@ -67,18 +68,6 @@ func main() {
 	}
 }
 
-func newLogger(cfg config) (zerolog.Logger, error) {
-	level, err := zerolog.ParseLevel(cfg.logLevel)
-	if err != nil {
-		return zerolog.Logger{}, fmt.Errorf("log level: %w", err)
-	}
-	out := zerolog.New(os.Stderr)
-	if cfg.logFormat == "console" {
-		out = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr})
-	}
-	return out.Level(level).With().Timestamp().Logger(), nil
-}
-
 // defaultGCPercent trades memory for CPU: a request allocates tens of KB
 // and the live heap is small (Pebble's block cache is not on the Go heap),
 // so at Go's default of 100 the collector ran many times a second under
@@ -124,11 +113,11 @@ func run(args []string) error {
 	default:
 		return fmt.Errorf("unknown command %q (want create-tables, repair or import)", cfg.command)
 	}
-	log.Info().Str("listen", cfg.listen).Str("data_dir", cfg.dataDir).Bool("cluster", cfg.hbaseZK != "").
+	log.Info().Str("listen", cfg.listen).Str("data_dir", absDir(cfg.dataDir)).Bool("cluster", cfg.hbaseZK != "").
 		Str("hbase_zk", cfg.hbaseZK).Bool("sync", cfg.sync).Bool("introspection", cfg.introspection).
-		Bool("explain", cfg.explain).Interface("limits", cfg.limits).
-		Int64("max_body_bytes", cfg.maxBodyBytes).Dur("request_timeout", cfg.requestTimeout).
-		Dur("batch_wait", cfg.batchWait).Int("batch_size", cfg.batchSize).Str("executor", cfg.executor).Int("scan_concurrency", cfg.scanConcurrency()).
+		Bool("explain", cfg.explain).Dict("limits", limitsDict(cfg.limits)).
+		Int64("max_body_bytes", cfg.maxBodyBytes).Float64("request_timeout_ms", milliseconds(cfg.requestTimeout)).
+		Float64("batch_wait_ms", milliseconds(cfg.batchWait)).Int("batch_size", cfg.batchSize).Str("executor", cfg.executor).Int("scan_concurrency", cfg.scanConcurrency()).
 		Str("admin_listen", cfg.adminListen).Strs("cors_origins", cfg.cors.parsed.Origins).Float64("rate_limit", cfg.rateLimit).Int("rate_burst", cfg.rateBurstOrDefault()).Msg("starting")
 
 	if err := checkListen(cfg, log); err != nil {
@@ -180,9 +169,20 @@ func run(args []string) error {
 		IdleTimeout:       120 * time.Second,
 		// No WriteTimeout: a CPU profile streams for as long as it asks.
 	}
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return err
+	}
+	adminLn, err := net.Listen("tcp", cfg.adminListen)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	log.Info().Str("listen", ln.Addr().String()).Str("admin_listen", adminLn.Addr().String()).
+		Str("graphql", "http://"+ln.Addr().String()+"/query").Msg("listening")
 	errc := make(chan error, 2)
-	go func() { errc <- srv.ListenAndServe() }()
-	go func() { errc <- adminSrv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- adminSrv.Serve(adminLn) }()
 	select {
 	case err := <-errc:
 		srv.Close()
@@ -199,7 +199,7 @@ func run(args []string) error {
 		// orchestrator would (net/http counts a connection accepted but
 		// not yet read from as busy for 5 s, longer than a short
 		// --request-timeout's grace).
-		log.Warn().Dur("grace", cfg.requestTimeout+5*time.Second).Msg("shutdown: grace period over, closing the connections left")
+		log.Warn().Float64("grace_ms", milliseconds(cfg.requestTimeout+5*time.Second)).Msg("shutdown: grace period over, closing the connections left")
 		err = errors.Join(srv.Close(), adminSrv.Close())
 	}
 	if err != nil {
@@ -329,6 +329,7 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	gql.Use(limits.New(cfg.limits, docs))
 	gql.Use(limiter.Extension(operationComplexity))
 	gql.Use(explain.Extension{Always: cfg.explain})
+	gql.Use(operationNamer{})
 	gql.SetErrorPresenter(presentError(log))
 	gql.SetRecoverFunc(func(ctx context.Context, v any) error {
 		id := ""
@@ -409,7 +410,7 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 		adminMux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 		adminMux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	}
-	return edge.Headers(mux), edge.Headers(adminMux)
+	return edge.Headers(logRoutes(log, mux)), edge.Headers(logRoutes(log, adminMux))
 }
 
 // rateKey is whose bucket a request spends: its token's subject, or its
@@ -518,6 +519,9 @@ func openStore(cfg config, log zerolog.Logger) (gohbase.Client, *store.Store, er
 
 // repair runs store.Repair once and prints what it fixed.
 func repair(cfg config, log zerolog.Logger) error {
+	if err := requireStore(cfg, "repair"); err != nil {
+		return err
+	}
 	hc, st, err := openStore(cfg, log)
 	if err != nil {
 		return err

@@ -108,9 +108,10 @@ func NewVerifier(ctx context.Context, cfg Config, log zerolog.Logger) (*Verifier
 		if v.static, err = jwk.Parse(b, jwk.WithPEM(pem)); err != nil {
 			return nil, fmt.Errorf("auth: JWKS file %s: %w", cfg.JWKSFile, err)
 		}
-		if err := refuseSymmetric(v.static); err != nil {
+		if err := checkKeySet(v.static); err != nil {
 			return nil, fmt.Errorf("auth: JWKS file %s: %w", cfg.JWKSFile, err)
 		}
+		logKeys(log, v.static).Str("jwks_file", cfg.JWKSFile).Msg("token keys loaded")
 	}
 	if cfg.HS256SecretFile != "" {
 		b, err := os.ReadFile(cfg.HS256SecretFile)
@@ -142,24 +143,61 @@ func NewVerifier(ctx context.Context, cfg Config, log zerolog.Logger) (*Verifier
 		if err != nil {
 			return nil, fmt.Errorf("auth: fetching the JWKS at %s: %w", cfg.JWKSURL, err)
 		}
-		if err := refuseSymmetric(set); err != nil {
+		if err := checkKeySet(set); err != nil {
 			return nil, fmt.Errorf("auth: JWKS at %s: %w", cfg.JWKSURL, err)
 		}
+		logKeys(log, set).Str("jwks_url", cfg.JWKSURL).Msg("token keys loaded")
 		v.cache = cache
 	}
 	return v, nil
 }
 
-// refuseSymmetric refuses a key set with a shared-secret key: a key set
-// holds public keys, and an HS256 secret is configured on its own.
-func refuseSymmetric(set jwk.Set) error {
+// checkKeySet refuses a key set that could not verify a token as it
+// should: one with no keys (every token would be refused, and nothing
+// would say why until the first one), one with a shared-secret key (a key
+// set holds public keys; an HS256 secret is configured on its own) and one
+// with a private key (whoever can read this file or URL could sign tokens:
+// the signer's private half belongs with the signer alone).
+func checkKeySet(set jwk.Set) error {
+	if set.Len() == 0 {
+		return errors.New("holds no keys; give it the public keys that sign your tokens")
+	}
 	for i := range set.Len() {
 		k, _ := set.Key(i)
 		if k.KeyType() == jwa.OctetSeq() {
 			return errors.New("holds a symmetric (oct) key; configure an HS256 secret with its own flag")
 		}
+		if private, err := jwk.IsPrivateKey(k); err == nil && private {
+			kid, _ := k.KeyID()
+			return fmt.Errorf("holds a private %s key%s; give only the public keys (the private half stays with whoever signs the tokens)", k.KeyType(), kidSuffix(kid))
+		}
 	}
 	return nil
+}
+
+func kidSuffix(kid string) string {
+	if kid == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (kid %q)", kid)
+}
+
+// logKeys starts the log line that says how many keys of each kind a key
+// set holds, so that a set other than the one meant is seen at start.
+func logKeys(log zerolog.Logger, set jwk.Set) *zerolog.Event {
+	var rsa, ec, okp int
+	for i := range set.Len() {
+		k, _ := set.Key(i)
+		switch k.KeyType() {
+		case jwa.RSA():
+			rsa++
+		case jwa.EC():
+			ec++
+		case jwa.OKP():
+			okp++
+		}
+	}
+	return log.Info().Int("keys", set.Len()).Int("rsa", rsa).Int("ec", ec).Int("okp", okp)
 }
 
 // ErrInvalidToken wraps every reason a presented token is refused; each is

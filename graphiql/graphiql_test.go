@@ -345,7 +345,7 @@ func TestVendoredAssetsMatchSums(t *testing.T) {
 func TestExampleQueryValidates(t *testing.T) {
 	schema := generated.NewExecutableSchema(generated.Config{}).Schema()
 	q := string(mustRead("example.graphql"))
-	doc, errs := gqlparser.LoadQuery(schema, q)
+	doc, errs := gqlparser.LoadQueryWithRules(schema, q, nil) // nil: the default rules
 	if errs != nil {
 		t.Fatalf("example.graphql: %v", errs)
 	}

@@ -294,7 +294,7 @@ func progress(kind string, size int64, read, imported, skipped, failed *atomic.I
 			return
 		}
 		opts.Log.Info().Str("kind", kind).Int64("rows", rows).Int64("failed", failed.Load()).
-			Float64("rows_per_s", rate).Dur("eta", eta).Msg("importing")
+			Float64("rows_per_s", rate).Float64("eta_s", eta.Seconds()).Msg("importing")
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)

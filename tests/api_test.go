@@ -108,33 +108,6 @@ func lit(s string) string {
 	return string(b)
 }
 
-// jsonLit is v as a GraphQL input literal: an object's keys unquoted.
-func jsonLit(v any) string {
-	switch v := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = k + ": " + jsonLit(v[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	case []any:
-		parts := make([]string, len(v))
-		for i, e := range v {
-			parts[i] = jsonLit(e)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case nil:
-		return "null"
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 func decode[T any](t testing.TB, raw json.RawMessage) T {
 	t.Helper()
 	var v T

@@ -255,8 +255,7 @@ func TestTextIsNeverRewritten(t *testing.T) {
 	s := startServer(t)
 	s.mustDo(t, `mutation { createNode(id: "a", properties: {name: "a"}) { id } }`, nil, nil)
 	const snapshot = `{ a: node(id: "a") { properties } r: node(id: "\ufffd") { id } r2: node(id: "x\ufffdy") { id } r3: node(id: "\ufffd\ufffd") { id } }`
-	var before gqlResponse
-	before = *s.do(t, snapshot, nil)
+	before := *s.do(t, snapshot, nil)
 	before.ok(t, nil)
 	const create = `mutation($id: ID!, $p: JSON) { createNode(id: $id, properties: $p) { id } }`
 	const update = `mutation($p: JSON) { updateNodeProperties(id: "a", set: $p) { id } }`

@@ -17,7 +17,7 @@ import (
 func opContext(t *testing.T, query string, vars map[string]any) *graphql.OperationContext {
 	t.Helper()
 	schema := generated.NewExecutableSchema(generated.Config{Resolvers: &resolvers.Resolver{}}).Schema()
-	doc, errs := gqlparser.LoadQuery(schema, query)
+	doc, errs := gqlparser.LoadQueryWithRules(schema, query, nil) // nil: the default rules
 	if errs != nil {
 		t.Fatal(errs)
 	}

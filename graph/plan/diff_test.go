@@ -449,7 +449,7 @@ func corpus(t *testing.T) []struct {
 	if b, err := os.ReadFile("../../graphiql/example.graphql"); err == nil {
 		out = append(out, c{"graphiql example", string(b), map[string]any{"id": "n1"}})
 	}
-	for _, q := range []c{
+	out = append(out, []c{
 		{"typename only", `{ __typename }`, nil},
 		{"node literal", `{ node(id: "n1") { id properties createdAt updatedAt __typename } }`, nil},
 		{"node escapes", `query($id: ID!) { node(id: $id) { id properties } }`, map[string]any{"id": "ctl\u0001\u001f"}},
@@ -479,9 +479,7 @@ func corpus(t *testing.T) []struct {
 		{"entities refused", `query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { id } } }`, map[string]any{"r": []any{map[string]any{"__typename": "Nope", "id": "n1"}, map[string]any{"id": "n2"}}}},
 		{"validation error", `{ node(id: "n1") { nope } }`, nil},
 		{"variable missing", `query($id: ID!) { node(id: $id) { id } }`, nil},
-	} {
-		out = append(out, q)
-	}
+	}...)
 	return out
 }
 
