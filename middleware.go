@@ -90,9 +90,7 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := explain.NewRequest(requestID(w, r))
-		refusal, named := &edgeRefusal{}, &operationNote{}
-		ctx := context.WithValue(context.WithValue(r.Context(), edgeRefusalKey{}, refusal), operationNoteKey{}, named)
-		ctx, cancel := context.WithTimeout(explain.With(ctx, rec), timeout)
+		ctx, cancel := context.WithTimeout(explain.With(r.Context(), rec), timeout)
 		defer cancel()
 		if r.ContentLength > maxBody {
 			writeTooLarge(w, r, rec.ID, maxBody)
@@ -111,11 +109,9 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 		elapsed := time.Since(start)
 		calls, waves := rec.Counts()
 		operation, codes := rec.Outcome()
-		if operation == "" { // no operationName: the document's one operation
-			operation = named.name
-		}
-		if refusal.code != "" && len(codes) == 0 {
-			codes = []string{refusal.code}
+		refusedCode, refusedReason := rec.Refused()
+		if refusedCode != "" && len(codes) == 0 {
+			codes = []string{refusedCode}
 		}
 		m.requests.WithLabelValues(strconv.Itoa(sw.status)).Inc()
 		for _, c := range codes {
@@ -128,8 +124,8 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 		if sub := rec.Subject(); sub != "" { // who, for an audit; never the token
 			line = line.Str("subject", truncate(sub, maxLoggedOperation))
 		}
-		if refusal.reason != "" { // which check refused it, never the token
-			line = line.Str("refused", refusal.reason)
+		if refusedReason != "" { // which check refused it, never the token
+			line = line.Str("refused", refusedReason)
 		}
 		line.Str("operation", truncate(operation, maxLoggedOperation)).Int("status", sw.status).
 			Float64("duration_ms", milliseconds(elapsed)).Int("store_calls", calls).Int("store_waves", waves).
@@ -137,18 +133,11 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 	})
 }
 
-// edgeRefusal is why the edge (authentication, rate limits) refused a
-// request before GraphQL saw it: its code and a fixed word, for the log
-// line and the metrics.
-type edgeRefusal struct{ code, reason string }
-
-type edgeRefusalKey struct{}
-
 // noteRefusal records, for observe's log line, that the request of ctx
-// was refused with code for reason.
+// was refused at the edge with code for reason.
 func noteRefusal(ctx context.Context, code, reason string) {
-	if ref, ok := ctx.Value(edgeRefusalKey{}).(*edgeRefusal); ok {
-		ref.code, ref.reason = code, reason
+	if rec := explain.From(ctx); rec != nil {
+		rec.SetRefused(code, reason)
 	}
 }
 

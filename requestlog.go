@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/rs/zerolog"
 
 	"github.com/hbgraph/hbgraph/edge"
@@ -54,34 +52,6 @@ func limitsDict(l limits.Config) *zerolog.Event {
 		Int("max_variables", l.Variables).Int("max_depth", l.Depth).Int("max_complexity", l.Complexity).
 		Int("max_errors", l.Errors)
 }
-
-// operationNamer is the gqlgen extension that records, for the request's
-// log line, the name of the operation that runs as the parsed document
-// gives it: a client need not send operationName for its one operation
-// to be named in the log.
-type operationNamer struct{}
-
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationInterceptor
-} = operationNamer{}
-
-func (operationNamer) ExtensionName() string                   { return "OperationName" }
-func (operationNamer) Validate(graphql.ExecutableSchema) error { return nil }
-
-func (operationNamer) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	if note, ok := ctx.Value(operationNoteKey{}).(*operationNote); ok {
-		if oc := graphql.GetOperationContext(ctx); oc.Operation != nil {
-			note.name = oc.Operation.Name
-		}
-	}
-	return next(ctx)
-}
-
-// operationNote is the operation's name as operationNamer found it.
-type operationNote struct{ name string }
-
-type operationNoteKey struct{}
 
 // logRoutes logs the requests of every route but /query (which observe
 // logs at info) at debug level: GraphiQL's page and assets, the health and

@@ -329,7 +329,6 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	gql.Use(limits.New(cfg.limits, docs))
 	gql.Use(limiter.Extension(operationComplexity))
 	gql.Use(explain.Extension{Always: cfg.explain})
-	gql.Use(operationNamer{})
 	gql.SetErrorPresenter(presentError(log))
 	gql.SetRecoverFunc(func(ctx context.Context, v any) error {
 		id := ""

@@ -26,6 +26,9 @@ type Request struct {
 	subject   string
 	codes     []string
 	calls     []store.Call
+	// refusedCode and refusedReason say why the edge (authentication,
+	// rate limits) refused the request before GraphQL saw it.
+	refusedCode, refusedReason string
 }
 
 // NewRequest starts the record of request id.
@@ -58,6 +61,21 @@ func (r *Request) Subject() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.subject
+}
+
+// SetRefused records that the edge refused the request with code, for
+// reason (a fixed word, never a token or a client's value).
+func (r *Request) SetRefused(code, reason string) {
+	r.mu.Lock()
+	r.refusedCode, r.refusedReason = code, reason
+	r.mu.Unlock()
+}
+
+// Refused returns what SetRefused recorded.
+func (r *Request) Refused() (code, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.refusedCode, r.refusedReason
 }
 
 // Outcome returns what SetOutcome recorded.

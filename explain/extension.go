@@ -47,6 +47,10 @@ func (e Extension) InterceptResponse(ctx context.Context, next graphql.ResponseH
 	if graphql.HasOperationContext(ctx) {
 		oc := graphql.GetOperationContext(ctx)
 		operation = oc.OperationName
+		if operation == "" && oc.Operation != nil {
+			// No operationName: the document's one operation, by its name.
+			operation = oc.Operation.Name
+		}
 		asked, _ = oc.Extensions["explain"].(bool)
 	}
 	r.SetOutcome(operation, codes)
