@@ -43,7 +43,7 @@ const (
 // ErrBackup is wrapped by every error about a backup directory the caller
 // gave: one that is not empty, not absolute, holds no backup, or whose
 // contents do not match its manifest.
-var ErrBackup = errors.New("embedded: backup")
+var ErrBackup = errors.New("backup")
 
 // BackupManifest is BACKUP.json.
 type BackupManifest struct {
@@ -59,7 +59,7 @@ type BackupManifest struct {
 
 // TableSum is what one table of a backup must hold.
 type TableSum struct {
-	Rows    int64  `json:"rows"`    // distinct row keys
+	Rows    int64  `json:"rows"`    // distinct row keys (a deleted row's markers count until purged)
 	Records int64  `json:"records"` // engine records (a column, a marker)
 	SHA256  string `json:"sha256"`  // over each record's length-prefixed key and value, in key order
 }
@@ -316,6 +316,9 @@ func verifyStore(ctx context.Context, storeDir string, m *BackupManifest) error 
 		FS:       vfs.Default,
 		Cache:    cache,
 		Logger:   pebbleLogger{zerolog.Nop()},
+		// Damage is what verification looks for: the read returns it
+		// (the default listener would end the process).
+		EventListener: &pebble.EventListener{DataCorruption: func(pebble.DataCorruptionInfo) {}},
 	})
 	if err != nil {
 		return fmt.Errorf("the store does not open: %w", err)
@@ -417,4 +420,22 @@ func removeContents(dir string) {
 	for _, e := range entries {
 		_ = os.RemoveAll(filepath.Join(dir, e.Name()))
 	}
+}
+
+// HoldsStore reports whether dir holds a store (of any engine version
+// Pebble reads).
+func HoldsStore(dir string) bool {
+	desc, err := pebble.Peek(dir, vfs.Default)
+	return err == nil && desc.Exists
+}
+
+// InUse reports whether a process holds dir's store open (Pebble's lock on
+// its LOCK file).
+func InUse(dir string) bool {
+	lock, err := vfs.Default.Lock(filepath.Join(dir, "LOCK"))
+	if err != nil {
+		return true
+	}
+	_ = lock.Close()
+	return false
 }
