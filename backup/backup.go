@@ -108,9 +108,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.running.Unlock()
 	start := time.Now()
-	resume := sync.OnceFunc(h.Gate.pause())
-	defer resume()
+	unpause := h.Gate.pause()
 	paused := time.Now()
+	var resumed time.Time
+	resume := sync.OnceFunc(func() { unpause(); resumed = time.Now() })
+	defer resume()
 	m, err := store.Backup[*embedded.BackupManifest](r.Context(), h.Store, req.To, Labels(), resume)
 	if err != nil {
 		h.Log.Error().Err(err).Str("to", req.To).Msg("backup failed")
@@ -121,7 +123,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(w, status, err)
 		return
 	}
-	h.Log.Info().Str("to", req.To).Dur("waited_for_mutations", paused.Sub(start)).Dur("took", time.Since(start)).
+	h.Log.Info().Str("to", req.To).Dur("waited_for_mutations", paused.Sub(start)).Dur("mutations_paused", resumed.Sub(start)).Dur("took", time.Since(start)).
 		Int64("bytes", m.Bytes).Msg("backup written and verified")
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(m)

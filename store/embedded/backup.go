@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -76,13 +77,33 @@ func (c *Client) Backup(ctx context.Context, dir string, labels map[string]strin
 	if taken == nil {
 		taken = func() {}
 	}
+	if c.dir == "" {
+		taken()
+		return nil, fmt.Errorf("%w: the engine runs in memory: nothing on disk to back up", ErrBackup)
+	}
 	if err := prepareBackupDir(dir); err != nil {
 		taken()
 		return nil, err
 	}
 	storeDir := filepath.Join(dir, BackupStoreDir)
-	snap, err := c.checkpoint(storeDir)
+	// On the data directory's file system the checkpoint links the
+	// tables; elsewhere it would copy them while engine calls wait, so it
+	// is taken beside the store and copied after.
+	checkpointDir := storeDir
+	if !sameDevice(dir, c.dir) {
+		checkpointDir = filepath.Join(c.dir, fmt.Sprintf("backup-staging.%d.%d", os.Getpid(), time.Now().UnixNano()))
+		defer os.RemoveAll(checkpointDir)
+	}
+	snap, err := c.checkpoint(checkpointDir)
 	taken()
+	if err == nil && checkpointDir != storeDir {
+		if err = os.Mkdir(storeDir, 0o700); err == nil {
+			err = copyStore(checkpointDir, storeDir)
+		}
+		if err != nil {
+			snap.Close()
+		}
+	}
 	if err != nil {
 		_ = os.RemoveAll(storeDir)
 		return nil, fmt.Errorf("embedded: checkpoint into %s: %w", dir, err)
@@ -420,6 +441,13 @@ func removeContents(dir string) {
 	for _, e := range entries {
 		_ = os.RemoveAll(filepath.Join(dir, e.Name()))
 	}
+}
+
+// sameDevice reports whether a and b are on one file system (where hard
+// links work); false when either cannot be read.
+func sameDevice(a, b string) bool {
+	var sa, sb syscall.Stat_t
+	return syscall.Stat(a, &sa) == nil && syscall.Stat(b, &sb) == nil && sa.Dev == sb.Dev
 }
 
 // HoldsStore reports whether dir holds a store (of any engine version
