@@ -37,6 +37,9 @@ func runBackup(cfg config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if backup.Inside(to, dataDir) {
+		return errors.New("the backup directory must be outside the data directory")
+	}
 	if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
 		return fmt.Errorf("%s is not empty; back up into a new directory", to)
 	}

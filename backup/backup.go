@@ -139,7 +139,7 @@ func (h *Handler) check(req Request) error {
 	if !sameDir(req.DataDir, h.DataDir) {
 		return fmt.Errorf("this server serves the data directory %s, not %s: run backup with the server's --data-dir and --admin-listen", absOrSelf(h.DataDir), req.DataDir)
 	}
-	if within(resolve(req.To), resolve(h.DataDir)) {
+	if Inside(req.To, h.DataDir) {
 		return errors.New("the backup directory must be outside the data directory")
 	}
 	fi, err := os.Stat(req.To)
@@ -232,6 +232,11 @@ func resolve(p string) string {
 }
 
 func sameDir(a, b string) bool { return resolve(a) == resolve(b) }
+
+// Inside reports whether p is dir or inside it, symbolic links resolved.
+func Inside(p, dir string) bool {
+	return within(resolve(p), resolve(dir))
+}
 
 func within(p, dir string) bool {
 	rel, err := filepath.Rel(dir, p)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -271,5 +272,36 @@ func copyDir(t *testing.T, from, to string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBackupOntoAnotherFileSystem: the checkpoint is staged beside the
+// store, copied, and the staging directory removed.
+func TestBackupOntoAnotherFileSystem(t *testing.T) {
+	var shm, tmp syscall.Stat_t
+	data := t.TempDir()
+	if syscall.Stat("/dev/shm", &shm) != nil || syscall.Stat(data, &tmp) != nil || shm.Dev == tmp.Dev {
+		t.Skip("needs /dev/shm on another file system than the test's temporary directory")
+	}
+	ctx := context.Background()
+	c := openSpec(t, embedded.Options{Dir: data})
+	putRows(t, c, rowNames("r%03d", 50)...)
+	if err := c.CompactAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	base, err := os.MkdirTemp("/dev/shm", "hbgraph-backup-test-")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(base) })
+	dir := filepath.Join(base, "b")
+	if _, err := c.Backup(ctx, dir, nil, nil); err != nil {
+		t.Fatalf("Backup onto /dev/shm: %v", err)
+	}
+	if staged, _ := filepath.Glob(filepath.Join(data, "backup-staging*")); len(staged) != 0 {
+		t.Errorf("staging left in the data directory: %v", staged)
+	}
+	if _, err := embedded.VerifyBackup(ctx, dir); err != nil {
+		t.Error(err)
 	}
 }
