@@ -67,6 +67,12 @@ type config struct {
 	importFiles   importer.Files
 	importWorkers int
 
+	// backupTo and restoreFrom are the backup directories of the backup
+	// and restore commands; allowRemoteBackup serves POST /backup on an
+	// admin listener beyond loopback.
+	backupTo, restoreFrom string
+	allowRemoteBackup     bool
+
 	pprof       bool
 	exampleData bool
 	// executor runs queries: "gqlgen", or "plan" (graph/plan's compiled
@@ -154,13 +160,14 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 		&cli.Int64Flag{Name: "memory-limit", Value: int64(defaultMemoryLimit), Usage: "Go's soft memory limit (GOMEMLIMIT) in bytes: past it the collector runs whatever --gc-percent says; 0 keeps GOMEMLIMIT from the environment", Sources: cli.EnvVars("HBGRAPH_MEMORY_LIMIT"), Destination: &cfg.memoryLimit, Local: true},
 		&cli.BoolFlag{Name: "example-data", Usage: "serve: write a small example graph (40 people, their follows, 105 articles) if the store is empty; a store that holds data is left as it is", Sources: cli.EnvVars("HBGRAPH_EXAMPLE_DATA"), Destination: &cfg.exampleData, Local: true},
 		&cli.StringFlag{Name: "executor", Value: "plan", Usage: "what executes queries: gqlgen, or plan (each distinct query compiled once into a plan that reads the store level by level and writes the response in one buffer; mutations, introspection and what a plan does not cover go to gqlgen)", Sources: cli.EnvVars("HBGRAPH_EXECUTOR"), Destination: &cfg.executor, Local: true},
+		&cli.BoolFlag{Name: "allow-remote-backup", Usage: "serve POST /backup (it writes a copy of the store into a directory the caller names) although --admin-listen is beyond loopback", Sources: cli.EnvVars("HBGRAPH_ALLOW_REMOTE_BACKUP"), Destination: &cfg.allowRemoteBackup, Local: true},
 		&cli.BoolFlag{Name: "pprof", Usage: "serve Go's profiler at /debug/pprof/ on the admin listener; off by default: it exposes internals", Sources: cli.EnvVars("HBGRAPH_PPROF"), Destination: &cfg.pprof, Local: true},
 	}
 	choose := func(name string) cli.ActionFunc {
 		return func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				if name == "" {
-					return fmt.Errorf("unknown command %q (want create-tables, repair or import)", cmd.Args().First())
+					return fmt.Errorf("unknown command %q (want create-tables, repair, import, backup or restore)", cmd.Args().First())
 				}
 				return fmt.Errorf("one command at most, got %q after %q", cmd.Args().Slice(), name)
 			}
@@ -208,6 +215,23 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 					&cli.IntFlag{Name: "import-workers", Usage: "batches of lines imported at once (0: 4 per CPU)", Sources: cli.EnvVars("HBGRAPH_IMPORT_WORKERS"), Destination: &cfg.importWorkers},
 				},
 				Action: choose("import"),
+			},
+			{
+				Name:  "backup",
+				Usage: "write a verified point-in-time copy of the embedded engine's data directory into --to, asking the server that runs on it (over --admin-listen) if there is one",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "to", Usage: "directory to write the backup into: absent or empty", Sources: cli.EnvVars("HBGRAPH_BACKUP_TO"), Destination: &cfg.backupTo},
+					&cli.StringFlag{Name: "admin-listen", Value: "127.0.0.1:9090", Usage: "admin listener of the server that holds the data directory", Sources: cli.EnvVars("HBGRAPH_ADMIN_LISTEN"), Destination: &cfg.adminListen},
+				},
+				Action: choose("backup"),
+			},
+			{
+				Name:  "restore",
+				Usage: "verify the backup in --from and copy it into --data-dir, which must be absent or empty",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "from", Usage: "directory of a backup written by backup", Sources: cli.EnvVars("HBGRAPH_RESTORE_FROM"), Destination: &cfg.restoreFrom},
+				},
+				Action: choose("restore"),
 			},
 		},
 		// Errors are returned to main, which prints them once and exits 1.

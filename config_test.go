@@ -130,8 +130,8 @@ func TestREADMEListsEveryFlag(t *testing.T) {
 			name := f.Names()[0]
 			exists[name] = true
 			env := "HBGRAPH_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-			if cmd != root && !slices.Contains([]string{"regions"}, name) {
-				env = "HBGRAPH_IMPORT_" + strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(name, "import-"), "-", "_"))
+			if cmd != root && !slices.Contains([]string{"regions", "admin-listen"}, name) {
+				env = "HBGRAPH_" + strings.ToUpper(cmd.Name) + "_" + strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(name, cmd.Name+"-"), "-", "_"))
 			}
 			if got := doc.GetEnvVars(); len(got) != 1 || got[0] != env {
 				t.Errorf("--%s: environment %v, want %s", name, got, env)

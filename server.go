@@ -6,6 +6,8 @@
 //	hbgraph [flags] create-tables   create the tables on a cluster (--hbase-zk)
 //	hbgraph [flags] repair          put index rows and counters back in step
 //	hbgraph [flags] import          load JSON Lines files (--nodes, --relationships, --articles)
+//	hbgraph [flags] backup --to DIR      a verified copy of the data directory, while it serves
+//	hbgraph [flags] restore --from DIR   a backup into an empty --data-dir
 //
 // This file is the only place that wires things together.
 package main
@@ -38,6 +40,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/hbgraph/hbgraph/auth"
+	"github.com/hbgraph/hbgraph/backup"
 	"github.com/hbgraph/hbgraph/edge"
 	"github.com/hbgraph/hbgraph/example"
 	"github.com/hbgraph/hbgraph/explain"
@@ -110,8 +113,12 @@ func run(args []string) error {
 		return repair(cfg, log)
 	case "import":
 		return runImport(cfg, log)
+	case "backup":
+		return runBackup(cfg, log)
+	case "restore":
+		return runRestore(cfg)
 	default:
-		return fmt.Errorf("unknown command %q (want create-tables, repair or import)", cfg.command)
+		return fmt.Errorf("unknown command %q (want create-tables, repair, import, backup or restore)", cfg.command)
 	}
 	log.Info().Str("listen", cfg.listen).Str("data_dir", absDir(cfg.dataDir)).Bool("cluster", cfg.hbaseZK != "").
 		Str("hbase_zk", cfg.hbaseZK).Bool("sync", cfg.sync).Bool("introspection", cfg.introspection).
@@ -329,6 +336,8 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	gql.Use(limits.New(cfg.limits, docs))
 	gql.Use(limiter.Extension(operationComplexity))
 	gql.Use(explain.Extension{Always: cfg.explain})
+	backupGate := &backup.Gate{} // POST /backup waits for the mutations in flight
+	gql.Use(backupGate)
 	gql.SetErrorPresenter(presentError(log))
 	gql.SetRecoverFunc(func(ctx context.Context, v any) error {
 		id := ""
@@ -402,6 +411,8 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	adminMux.Handle("GET /metrics", promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}))
 	adminMux.HandleFunc("GET /healthz", healthz)
 	adminMux.HandleFunc("GET /readyz", readyz)
+	adminMux.Handle("POST "+backup.Route, &backup.Handler{Store: st, Gate: backupGate, DataDir: cfg.dataDir, Log: log,
+		Allowed: edge.Loopback(cfg.adminListen) || cfg.allowRemoteBackup})
 	if cfg.pprof {
 		adminMux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		adminMux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)

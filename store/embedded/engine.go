@@ -188,6 +188,7 @@ const rowLocks = 1024
 // their bytes. Scanners are not safe for concurrent use, as in gohbase.
 type Client struct {
 	db      *pebble.DB
+	dir     string // Options.Dir: "" in memory
 	tables  map[string]*table
 	clock   func() time.Time
 	horizon time.Duration
@@ -228,6 +229,7 @@ func Open(opts Options) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{
+		dir:     opts.Dir,
 		tables:  make(map[string]*table, len(opts.Tables)),
 		clock:   opts.Clock,
 		horizon: opts.DeleteMarkerHorizon,
