@@ -64,9 +64,6 @@ func (s *Store) Repair(ctx context.Context) (RepairReport, error) {
 	if err := s.migrateArticleLayout(ctx, report.fix); err != nil {
 		return report, fmt.Errorf("migrate articles: %w", err)
 	}
-	if err := s.finishNodeDeletions(ctx, report.fix); err != nil {
-		return report, fmt.Errorf("finish node deletions: %w", err)
-	}
 	if err := s.repairGraph(ctx, report.fix); err != nil {
 		return report, fmt.Errorf("repair graph: %w", err)
 	}
@@ -264,35 +261,10 @@ const (
 	fixCountersOfGoneNodeDelete = "article counters of deleted nodes deleted"
 )
 
-// finishNodeDeletions finishes the deletion of every node marked as being
-// deleted (DeleteNode).
-func (s *Store) finishNodeDeletions(ctx context.Context, fix func(kind string, n int)) error {
-	var ids []string
-	all := scanRange{table: keys.TableGraph, family: keys.FamilyGraph}
-	err := s.scanAll(ctx, all, func(rw row) (bool, error) {
-		if _, ok := rw.cells[keys.QualDeleting]; !ok {
-			return true, nil
-		}
-		if id, err := keys.DecodeNode(rw.key); err == nil {
-			ids = append(ids, id)
-		}
-		return true, nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if err := s.finishNodeDeletion(ctx, id); err != nil {
-			return fmt.Errorf("node %q: %w", id, err)
-		}
-		fix(fixNodeDeletionFinished, 1)
-	}
-	return nil
-}
-
 // graphScan is what one pass over the graph table finds.
 type graphScan struct {
 	nodes         map[string]bool   // ids of nodes that exist, not being deleted
+	deleting      []string          // ids of nodes being deleted
 	relationships map[string]relRow // by relationship row key
 	index         map[string]row    // adjacency rows by key
 	degrees       map[string]row    // degree rows by key
@@ -312,7 +284,10 @@ func (s *Store) scanGraph(ctx context.Context) (graphScan, error) {
 			if err != nil {
 				return false, err
 			}
-			if ok && e.deleting == 0 {
+			switch {
+			case ok && e.deleting != 0:
+				g.deleting = append(g.deleting, id)
+			case ok:
 				g.nodes[id] = true
 			}
 		} else if r, err := keys.DecodeRelationship(rw.key); err == nil {
@@ -335,6 +310,19 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 	g, err := s.scanGraph(ctx)
 	if err != nil {
 		return err
+	}
+	// Deletions a crash cut short are finished first (relationships,
+	// articles, node row: DeleteNode), then the graph read again.
+	if len(g.deleting) > 0 {
+		for _, id := range g.deleting {
+			if err := s.finishNodeDeletion(ctx, id); err != nil {
+				return fmt.Errorf("finish the deletion of node %q: %w", id, err)
+			}
+			fix(fixNodeDeletionFinished, 1)
+		}
+		if g, err = s.scanGraph(ctx); err != nil {
+			return err
+		}
 	}
 	// A relationship whose end is gone goes; its index rows are then
 	// orphans, deleted below. (Creation times are not compared: an import
