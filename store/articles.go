@@ -557,6 +557,62 @@ func (s *Store) deleteArticlesOf(ctx context.Context, author string, before int6
 	}
 }
 
+// deleteStrayCategoryRows deletes author's category rows whose article is
+// gone (or filed elsewhere): what a crash between the writes of an
+// article's deletion leaves, which a sweep of the timeline cannot find.
+func (s *Store) deleteStrayCategoryRows(ctx context.Context, author string) error {
+	if err := s.CheckArticleLayout(ctx); err != nil {
+		return err
+	}
+	prefix := keys.AuthorPrefix(author)
+	all := scanRange{table: keys.TableArticles, family: keys.FamilyArticles, start: prefix, stop: keys.PrefixEnd(prefix),
+		keyOnly: true, chunkRows: articleChunkRows}
+	var strays []row
+	err := s.scanAll(ctx, all, func(rw row) (bool, error) {
+		if _, err := keys.DecodeCategory(rw.key); err == nil {
+			strays = append(strays, row{key: rw.key, ts: rw.ts})
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, st := range strays {
+		c, err := keys.DecodeCategory(st.key)
+		if err != nil {
+			return err
+		}
+		fresh, ok, err := s.readTimeline(ctx, c.Article)
+		if err != nil {
+			return err
+		}
+		if ok && fresh.category == c.Name {
+			continue // its article exists: posted meanwhile by a writer that will undo it
+		}
+		ts := st.ts
+		if ok {
+			ts = max(ts, fresh.updated)
+		}
+		if err := s.deleteRow(ctx, keys.TableArticles, st.key, ts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recountAuthor sets author's article counters and word counts to a
+// recount of the author's articles: after a crash between the writes of an
+// article's deletion, the deltas it had still to apply are lost with it.
+// A write in flight meanwhile can leave them one article off (as with
+// Repair), so it runs only where a crash was seen.
+func (s *Store) recountAuthor(ctx context.Context, author string) error {
+	if err := s.fixArticleCounters(ctx, author, func(string, int) {}); err != nil {
+		return err
+	}
+	_, err := s.rebuildWordCounts(ctx, author)
+	return err
+}
+
 // ArticleQuery selects the articles of one author.
 type ArticleQuery struct {
 	// Category selects one category; "" selects all.

@@ -62,7 +62,7 @@ func decodeEntity[K rowKey, C cellSource](row K, c C) (e entity, ok bool, err er
 	owner, _ := c.lookup(keys.QualOwner)
 	var deleting int64
 	if x, ok := c.lookup(keys.QualDeleting); ok {
-		if deleting, ok = decodeMs(x); !ok || deleting == 0 {
+		if deleting, ok = decodeMs(x); !ok {
 			return e, false, corrupt(row, "x=%x", x)
 		}
 	}
@@ -106,6 +106,9 @@ func (e entity) cells() cells {
 	c := cells{keys.QualCreated: encodeMs(e.created), keys.QualProperties: e.props, keys.QualUpdated: encodeMs(e.updated)}
 	if len(e.owner) > 0 {
 		c[keys.QualOwner] = e.owner
+	}
+	if e.deleting != 0 {
+		c[keys.QualDeleting] = encodeMs(e.deleting)
 	}
 	return c
 }
@@ -176,10 +179,13 @@ func (s *Store) createEntity(ctx context.Context, row []byte, e entity, retry bo
 // is being deleted (DeleteNode), and ErrInvalidInput for a bad id, owner or
 // property map.
 //
-// A node never adopts what an earlier node of its id left behind: once its
-// row is written it removes the articles and relationships older than
-// itself (left only by a crash racing that node's deletion, or by a
-// version of hbgraph whose deleteNode kept articles), before answering.
+// A node never adopts what an earlier node of its id left behind
+// (relationships or articles left by a crash racing that node's deletion,
+// or by a version of hbgraph whose deleteNode kept articles). If there is
+// any, the row is written marked as being deleted, so that the node reads
+// as gone, the remains are deleted, and then the mark is cleared; a crash
+// in between leaves a node being deleted, which DeleteNode and Repair
+// finish.
 func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properties) (Node, error) {
 	if err := validateID("node id", id); err != nil {
 		return Node{}, err
@@ -191,7 +197,17 @@ func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properti
 	if err != nil {
 		return Node{}, err
 	}
-	e, err := s.create(ctx, keys.Node(id), encoded, owner)
+	remains, err := s.hasRemains(ctx, id)
+	if err != nil {
+		return Node{}, fmt.Errorf("create node %q: %w", id, err)
+	}
+	now := s.nowMs()
+	e := entity{created: now, updated: now, props: encoded, owner: ownerCell(owner)}
+	if remains {
+		e.deleting = now
+	}
+	row := keys.Node(id)
+	e, err = s.createEntity(ctx, row, e, true)
 	if errors.Is(err, ErrAlreadyExists) {
 		if _, deleting, rerr := s.readNode(ctx, id); rerr == nil && deleting {
 			return Node{}, fmt.Errorf("create node %q: %w: a node of this id is being deleted; "+
@@ -201,13 +217,56 @@ func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properti
 	if err != nil {
 		return Node{}, fmt.Errorf("create node %q: %w", id, err)
 	}
-	if err := s.faultPoint(pointNodeLeftovers); err != nil {
-		return Node{}, err
-	}
-	if err := s.removeLeftovers(ctx, id, e.created); err != nil {
-		return Node{}, fmt.Errorf("create node %q: remove what an earlier node of this id left: %w", id, err)
+	if remains {
+		if err := s.faultPoint(pointNodeRemains); err != nil {
+			return Node{}, err
+		}
+		if err := s.removeRemains(ctx, id); err != nil {
+			return Node{}, fmt.Errorf("create node %q: remove what an earlier node of this id left: %w", id, err)
+		}
+		if err := s.faultPoint(pointNodeLive); err != nil {
+			return Node{}, err
+		}
+		next := s.nextUpdate(e.updated)
+		won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
+			cells{keys.QualDeleting: encodeMs(0), keys.QualUpdated: encodeMs(next)}, next)
+		if err != nil {
+			return Node{}, fmt.Errorf("create node %q: %w", id, err)
+		}
+		if !won { // deleted meanwhile (DeleteNode finishing it)
+			return Node{}, fmt.Errorf("create node %q: deleted while it was being created: %w", id, ErrConflict)
+		}
+		e.updated, e.deleting = next, 0
 	}
 	return nodeFrom(id, e)
+}
+
+// hasRemains reports whether relationships or articles name node id:
+// adjacency rows, or timeline or category rows. With no node of that id,
+// they are an earlier node's. (Counters and word counts at zero are what a
+// deletion leaves by design; counts a crash left are Repair's.)
+func (s *Store) hasRemains(ctx context.Context, id string) (bool, error) {
+	has, err := s.hasRelationships(ctx, id)
+	if err != nil || has {
+		return has, err
+	}
+	lo := keys.TimelinePrefix(id)
+	hi := keys.Counters(id) // sorts after the timeline and category rows
+	rows, err := s.scan(ctx, scanRange{table: keys.TableArticles, family: keys.FamilyArticles,
+		start: lo, stop: hi, limit: 1, keyOnly: true})
+	return len(rows) > 0, err
+}
+
+// removeRemains deletes every relationship and article of node id, with
+// the full protocols, and category rows left without their article.
+func (s *Store) removeRemains(ctx context.Context, id string) error {
+	if err := s.detach(ctx, id); err != nil {
+		return err
+	}
+	if err := s.deleteArticlesOf(ctx, id, math.MaxInt64); err != nil {
+		return err
+	}
+	return s.deleteStrayCategoryRows(ctx, id)
 }
 
 // readNode reads node id's row as it is: nil if there is none, and whether
@@ -344,12 +403,13 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 // Fault points of a node's deletion and creation (see Store.fault), each
 // named after the step that follows it.
 const (
-	pointNodeMark      = "node-mark"
-	pointNodeDetach    = "node-detach"
-	pointNodeArticles  = "node-articles"
-	pointNodeRow       = "node-row"
-	pointNodeDegrees   = "degree-rows"
-	pointNodeLeftovers = "node-leftovers"
+	pointNodeMark     = "node-mark"
+	pointNodeDetach   = "node-detach"
+	pointNodeArticles = "node-articles"
+	pointNodeRow      = "node-row"
+	pointNodeDegrees  = "degree-rows"
+	pointNodeRemains  = "node-remains"
+	pointNodeLive     = "node-live"
 )
 
 // DeleteNode deletes a node and everything that hangs from it, so that
@@ -381,6 +441,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		return err
 	}
 	row := keys.Node(id)
+	resumed := false
 	err := s.casLoop(ctx, "delete node", func(int) (bool, error) {
 		e, deleting, err := s.readNode(ctx, id)
 		switch {
@@ -389,7 +450,8 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		case e == nil:
 			return false, fmt.Errorf("node %q: %w", id, ErrNotFound)
 		case deleting:
-			return true, nil // resume a deletion cut short
+			resumed = true // a deletion cut short
+			return true, nil
 		}
 		if !detach {
 			if err := s.refuseAttached(ctx, id); err != nil {
@@ -406,7 +468,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 	if err != nil {
 		return err
 	}
-	return s.finishNodeDeletion(ctx, id)
+	return s.finishNodeDeletion(ctx, id, resumed)
 }
 
 // refuseAttached is ErrConflict if node id still has relationships or
@@ -429,12 +491,16 @@ func (s *Store) refuseAttached(ctx context.Context, id string) error {
 }
 
 // finishNodeDeletion runs steps 2 to 4 of DeleteNode on a node marked as
-// being deleted. Each step is safe to run again.
-func (s *Store) finishNodeDeletion(ctx context.Context, id string) error {
+// being deleted. Each step is safe to run again. resumed says that an
+// earlier run may have been cut short in the middle of an article's
+// deletion, after which the counters and word counts it had still to
+// decrement are recounted (recountAuthor). A fresh deletion trusts the
+// deltas instead: a post racing it adds and removes its own counts.
+func (s *Store) finishNodeDeletion(ctx context.Context, id string, resumed bool) error {
 	if err := s.faultPoint(pointNodeDetach); err != nil {
 		return err
 	}
-	if err := s.detach(ctx, id, 0); err != nil {
+	if err := s.detach(ctx, id); err != nil {
 		return fmt.Errorf("detach node %q: %w", id, err)
 	}
 	if err := s.faultPoint(pointNodeArticles); err != nil {
@@ -442,6 +508,14 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string) error {
 	}
 	if err := s.deleteArticlesOf(ctx, id, math.MaxInt64); err != nil {
 		return fmt.Errorf("delete the articles of node %q: %w", id, err)
+	}
+	if err := s.deleteStrayCategoryRows(ctx, id); err != nil {
+		return fmt.Errorf("delete the articles of node %q: %w", id, err)
+	}
+	if resumed {
+		if err := s.recountAuthor(ctx, id); err != nil {
+			return fmt.Errorf("recount the articles of node %q: %w", id, err)
+		}
 	}
 	if err := s.faultPoint(pointNodeRow); err != nil {
 		return err
@@ -452,16 +526,7 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string) error {
 	if err := s.faultPoint(pointNodeDegrees); err != nil {
 		return err
 	}
-	return s.deleteDegreeRows(ctx, id)
-}
-
-// removeLeftovers deletes the relationships and articles of node id that
-// are older than its creation at created: an earlier node's, never its own.
-func (s *Store) removeLeftovers(ctx context.Context, id string, created int64) error {
-	if err := s.detach(ctx, id, created); err != nil {
-		return err
-	}
-	return s.deleteArticlesOf(ctx, id, created)
+	return s.deleteDegreeRows(ctx, id, resumed)
 }
 
 // adjacencyOf is the scan range of every adjacency row of a node, both
@@ -481,11 +546,11 @@ func (s *Store) hasRelationships(ctx context.Context, id string) (bool, error) {
 	return len(rows) > 0, err
 }
 
-// detach deletes every relationship of a node (before > 0: those created
-// before it), rescanning until none is left so relationships created
-// meanwhile go too. It deletes relationships that start at other nodes
-// too, whoever owns them: an edge never outlives either of its ends.
-func (s *Store) detach(ctx context.Context, id string, before int64) error {
+// detach deletes every relationship of a node, sweeping its index again
+// until a sweep finds none, so that relationships created meanwhile go
+// too. It deletes relationships that start at other nodes too, whoever
+// owns them: an edge never outlives either of its ends.
+func (s *Store) detach(ctx context.Context, id string) error {
 	r := adjacencyOf(id)
 	r.limit, r.keyOnly = 256, true
 	removed := false
@@ -495,10 +560,9 @@ func (s *Store) detach(ctx context.Context, id string, before int64) error {
 			return err
 		}
 		if len(rows) == 0 {
-			if before > 0 || !removed {
+			if !removed {
 				return nil
 			}
-			// Sweep again from the start for rows written meanwhile.
 			r.start, removed = adjacencyOf(id).start, false
 			continue
 		}
@@ -507,9 +571,6 @@ func (s *Store) detach(ctx context.Context, id string, before int64) error {
 			a, err := keys.DecodeAdjacency(rw.key)
 			if err != nil {
 				return err
-			}
-			if before > 0 && a.Created >= before {
-				continue
 			}
 			if err := s.removeIndexed(ctx, a, rw.ts); err != nil {
 				return err
@@ -526,7 +587,7 @@ func (s *Store) detach(ctx context.Context, id string, before int64) error {
 // ts is the index row's timestamp, which both rows of a creation share.
 func (s *Store) removeIndexed(ctx context.Context, a keys.Adjacency, ts int64) error {
 	k := relationshipOf(a)
-	err := s.deleteRelationshipCreated(ctx, k, a.Created)
+	err := s.deleteRelationshipCreated(ctx, k, a.Created, a.Node)
 	if !errors.Is(err, ErrNotFound) {
 		return err
 	}
@@ -550,7 +611,12 @@ func (s *Store) removeIndexed(ctx context.Context, a keys.Adjacency, ts int64) e
 // deleted once the clock has passed the newest T, waiting at most
 // s.clockWait, and otherwise left at zero (harmless; Repair deletes them
 // later).
-func (s *Store) deleteDegreeRows(ctx context.Context, id string) error {
+//
+// With whatever set, counters that count something go too: a deletion cut
+// short between a relationship's index rows and its counters leaves them
+// counting relationships that are gone, and nothing may count for a node
+// that is gone.
+func (s *Store) deleteDegreeRows(ctx context.Context, id string, whatever bool) error {
 	prefix, err := keys.DegreeLayout.Prefix(id)
 	if err != nil {
 		return err
@@ -563,7 +629,7 @@ func (s *Store) deleteDegreeRows(ctx context.Context, id string) error {
 	var zero []row
 	newest := int64(0)
 	for _, rw := range rows {
-		if n, ok := decodeMs(rw.cells[keys.QualDegree]); ok && n == 0 {
+		if n, ok := decodeMs(rw.cells[keys.QualDegree]); whatever || (ok && n == 0) {
 			zero = append(zero, rw)
 			newest = max(newest, rw.ts)
 		}

@@ -182,7 +182,7 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		err = fmt.Errorf("node %q or %q: %w", k.Start, k.End, ErrNotFound)
 	}
 	if err != nil {
-		if derr := s.deleteRelationshipCreated(ctx, k, e.created); derr != nil && !errors.Is(derr, ErrNotFound) {
+		if derr := s.deleteRelationshipCreated(ctx, k, e.created, ""); derr != nil && !errors.Is(derr, ErrNotFound) {
 			return Relationship{}, derr
 		}
 		return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", err)
@@ -303,13 +303,14 @@ func (s *Store) DeleteRelationship(ctx context.Context, k RelationshipKey) error
 }
 
 func (s *Store) deleteRelationship(ctx context.Context, k RelationshipKey) error {
-	return s.deleteRelationshipCreated(ctx, k, 0)
+	return s.deleteRelationshipCreated(ctx, k, 0, "")
 }
 
 // deleteRelationshipCreated is deleteRelationship of the relationship
 // created at created (0: whenever); another one of the same key is
-// ErrNotFound.
-func (s *Store) deleteRelationshipCreated(ctx context.Context, k RelationshipKey, created int64) error {
+// ErrNotFound. The index row of node near (a node being deleted) goes
+// last, so that a crash leaves the row its deletion's re-run finds.
+func (s *Store) deleteRelationshipCreated(ctx context.Context, k RelationshipKey, created int64, near string) error {
 	old, ts, err := s.deleteEntityCreated(ctx, k.row(), created)
 	if err != nil {
 		return fmt.Errorf("delete relationship %s: %w", k.ID(), err)
@@ -318,10 +319,15 @@ func (s *Store) deleteRelationshipCreated(ctx context.Context, k RelationshipKey
 	if err != nil {
 		return err
 	}
-	for _, ix := range []struct {
+	type unindex struct {
 		point string
 		row   []byte
-	}{{"unindex-outgoing", out}, {"unindex-incoming", in}} {
+	}
+	order := []unindex{{"unindex-outgoing", out}, {"unindex-incoming", in}}
+	if near == k.Start && near != k.End {
+		order[0], order[1] = order[1], order[0]
+	}
+	for _, ix := range order {
 		if err := s.faultPoint(ix.point); err != nil {
 			return err
 		}
