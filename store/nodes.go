@@ -426,16 +426,23 @@ const (
 //     relationship protocol so the other ends' index rows and counters
 //     stay right;
 //  3. deletes every article it wrote with the full article protocol
-//     (timeline row, category row, counters, word counts);
+//     (timeline row, category row, counters, word counts), then category
+//     rows a crash left without their article;
 //  4. deletes the node row, then its degree counter rows.
 //
 // A crash after step 1 leaves a node being deleted: DeleteNode of it again
-// (whatever detach says) and Repair finish the deletion. A relationship or
+// (whatever detach says) and Repair finish the deletion, recounting what
+// the crash left counted (see finishNodeDeletion). A relationship or
 // article written concurrently is either seen by steps 2 and 3 or removed
 // by its own writer, which reads the node again after writing
-// (CreateRelationship, PostArticle). Its article counters and word counts
+// (CreateRelationship, PostArticle). The article counters and word counts
 // are left at zero, not deleted: a concurrent writer's Increments and their
 // undoing must add up (Repair deletes them).
+//
+// What is left to the other ends: a crash between a relationship's two
+// index rows (CreateRelationship, DeleteRelationship on their own) can
+// leave the far end's row alone, which no deletion of this node finds;
+// it shows in the far end's list until Repair deletes it.
 func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 	if err := validateID("node id", id); err != nil {
 		return err
