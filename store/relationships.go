@@ -137,7 +137,10 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	if err != nil {
 		return Relationship{}, err
 	}
-	ends, err := s.relationshipEnds(ctx, k)
+	ends, err := s.relationshipEnds(ctx, k, true)
+	if errors.Is(err, ErrAlreadyExists) {
+		return Relationship{}, fmt.Errorf("create relationship: %w", err)
+	}
 	if err != nil {
 		return Relationship{}, err
 	}
@@ -177,7 +180,7 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	if err := s.faultPoint(pointRelationshipRecheck); err != nil {
 		return Relationship{}, err
 	}
-	again, err := s.relationshipEnds(ctx, k)
+	again, err := s.relationshipEnds(ctx, k, false)
 	if err == nil && again != ends {
 		err = fmt.Errorf("node %q or %q: %w", k.Start, k.End, ErrNotFound)
 	}
@@ -192,18 +195,47 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 
 // relationshipEnds returns the creation times of k's start and end nodes,
 // which say which node of each id it is, or ErrNotFound if one does not
-// exist (or is being deleted).
-func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey) ([2]int64, error) {
-	nodes, err := s.getNodes(ctx, []string{k.Start, k.End})
+// exist (or is being deleted); with absent set, ErrAlreadyExists if the
+// relationship exists. It reads the rows with one batch of Gets.
+func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, absent bool) ([2]int64, error) {
+	ids := []string{k.Start, k.End}
+	gets := make([]Get, 0, 3)
+	for _, id := range ids {
+		g, err := NodeGet(id)
+		if err != nil {
+			return [2]int64{}, err
+		}
+		gets = append(gets, g)
+	}
+	if absent {
+		g, err := k.Get()
+		if err != nil {
+			return [2]int64{}, err
+		}
+		gets = append(gets, g)
+	}
+	rows, err := s.Read(ctx, gets)
 	if err != nil {
 		return [2]int64{}, err
 	}
 	var out [2]int64
-	for i, id := range []string{k.Start, k.End} {
-		if nodes[i] == nil {
+	for i, id := range ids {
+		n, err := rows[i].Node(id)
+		if err != nil {
+			return [2]int64{}, err
+		}
+		if n == nil {
 			return [2]int64{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
 		}
-		out[i] = nodes[i].Created.UnixMilli()
+		out[i] = n.Created.UnixMilli()
+	}
+	if absent {
+		if rel, err := rows[2].Relationship(k); err != nil || rel != nil {
+			if err == nil {
+				err = ErrAlreadyExists
+			}
+			return [2]int64{}, err
+		}
 	}
 	return out, nil
 }
