@@ -280,6 +280,9 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	if err == nil && !again.Created.Equal(author.Created) {
 		err = fmt.Errorf("node %q: %w", authorID, ErrNotFound)
 	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Article{}, fmt.Errorf("post article: %w", err) // as a crash: Repair or the deletion takes it
+	}
 	if err != nil {
 		if derr := s.deleteArticle(ctx, k, row); derr != nil && !errors.Is(derr, ErrNotFound) {
 			return Article{}, derr

@@ -184,6 +184,9 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	if err == nil && again != ends {
 		err = fmt.Errorf("node %q or %q: %w", k.Start, k.End, ErrNotFound)
 	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Relationship{}, fmt.Errorf("create relationship: %w", err) // as a crash
+	}
 	if err != nil {
 		if derr := s.deleteRelationshipCreated(ctx, k, e.created, ""); derr != nil && !errors.Is(derr, ErrNotFound) {
 			return Relationship{}, derr
