@@ -54,6 +54,7 @@ const (
 	pointArticleOldCategory = "article-old-category"
 	pointArticleCount       = "article-count"
 	pointWordCount          = "word-count"
+	pointArticleRecheck     = "article-recheck"
 )
 
 // Article is one blog article. Posted and Updated have millisecond
@@ -220,7 +221,8 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return Article{}, err
 	}
-	if _, err := s.getNode(ctx, authorID); err != nil {
+	author, err := s.getNode(ctx, authorID)
+	if err != nil {
 		return Article{}, fmt.Errorf("post article: author: %w", err)
 	}
 	counters := keys.Counters(authorID)
@@ -229,7 +231,7 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 		row []byte
 		a   articleCells
 	)
-	err := s.casLoop(ctx, "post article: a taken sequence number", func(attempt int) (bool, error) {
+	err = s.casLoop(ctx, "post article: a taken sequence number", func(attempt int) (bool, error) {
 		if attempt > 0 {
 			if err := s.faultPoint(pointArticleSeq); err != nil {
 				return false, err
@@ -270,6 +272,25 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	}
 	if err := s.addWordCounts(ctx, authorID, articleWords(a)); err != nil {
 		return Article{}, err
+	}
+	// The author may have been deleted (or deleted and created again)
+	// since it was read, after its deletion had swept its timeline: then
+	// the article is the deleted node's, and goes.
+	if err := s.faultPoint(pointArticleRecheck); err != nil {
+		return Article{}, err
+	}
+	again, err := s.getNode(ctx, authorID)
+	if err == nil && !again.Created.Equal(author.Created) {
+		err = fmt.Errorf("node %q: %w", authorID, ErrNotFound)
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Article{}, fmt.Errorf("post article: %w", err) // as a crash: Repair or the deletion takes it
+	}
+	if err != nil {
+		if derr := s.deleteArticle(ctx, k, row); derr != nil && !errors.Is(derr, ErrNotFound) {
+			return Article{}, derr
+		}
+		return Article{}, fmt.Errorf("post article: the author was deleted meanwhile: %w", err)
 	}
 	return articleFrom(k, a)
 }
@@ -437,9 +458,18 @@ func (s *Store) DeleteArticle(ctx context.Context, id string) error {
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return err
 	}
+	if err := s.deleteArticle(ctx, k, row); err != nil {
+		return fmt.Errorf("article %q: %w", id, err)
+	}
+	return nil
+}
+
+// deleteArticle is DeleteArticle of the article k, whose timeline row is
+// row.
+func (s *Store) deleteArticle(ctx context.Context, k keys.Article, row []byte) error {
 	var old articleCells
 	var ts int64
-	err = s.casLoop(ctx, "delete article", func(int) (bool, error) {
+	err := s.casLoop(ctx, "delete article", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
 		if err != nil {
 			return false, err
@@ -449,7 +479,7 @@ func (s *Store) DeleteArticle(ctx context.Context, id string) error {
 			return false, err
 		}
 		if !ok {
-			return false, fmt.Errorf("article %q: %w", id, ErrNotFound)
+			return false, ErrNotFound
 		}
 		ts = s.nextUpdate(old.updated)
 		return s.checkAndDeleteRow(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU, encodeMs(old.updated), ts)
@@ -471,6 +501,125 @@ func (s *Store) DeleteArticle(ctx context.Context, id string) error {
 		return err
 	}
 	return s.addWordCounts(ctx, k.Author, wordDeltas(articleWords(old), nil))
+}
+
+// hasArticles reports whether author has a timeline row posted before
+// before (ms). It does not check the layout (no row of another layout
+// reads as a timeline row), so that node writes never claim an empty
+// articles table.
+func (s *Store) hasArticles(ctx context.Context, author string, before int64) (bool, error) {
+	lo, hi, err := keys.Window(keys.TimelinePrefix(author), 0, before)
+	if errors.Is(err, keys.ErrEmptyWindow) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	rows, err := s.scan(ctx, scanRange{table: keys.TableArticles, family: keys.FamilyArticles,
+		start: lo, stop: hi, limit: 1, keyOnly: true})
+	return len(rows) > 0, err
+}
+
+// deleteArticlesOf deletes author's articles posted before before (ms),
+// each with the full protocol of DeleteArticle, sweeping the timeline again
+// until a sweep finds none, so that articles posted meanwhile go too.
+func (s *Store) deleteArticlesOf(ctx context.Context, author string, before int64) error {
+	if has, err := s.hasArticles(ctx, author, before); err != nil || !has {
+		return err
+	}
+	if err := s.CheckArticleLayout(ctx); err != nil {
+		return err
+	}
+	prefix := keys.TimelinePrefix(author)
+	lo, hi, err := keys.Window(prefix, 0, before)
+	if errors.Is(err, keys.ErrEmptyWindow) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r := scanRange{table: keys.TableArticles, family: keys.FamilyArticles, start: lo, stop: hi, limit: 256, keyOnly: true}
+	removed := false
+	for {
+		rows, err := s.scan(ctx, r)
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			if !removed {
+				return nil
+			}
+			r.start, removed = lo, false
+			continue
+		}
+		for _, rw := range rows {
+			r.start = keys.After(rw.key)
+			k, err := keys.DecodeTimeline(rw.key)
+			if err != nil {
+				return err
+			}
+			if err := s.deleteArticle(ctx, k, rw.key); err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			removed = true
+		}
+	}
+}
+
+// deleteStrayCategoryRows deletes author's category rows whose article is
+// gone (or filed elsewhere): what a crash between the writes of an
+// article's deletion leaves, which a sweep of the timeline cannot find.
+func (s *Store) deleteStrayCategoryRows(ctx context.Context, author string) error {
+	if err := s.CheckArticleLayout(ctx); err != nil {
+		return err
+	}
+	prefix := keys.AuthorPrefix(author)
+	all := scanRange{table: keys.TableArticles, family: keys.FamilyArticles, start: prefix, stop: keys.PrefixEnd(prefix),
+		keyOnly: true, chunkRows: articleChunkRows}
+	var strays []row
+	err := s.scanAll(ctx, all, func(rw row) (bool, error) {
+		if _, err := keys.DecodeCategory(rw.key); err == nil {
+			strays = append(strays, row{key: rw.key, ts: rw.ts})
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, st := range strays {
+		c, err := keys.DecodeCategory(st.key)
+		if err != nil {
+			return err
+		}
+		fresh, ok, err := s.readTimeline(ctx, c.Article)
+		if err != nil {
+			return err
+		}
+		if ok && fresh.category == c.Name {
+			continue // its article exists: posted meanwhile by a writer that will undo it
+		}
+		ts := st.ts
+		if ok {
+			ts = max(ts, fresh.updated)
+		}
+		if err := s.deleteRow(ctx, keys.TableArticles, st.key, ts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recountAuthor sets author's article counters and word counts to a
+// recount of the author's articles: after a crash between the writes of an
+// article's deletion, the deltas it had still to apply are lost with it.
+// A write in flight meanwhile can leave them one article off (as with
+// Repair), so it runs only where a crash was seen.
+func (s *Store) recountAuthor(ctx context.Context, author string) error {
+	if err := s.fixArticleCounters(ctx, author, func(string, int) {}); err != nil {
+		return err
+	}
+	_, err := s.rebuildWordCounts(ctx, author)
+	return err
 }
 
 // ArticleQuery selects the articles of one author.

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/tsuna/gohbase/hrpc"
@@ -34,11 +35,14 @@ func decodeMs(b []byte) (int64, bool) {
 }
 
 // entity is the common part of node and relationship rows: c, p, u, and
-// a node's o.
+// a node's o and x.
 type entity struct {
 	created, updated int64
 	props            []byte
 	owner            []byte
+	// deleting is when a node's deletion started (x), 0 for a live node:
+	// a node being deleted reads as gone (see DeleteNode).
+	deleting int64
 }
 
 // decodeEntity reads c, p, u of the row with key row; ok is false when the
@@ -56,7 +60,13 @@ func decodeEntity[K rowKey, C cellSource](row K, c C) (e entity, ok bool, err er
 	}
 	props, _ := c.lookup(keys.QualProperties)
 	owner, _ := c.lookup(keys.QualOwner)
-	return entity{created: created, updated: updated, props: props, owner: owner}, true, nil
+	var deleting int64
+	if x, ok := c.lookup(keys.QualDeleting); ok {
+		if deleting, ok = decodeMs(x); !ok {
+			return e, false, corrupt(row, "x=%x", x)
+		}
+	}
+	return entity{created: created, updated: updated, props: props, owner: owner, deleting: deleting}, true, nil
 }
 
 // Qualifiers as bytes, for the cells rowCells makes.
@@ -96,6 +106,9 @@ func (e entity) cells() cells {
 	c := cells{keys.QualCreated: encodeMs(e.created), keys.QualProperties: e.props, keys.QualUpdated: encodeMs(e.updated)}
 	if len(e.owner) > 0 {
 		c[keys.QualOwner] = e.owner
+	}
+	if e.deleting != 0 {
+		c[keys.QualDeleting] = encodeMs(e.deleting)
 	}
 	return c
 }
@@ -162,8 +175,17 @@ func (s *Store) createEntity(ctx context.Context, row []byte, e entity, retry bo
 }
 
 // CreateNode creates a node owned by owner (empty: nobody). It fails with
-// ErrAlreadyExists if the id is taken and ErrInvalidInput for a bad id,
-// owner or property map.
+// ErrAlreadyExists if the id is taken, ErrConflict while a node of that id
+// is being deleted (DeleteNode), and ErrInvalidInput for a bad id, owner or
+// property map.
+//
+// A node never adopts what an earlier node of its id left behind
+// (relationships or articles left by a crash racing that node's deletion,
+// or by a version of hbgraph whose deleteNode kept articles). If there is
+// any, the row is written marked as being deleted, so that the node reads
+// as gone, the remains are deleted, and then the mark is cleared; a crash
+// in between leaves a node being deleted, which DeleteNode and Repair
+// finish.
 func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properties) (Node, error) {
 	if err := validateID("node id", id); err != nil {
 		return Node{}, err
@@ -175,11 +197,91 @@ func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properti
 	if err != nil {
 		return Node{}, err
 	}
-	e, err := s.create(ctx, keys.Node(id), encoded, owner)
+	remains, err := s.hasRemains(ctx, id)
 	if err != nil {
 		return Node{}, fmt.Errorf("create node %q: %w", id, err)
 	}
+	now := s.nowMs()
+	e := entity{created: now, updated: now, props: encoded, owner: ownerCell(owner)}
+	if remains {
+		e.deleting = now
+	}
+	row := keys.Node(id)
+	e, err = s.createEntity(ctx, row, e, true)
+	if errors.Is(err, ErrAlreadyExists) {
+		if _, deleting, rerr := s.readNode(ctx, id); rerr == nil && deleting {
+			return Node{}, fmt.Errorf("create node %q: %w: a node of this id is being deleted; "+
+				"try again once its deletion has finished", id, ErrConflict)
+		}
+	}
+	if err != nil {
+		return Node{}, fmt.Errorf("create node %q: %w", id, err)
+	}
+	if remains {
+		if err := s.faultPoint(pointNodeRemains); err != nil {
+			return Node{}, err
+		}
+		if err := s.removeRemains(ctx, id); err != nil {
+			return Node{}, fmt.Errorf("create node %q: remove what an earlier node of this id left: %w", id, err)
+		}
+		if err := s.faultPoint(pointNodeLive); err != nil {
+			return Node{}, err
+		}
+		next := s.nextUpdate(e.updated)
+		won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
+			cells{keys.QualDeleting: encodeMs(0), keys.QualUpdated: encodeMs(next)}, next)
+		if err != nil {
+			return Node{}, fmt.Errorf("create node %q: %w", id, err)
+		}
+		if !won { // deleted meanwhile (DeleteNode finishing it)
+			return Node{}, fmt.Errorf("create node %q: deleted while it was being created: %w", id, ErrConflict)
+		}
+		e.updated, e.deleting = next, 0
+	}
 	return nodeFrom(id, e)
+}
+
+// hasRemains reports whether relationships or articles name node id:
+// adjacency rows, or timeline or category rows. With no node of that id,
+// they are an earlier node's. (Counters and word counts at zero are what a
+// deletion leaves by design; counts a crash left are Repair's.)
+func (s *Store) hasRemains(ctx context.Context, id string) (bool, error) {
+	has, err := s.hasRelationships(ctx, id)
+	if err != nil || has {
+		return has, err
+	}
+	lo := keys.TimelinePrefix(id)
+	hi := keys.Counters(id) // sorts after the timeline and category rows
+	rows, err := s.scan(ctx, scanRange{table: keys.TableArticles, family: keys.FamilyArticles,
+		start: lo, stop: hi, limit: 1, keyOnly: true})
+	return len(rows) > 0, err
+}
+
+// removeRemains deletes every relationship and article of node id, with
+// the full protocols, and category rows left without their article.
+func (s *Store) removeRemains(ctx context.Context, id string) error {
+	if err := s.detach(ctx, id); err != nil {
+		return err
+	}
+	if err := s.deleteArticlesOf(ctx, id, math.MaxInt64); err != nil {
+		return err
+	}
+	return s.deleteStrayCategoryRows(ctx, id)
+}
+
+// readNode reads node id's row as it is: nil if there is none, and whether
+// it is being deleted.
+func (s *Store) readNode(ctx context.Context, id string) (*entity, bool, error) {
+	row := keys.Node(id)
+	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+	if err != nil {
+		return nil, false, err
+	}
+	e, ok, err := decodeEntity(row, c)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return &e, e.deleting != 0, nil
 }
 
 // getNode returns a node, or an error wrapping ErrNotFound.
@@ -196,7 +298,7 @@ func (s *Store) getNode(ctx context.Context, id string) (Node, error) {
 	if err != nil {
 		return Node{}, err
 	}
-	if !ok {
+	if !ok || e.deleting != 0 {
 		return Node{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
 	}
 	return nodeFrom(id, e)
@@ -242,7 +344,7 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 		if err != nil {
 			return false, err
 		}
-		if !ok {
+		if !ok || old.deleting != 0 {
 			return false, ErrNotFound
 		}
 		props, err := decodeProperties(old.props)
@@ -267,6 +369,12 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 // delete one past u (seed 002), and returns the row as it was and the
 // delete's timestamp.
 func (s *Store) deleteEntity(ctx context.Context, row []byte) (entity, int64, error) {
+	return s.deleteEntityCreated(ctx, row, 0)
+}
+
+// deleteEntityCreated is deleteEntity of the row only if it was created at
+// created (0: whenever): a row of another creation is ErrNotFound.
+func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int64) (entity, int64, error) {
 	var (
 		old entity
 		ts  int64
@@ -280,7 +388,7 @@ func (s *Store) deleteEntity(ctx context.Context, row []byte) (entity, int64, er
 		if old, ok, err = decodeEntity(row, c); err != nil {
 			return false, err
 		}
-		if !ok {
+		if !ok || (created != 0 && old.created != created) {
 			return false, ErrNotFound
 		}
 		ts = s.nextUpdate(old.updated)
@@ -292,40 +400,140 @@ func (s *Store) deleteEntity(ctx context.Context, row []byte) (entity, int64, er
 	return old, ts, nil
 }
 
-// DeleteNode deletes a node. A node that still has relationships is a
-// ErrConflict unless detach is set, in which case its relationships are
-// deleted first (each with the full relationship protocol, so the other
-// ends' index rows and counters stay right). Its degree counter rows go too.
+// Fault points of a node's deletion and creation (see Store.fault), each
+// named after the step that follows it.
+const (
+	pointNodeMark     = "node-mark"
+	pointNodeDetach   = "node-detach"
+	pointNodeArticles = "node-articles"
+	pointNodeRow      = "node-row"
+	pointNodeDegrees  = "degree-rows"
+	pointNodeRemains  = "node-remains"
+	pointNodeLive     = "node-live"
+)
+
+// DeleteNode deletes a node and everything that hangs from it, so that
+// nothing of it is left for a later node of the same id to adopt.
+//
+// A node that still has relationships or articles is ErrConflict unless
+// detach is set. The deletion then
+//
+//  1. marks the node row as being deleted (x, with a compare-and-set on u):
+//     from then on the node reads as gone, writes to it and posts under it
+//     are ErrNotFound, and CreateNode of its id is ErrConflict;
+//  2. deletes every relationship that touches it, whoever owns the other
+//     end (an edge never outlives either end), each with the full
+//     relationship protocol so the other ends' index rows and counters
+//     stay right;
+//  3. deletes every article it wrote with the full article protocol
+//     (timeline row, category row, counters, word counts), then category
+//     rows a crash left without their article;
+//  4. deletes the node row, then its degree counter rows.
+//
+// A crash after step 1 leaves a node being deleted: DeleteNode of it again
+// (whatever detach says) and Repair finish the deletion, recounting what
+// the crash left counted (see finishNodeDeletion). A relationship or
+// article written concurrently is either seen by steps 2 and 3 or removed
+// by its own writer, which reads the node again after writing
+// (CreateRelationship, PostArticle). The article counters and word counts
+// are left at zero, not deleted: a concurrent writer's Increments and their
+// undoing must add up (Repair deletes them).
+//
+// What is left to the other ends: a crash between a relationship's two
+// index rows (CreateRelationship, DeleteRelationship on their own) can
+// leave the far end's row alone, which no deletion of this node finds;
+// it shows in the far end's list until Repair deletes it.
 func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 	if err := validateID("node id", id); err != nil {
 		return err
 	}
-	if _, err := s.getNode(ctx, id); err != nil {
+	row := keys.Node(id)
+	resumed := false
+	err := s.casLoop(ctx, "delete node", func(int) (bool, error) {
+		e, deleting, err := s.readNode(ctx, id)
+		switch {
+		case err != nil:
+			return false, err
+		case e == nil:
+			return false, fmt.Errorf("node %q: %w", id, ErrNotFound)
+		case deleting:
+			resumed = true // a deletion cut short
+			return true, nil
+		}
+		if !detach {
+			if err := s.refuseAttached(ctx, id); err != nil {
+				return false, err
+			}
+		}
+		if err := s.faultPoint(pointNodeMark); err != nil {
+			return false, err
+		}
+		ts := s.nextUpdate(e.updated)
+		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
+			cells{keys.QualDeleting: encodeMs(ts), keys.QualUpdated: encodeMs(ts)}, ts)
+	})
+	if err != nil {
 		return err
 	}
-	if detach {
-		if err := s.detach(ctx, id); err != nil {
-			return fmt.Errorf("detach node %q: %w", id, err)
-		}
-	} else {
-		has, err := s.hasRelationships(ctx, id)
-		if err != nil {
-			return err
-		}
-		if has {
-			return fmt.Errorf("node %q still has relationships (delete with detach): %w", id, ErrConflict)
-		}
-	}
-	if err := s.faultPoint("node-row"); err != nil {
+	return s.finishNodeDeletion(ctx, id, resumed)
+}
+
+// refuseAttached is ErrConflict if node id still has relationships or
+// articles.
+func (s *Store) refuseAttached(ctx context.Context, id string) error {
+	has, err := s.hasRelationships(ctx, id)
+	if err != nil {
 		return err
 	}
-	if _, _, err := s.deleteEntity(ctx, keys.Node(id)); err != nil {
-		return fmt.Errorf("delete node %q: %w", id, err)
+	if has {
+		return fmt.Errorf("node %q still has relationships (delete with detach): %w", id, ErrConflict)
 	}
-	if err := s.faultPoint("degree-rows"); err != nil {
+	if has, err = s.hasArticles(ctx, id, math.MaxInt64); err != nil {
 		return err
 	}
-	return s.deleteDegreeRows(ctx, id)
+	if has {
+		return fmt.Errorf("node %q still has articles (delete with detach): %w", id, ErrConflict)
+	}
+	return nil
+}
+
+// finishNodeDeletion runs steps 2 to 4 of DeleteNode on a node marked as
+// being deleted. Each step is safe to run again. resumed says that an
+// earlier run may have been cut short in the middle of an article's
+// deletion, after which the counters and word counts it had still to
+// decrement are recounted (recountAuthor). A fresh deletion trusts the
+// deltas instead: a post racing it adds and removes its own counts.
+func (s *Store) finishNodeDeletion(ctx context.Context, id string, resumed bool) error {
+	if err := s.faultPoint(pointNodeDetach); err != nil {
+		return err
+	}
+	if err := s.detach(ctx, id); err != nil {
+		return fmt.Errorf("detach node %q: %w", id, err)
+	}
+	if err := s.faultPoint(pointNodeArticles); err != nil {
+		return err
+	}
+	if err := s.deleteArticlesOf(ctx, id, math.MaxInt64); err != nil {
+		return fmt.Errorf("delete the articles of node %q: %w", id, err)
+	}
+	if err := s.deleteStrayCategoryRows(ctx, id); err != nil {
+		return fmt.Errorf("delete the articles of node %q: %w", id, err)
+	}
+	if resumed {
+		if err := s.recountAuthor(ctx, id); err != nil {
+			return fmt.Errorf("recount the articles of node %q: %w", id, err)
+		}
+	}
+	if err := s.faultPoint(pointNodeRow); err != nil {
+		return err
+	}
+	if _, _, err := s.deleteEntity(ctx, keys.Node(id)); err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("delete node %q: %w", id, err) // not found: a concurrent deletion finished first
+	}
+	if err := s.faultPoint(pointNodeDegrees); err != nil {
+		return err
+	}
+	return s.deleteDegreeRows(ctx, id, resumed)
 }
 
 // adjacencyOf is the scan range of every adjacency row of a node, both
@@ -345,32 +553,61 @@ func (s *Store) hasRelationships(ctx context.Context, id string) (bool, error) {
 	return len(rows) > 0, err
 }
 
-// detach deletes every relationship of a node, rescanning until none is
-// left so relationships created meanwhile go too.
+// detach deletes every relationship of a node, sweeping its index again
+// until a sweep finds none, so that relationships created meanwhile go
+// too. It deletes relationships that start at other nodes too, whoever
+// owns them: an edge never outlives either of its ends.
 func (s *Store) detach(ctx context.Context, id string) error {
+	r := adjacencyOf(id)
+	r.limit, r.keyOnly = 256, true
+	removed := false
 	for {
-		r := adjacencyOf(id)
-		r.limit, r.keyOnly = 256, true
 		rows, err := s.scan(ctx, r)
-		if err != nil || len(rows) == 0 {
+		if err != nil {
 			return err
 		}
+		if len(rows) == 0 {
+			if !removed {
+				return nil
+			}
+			r.start, removed = adjacencyOf(id).start, false
+			continue
+		}
 		for _, rw := range rows {
+			r.start = keys.After(rw.key)
 			a, err := keys.DecodeAdjacency(rw.key)
 			if err != nil {
 				return err
 			}
-			err = s.deleteRelationship(ctx, relationshipOf(a))
-			if errors.Is(err, ErrNotFound) {
-				// An index row whose relationship is gone (a self-loop's
-				// second row, or a crash): remove it alone.
-				err = s.deleteRow(ctx, keys.TableGraph, rw.key, rw.ts)
-			}
-			if err != nil {
+			if err := s.removeIndexed(ctx, a, rw.ts); err != nil {
 				return err
 			}
+			removed = true
 		}
 	}
+}
+
+// removeIndexed deletes the relationship adjacency row a indexes, if it is
+// the one a indexes (created then), with the full relationship protocol;
+// otherwise (a crash left index rows without their relationship, or a
+// self-loop's second row) it deletes both index rows of that creation.
+// ts is the index row's timestamp, which both rows of a creation share.
+func (s *Store) removeIndexed(ctx context.Context, a keys.Adjacency, ts int64) error {
+	k := relationshipOf(a)
+	err := s.deleteRelationshipCreated(ctx, k, a.Created, a.Node)
+	if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	out, in, err := k.index(a.Created)
+	if err != nil {
+		return err
+	}
+	for _, ix := range [][]byte{out, in} {
+		if err := s.deleteRow(ctx, keys.TableGraph, ix, max(ts, s.nowMs())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deleteDegreeRows removes a deleted node's degree counters once they count
@@ -381,7 +618,12 @@ func (s *Store) detach(ctx context.Context, id string) error {
 // deleted once the clock has passed the newest T, waiting at most
 // s.clockWait, and otherwise left at zero (harmless; Repair deletes them
 // later).
-func (s *Store) deleteDegreeRows(ctx context.Context, id string) error {
+//
+// With whatever set, counters that count something go too: a deletion cut
+// short between a relationship's index rows and its counters leaves them
+// counting relationships that are gone, and nothing may count for a node
+// that is gone.
+func (s *Store) deleteDegreeRows(ctx context.Context, id string, whatever bool) error {
 	prefix, err := keys.DegreeLayout.Prefix(id)
 	if err != nil {
 		return err
@@ -394,7 +636,7 @@ func (s *Store) deleteDegreeRows(ctx context.Context, id string) error {
 	var zero []row
 	newest := int64(0)
 	for _, rw := range rows {
-		if n, ok := decodeMs(rw.cells[keys.QualDegree]); ok && n == 0 {
+		if n, ok := decodeMs(rw.cells[keys.QualDegree]); whatever || (ok && n == 0) {
 			zero = append(zero, rw)
 			newest = max(newest, rw.ts)
 		}

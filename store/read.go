@@ -178,14 +178,25 @@ func readEach[K, T any](ctx context.Context, s *Store, ks []K, get func(K) (Get,
 	return out, nil
 }
 
-// Node decodes a node row read for id: nil when there is none.
+// Node decodes a node row read for id: nil when there is none, or when
+// the node is being deleted (see DeleteNode).
 func (r Row) Node(id string) (*Node, error) {
-	e, ok, err := decodeEntity(r.key, r.cells)
-	if err != nil || !ok {
+	n, deleting, err := r.NodeOrDeletion(id)
+	if deleting {
 		return nil, err
 	}
-	n, err := nodeFrom(id, e)
-	return &n, err
+	return n, err
+}
+
+// NodeOrDeletion is Node, except that a node being deleted is returned
+// too, with deleting set: for whoever may finish its deletion.
+func (r Row) NodeOrDeletion(id string) (n *Node, deleting bool, err error) {
+	e, ok, err := decodeEntity(r.key, r.cells)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	node, err := nodeFrom(id, e)
+	return &node, e.deleting != 0, err
 }
 
 // Relationship decodes a relationship row read for k: nil when there is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -110,10 +111,24 @@ func relationshipOf(a keys.Adjacency) RelationshipKey {
 	return RelationshipKey{Start: a.Other, Type: a.Type, End: a.Node}
 }
 
-// CreateRelationship creates the relationship row (CheckAndMutate "c
-// absent"), then its outgoing and incoming index rows stamped with its
-// update time, then increments both degree counters. Both nodes must exist
+// Fault points of CreateRelationship besides writeIndex's and
+// countDegrees' (see Store.fault), named after the step that follows.
+const (
+	pointRelationshipRow     = "relationship-row"
+	pointRelationshipRecheck = "relationship-recheck"
+)
+
+// CreateRelationship writes the outgoing and incoming index rows, then the
+// relationship row (CheckAndMutate "c absent"), then increments both degree
+// counters, then reads both nodes again. Both nodes must exist
 // (ErrNotFound); a second create is ErrAlreadyExists.
+//
+// The index rows come first so that whatever a crash leaves is found
+// through the index of either end, by a DeleteNode of it and by Repair: no
+// relationship row is ever left that no index row names. The last read
+// catches an end deleted (or deleted and created again) while this ran,
+// after that deletion's scan of its index: the relationship is then
+// deleted again and the create is ErrNotFound.
 func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props Properties) (Relationship, error) {
 	if err := k.Validate(); err != nil {
 		return Relationship{}, err
@@ -122,26 +137,137 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	if err != nil {
 		return Relationship{}, err
 	}
-	nodes, err := s.getNodes(ctx, []string{k.Start, k.End})
-	if err != nil {
-		return Relationship{}, err
-	}
-	for i, id := range []string{k.Start, k.End} {
-		if nodes[i] == nil {
-			return Relationship{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
-		}
-	}
-	e, err := s.create(ctx, k.row(), encoded, "")
-	if err != nil {
+	ends, err := s.relationshipEnds(ctx, k, true)
+	if errors.Is(err, ErrAlreadyExists) {
 		return Relationship{}, fmt.Errorf("create relationship: %w", err)
 	}
-	if err := s.writeIndex(ctx, k, e); err != nil {
+	if err != nil {
 		return Relationship{}, err
+	}
+	var e entity
+	err = s.casLoop(ctx, "create relationship hidden by a delete marker", func(int) (bool, error) {
+		now := max(s.nowMs(), e.created+1) // after a try hidden by a marker
+		e = entity{created: now, updated: now, props: encoded}
+		if err := s.writeIndex(ctx, k, e); err != nil {
+			return false, err
+		}
+		if err := s.faultPoint(pointRelationshipRow); err != nil {
+			return false, err
+		}
+		_, err := s.createEntity(ctx, k.row(), e, false)
+		if err == nil {
+			return true, nil
+		}
+		if errors.Is(err, ErrAlreadyExists) || errors.Is(err, ErrConflict) {
+			// Lost to another create, or hidden by a recent delete's
+			// marker (then try again a millisecond later): our index rows
+			// index nothing.
+			if uerr := s.unindexLoser(ctx, k, e); uerr != nil {
+				return false, uerr
+			}
+			if errors.Is(err, ErrConflict) {
+				return false, nil
+			}
+		}
+		return false, err
+	})
+	if err != nil {
+		return Relationship{}, fmt.Errorf("create relationship: %w", err)
 	}
 	if err := s.countDegrees(ctx, k, +1); err != nil {
 		return Relationship{}, err
 	}
+	if err := s.faultPoint(pointRelationshipRecheck); err != nil {
+		return Relationship{}, err
+	}
+	again, err := s.relationshipEnds(ctx, k, false)
+	if err == nil && again != ends {
+		err = fmt.Errorf("node %q or %q: %w", k.Start, k.End, ErrNotFound)
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Relationship{}, fmt.Errorf("create relationship: %w", err) // as a crash
+	}
+	if err != nil {
+		if derr := s.deleteRelationshipCreated(ctx, k, e.created, ""); derr != nil && !errors.Is(derr, ErrNotFound) {
+			return Relationship{}, derr
+		}
+		return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", err)
+	}
 	return relationshipFrom(k, e)
+}
+
+// relationshipEnds returns the creation times of k's start and end nodes,
+// which say which node of each id it is, or ErrNotFound if one does not
+// exist (or is being deleted); with absent set, ErrAlreadyExists if the
+// relationship exists. It reads the rows with one batch of Gets.
+func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, absent bool) ([2]int64, error) {
+	ids := []string{k.Start, k.End}
+	gets := make([]Get, 0, 3)
+	for _, id := range ids {
+		g, err := NodeGet(id)
+		if err != nil {
+			return [2]int64{}, err
+		}
+		gets = append(gets, g)
+	}
+	if absent {
+		g, err := k.Get()
+		if err != nil {
+			return [2]int64{}, err
+		}
+		gets = append(gets, g)
+	}
+	rows, err := s.Read(ctx, gets)
+	if err != nil {
+		return [2]int64{}, err
+	}
+	var out [2]int64
+	for i, id := range ids {
+		n, err := rows[i].Node(id)
+		if err != nil {
+			return [2]int64{}, err
+		}
+		if n == nil {
+			return [2]int64{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
+		}
+		out[i] = n.Created.UnixMilli()
+	}
+	if absent {
+		if rel, err := rows[2].Relationship(k); err != nil || rel != nil {
+			if err == nil {
+				err = ErrAlreadyExists
+			}
+			return [2]int64{}, err
+		}
+	}
+	return out, nil
+}
+
+// unindexLoser deletes the index rows a create wrote for e before its
+// relationship row lost. If the row that won has the same creation time,
+// the rows are the winner's too and are written again with its cells.
+func (s *Store) unindexLoser(ctx context.Context, k RelationshipKey, e entity) error {
+	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, k.row())
+	if err != nil {
+		return err
+	}
+	winner, ok, err := decodeEntity(k.row(), c)
+	if err != nil {
+		return err
+	}
+	if ok && winner.created == e.created {
+		return s.writeIndex(ctx, k, winner)
+	}
+	out, in, err := k.index(e.created)
+	if err != nil {
+		return err
+	}
+	for _, ix := range [][]byte{out, in} {
+		if err := s.deleteRow(ctx, keys.TableGraph, ix, e.updated); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeIndex puts both index rows with the relationship's properties at its
@@ -212,7 +338,15 @@ func (s *Store) DeleteRelationship(ctx context.Context, k RelationshipKey) error
 }
 
 func (s *Store) deleteRelationship(ctx context.Context, k RelationshipKey) error {
-	old, ts, err := s.deleteEntity(ctx, k.row())
+	return s.deleteRelationshipCreated(ctx, k, 0, "")
+}
+
+// deleteRelationshipCreated is deleteRelationship of the relationship
+// created at created (0: whenever); another one of the same key is
+// ErrNotFound. The index row of node near (a node being deleted) goes
+// last, so that a crash leaves the row its deletion's re-run finds.
+func (s *Store) deleteRelationshipCreated(ctx context.Context, k RelationshipKey, created int64, near string) error {
+	old, ts, err := s.deleteEntityCreated(ctx, k.row(), created)
 	if err != nil {
 		return fmt.Errorf("delete relationship %s: %w", k.ID(), err)
 	}
@@ -220,10 +354,15 @@ func (s *Store) deleteRelationship(ctx context.Context, k RelationshipKey) error
 	if err != nil {
 		return err
 	}
-	for _, ix := range []struct {
+	type unindex struct {
 		point string
 		row   []byte
-	}{{"unindex-outgoing", out}, {"unindex-incoming", in}} {
+	}
+	order := []unindex{{"unindex-outgoing", out}, {"unindex-incoming", in}}
+	if near == k.Start && near != k.End {
+		order[0], order[1] = order[1], order[0]
+	}
+	for _, ix := range order {
 		if err := s.faultPoint(ix.point); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync/atomic"
@@ -46,7 +47,11 @@ func (r RepairReport) String() string {
 // repairArticles) every article gets exactly its category row and every
 // article counter its exact count, and (see repairWordCounts) every
 // author's word counts equal a recount of the author's articles, and the
-// author's top-words list a pick of those counts. Before
+// author's top-words list a pick of those counts. First it
+// finishes the deletions of nodes that a crash cut short (DeleteNode), and
+// it deletes what belongs to no node: relationships with an end that does
+// not exist, and the articles (their rows and counters, and so their word
+// counts) of an author that does not exist. Before
 // all that it migrates a table articles of an older layout to the current
 // one (migrateArticleLayout), after which the store serves articles again.
 //
@@ -259,9 +264,18 @@ func (w *authorWalk) compare(o *authorWalk) int {
 	return bytes.Compare(w.prefix, o.prefix)
 }
 
+// Kinds of fixes of deleted nodes' remains.
+const (
+	fixNodeDeletionFinished     = "node deletions finished"
+	fixRelationshipOfGoneNode   = "relationships of deleted nodes deleted"
+	fixArticleOfGoneNode        = "articles of deleted nodes deleted"
+	fixCountersOfGoneNodeDelete = "article counters of deleted nodes deleted"
+)
+
 // graphScan is what one pass over the graph table finds.
 type graphScan struct {
-	nodes         map[string]bool   // ids of existing nodes
+	nodes         map[string]bool   // ids of nodes that exist, not being deleted
+	deleting      []string          // ids of nodes being deleted
 	relationships map[string]relRow // by relationship row key
 	index         map[string]row    // adjacency rows by key
 	degrees       map[string]row    // degree rows by key
@@ -277,7 +291,16 @@ func (s *Store) scanGraph(ctx context.Context) (graphScan, error) {
 	all := scanRange{table: keys.TableGraph, family: keys.FamilyGraph}
 	err := s.scanAll(ctx, all, func(rw row) (bool, error) {
 		if id, err := keys.DecodeNode(rw.key); err == nil {
-			g.nodes[id] = true
+			e, ok, err := decodeEntity(rw.key, rw.cells)
+			if err != nil {
+				return false, err
+			}
+			switch {
+			case ok && e.deleting != 0:
+				g.deleting = append(g.deleting, id)
+			case ok:
+				g.nodes[id] = true
+			}
 		} else if r, err := keys.DecodeRelationship(rw.key); err == nil {
 			e, ok, err := decodeEntity(rw.key, rw.cells)
 			if err != nil || !ok {
@@ -298,6 +321,32 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 	g, err := s.scanGraph(ctx)
 	if err != nil {
 		return err
+	}
+	// Deletions a crash cut short are finished first (relationships,
+	// articles, node row: DeleteNode), then the graph read again.
+	if len(g.deleting) > 0 {
+		for _, id := range g.deleting {
+			if err := s.finishNodeDeletion(ctx, id, true); err != nil {
+				return fmt.Errorf("finish the deletion of node %q: %w", id, err)
+			}
+			fix(fixNodeDeletionFinished, 1)
+		}
+		if g, err = s.scanGraph(ctx); err != nil {
+			return err
+		}
+	}
+	// A relationship whose end is gone goes; its index rows are then
+	// orphans, deleted below. (Creation times are not compared: an import
+	// keeps a source's, which need not be in order.)
+	for key, rel := range g.relationships {
+		if g.nodes[rel.key.Start] && g.nodes[rel.key.End] {
+			continue
+		}
+		if _, _, err := s.deleteEntityCreated(ctx, []byte(key), rel.e.created); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		fix(fixRelationshipOfGoneNode, 1)
+		delete(g.relationships, key)
 	}
 	// Index rows each relationship should have, with its properties at u.
 	want := map[string]bool{}
@@ -353,21 +402,22 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 	}
 	for key, n := range counts {
 		have := g.degrees[key]
-		if v, ok := decodeMs(have.cells[keys.QualDegree]); ok && v == n {
-			if n == 0 {
-				// A zero counter of a node that is gone: delete it once
-				// that cannot hide a later Increment (deleteDegreeRows).
-				d, err := keys.DecodeDegree(have.key)
-				if err != nil {
+		if n == 0 && have.key != nil {
+			// A counter of a node that is gone: delete it once that
+			// cannot hide a later Increment (deleteDegreeRows).
+			d, err := keys.DecodeDegree(have.key)
+			if err != nil {
+				return err
+			}
+			if !g.nodes[d.Node] && s.waitClockPast(ctx, have.ts, s.clockWait) == nil {
+				if err := s.deleteRow(ctx, keys.TableGraph, have.key, have.ts); err != nil {
 					return err
 				}
-				if !g.nodes[d.Node] && s.waitClockPast(ctx, have.ts, s.clockWait) == nil {
-					if err := s.deleteRow(ctx, keys.TableGraph, have.key, have.ts); err != nil {
-						return err
-					}
-					fix("orphan degree counter deleted", 1)
-				}
+				fix("orphan degree counter deleted", 1)
+				continue
 			}
+		}
+		if v, ok := decodeMs(have.cells[keys.QualDegree]); ok && v == n {
 			continue
 		}
 		// A Put older than the counter's cell would lose: stamp it after.

@@ -91,7 +91,9 @@ type articleRepair struct {
 	counts   map[string]int64 // counter qualifier -> rows it counts
 	maxSeq   uint64
 	counters cells // the counters row; nil if none
-	strays   []row // category rows to look at again
+	// countersTs is the counters row's newest cell timestamp.
+	countersTs int64
+	strays     []row // category rows to look at again
 }
 
 func (r *articleRepair) digestCells(c cells) uint64 {
@@ -160,7 +162,7 @@ func (r *articleRepair) visit(ctx context.Context, rw row) error {
 		if err := r.enter(ctx, author); err != nil {
 			return err
 		}
-		r.counters = rw.cells
+		r.counters, r.countersTs = rw.cells, rw.ts
 		return nil
 	}
 	return nil // not an articles row: nothing here to repair it from
@@ -172,6 +174,24 @@ func (r *articleRepair) flush(ctx context.Context) error {
 		return nil
 	}
 	s := r.s
+	// The articles of an author that is gone go first, with the protocol
+	// of DeleteArticle. (Posting times are not compared with the author's
+	// creation: an import keeps a source's, which need not be in order.)
+	author, deleting, err := s.readNode(ctx, r.author)
+	if err != nil {
+		return err
+	}
+	gone := author == nil || deleting
+	orphans := 0
+	if gone {
+		orphans = len(r.articles)
+	}
+	if orphans > 0 {
+		if err := s.deleteArticlesOf(ctx, r.author, math.MaxInt64); err != nil {
+			return fmt.Errorf("articles of %q: %w", r.author, err)
+		}
+		r.fix(fixArticleOfGoneNode, orphans)
+	}
 	done := map[articleKey]bool{} // articles whose category row was rewritten
 	for _, st := range r.strays {
 		c, err := keys.DecodeCategory(st.key)
@@ -226,12 +246,44 @@ func (r *articleRepair) flush(ctx context.Context) error {
 		}
 		r.fix(fixCategoryRowWritten, 1)
 	}
-	if r.countersOff() {
+	if orphans > 0 || r.countersOff() {
 		if err := s.fixArticleCounters(ctx, r.author, r.fix); err != nil {
 			return fmt.Errorf("counters of %q: %w", r.author, err)
 		}
 	}
+	if gone && r.counters != nil {
+		if err := r.deleteCounters(ctx); err != nil {
+			return fmt.Errorf("counters of %q: %w", r.author, err)
+		}
+	}
 	r.started = false
+	return nil
+}
+
+// deleteCounters deletes the counters row of an author that is gone, once
+// it counts nothing and the clock has passed its cells (a marker at or
+// after an Increment's stamp would hide it; see deleteDegreeRows).
+// Otherwise it is left for a later pass.
+func (r *articleRepair) deleteCounters(ctx context.Context) error {
+	s := r.s
+	crow := keys.Counters(r.author)
+	rows, err := s.scan(ctx, scanRange{table: keys.TableArticles, family: keys.FamilyArticles,
+		start: crow, stop: keys.After(crow), limit: 1})
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	for q, v := range rows[0].cells {
+		if n, ok := decodeMs(v); q != keys.QualSeq && (!ok || n != 0) {
+			return nil
+		}
+	}
+	if s.waitClockPast(ctx, rows[0].ts, s.clockWait) != nil {
+		return nil
+	}
+	if err := s.deleteRow(ctx, keys.TableArticles, crow, rows[0].ts); err != nil {
+		return err
+	}
+	r.fix(fixCountersOfGoneNodeDelete, 1)
 	return nil
 }
 

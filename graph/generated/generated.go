@@ -904,7 +904,7 @@ type Mutation {
   createNode(id: ID!, properties: JSON): Node! @authenticated
   "Sets and removes properties in one atomic step."
   updateNodeProperties(id: ID!, set: JSON, remove: [String!]): Node! @authenticated
-  "Deletes a node. One with relationships needs detach: true, which deletes them first."
+  "Deletes a node. One with relationships or articles needs detach: true, which deletes them with it: its articles, and every relationship that touches it, whoever owns the other end."
   deleteNode(id: ID!, detach: Boolean = false): ID! @authenticated
   createRelationship(startNodeId: ID!, type: String!, endNodeId: ID!, properties: JSON): Relationship! @authenticated
   updateRelationshipProperties(startNodeId: ID!, type: String!, endNodeId: ID!, set: JSON, remove: [String!]): Relationship! @authenticated

@@ -15,6 +15,17 @@ import (
 // but an admin, so a caller cannot write to one another creates between
 // this check and the write. The owner is written once, with the node.
 func (r *Resolver) mayWriteNode(ctx context.Context, id string) error {
+	return r.mayWriteNodeOrDeletion(ctx, id, false)
+}
+
+// mayDeleteNode is mayWriteNode for deleteNode, which also finishes the
+// deletion of a node that one cut short (a node being deleted, which every
+// other operation sees as gone).
+func (r *Resolver) mayDeleteNode(ctx context.Context, id string) error {
+	return r.mayWriteNodeOrDeletion(ctx, id, true)
+}
+
+func (r *Resolver) mayWriteNodeOrDeletion(ctx context.Context, id string, orDeletion bool) error {
 	p := auth.From(ctx)
 	if p.Admin {
 		return nil
@@ -30,11 +41,11 @@ func (r *Resolver) mayWriteNode(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	n, err := rows[0].Node(id)
+	n, deleting, err := rows[0].NodeOrDeletion(id)
 	switch {
 	case err != nil:
 		return err
-	case n == nil:
+	case n == nil, deleting && !orDeletion:
 		return fmt.Errorf("node %q: %w", id, errNoSuchNode)
 	}
 	if err := auth.MayWrite(p, n.Owner); err != nil {

@@ -61,7 +61,7 @@ func (r *mutationResolver) UpdateNodeProperties(ctx context.Context, id string, 
 
 // DeleteNode is the resolver for the deleteNode field.
 func (r *mutationResolver) DeleteNode(ctx context.Context, id string, detach *bool) (string, error) {
-	if err := r.mayWriteNode(ctx, id); err != nil {
+	if err := r.mayDeleteNode(ctx, id); err != nil {
 		return "", err
 	}
 	return id, r.Store.DeleteNode(ctx, id, detach != nil && *detach)

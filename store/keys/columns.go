@@ -10,6 +10,10 @@ const (
 	// A node's owner: the subject that created it, written with the row
 	// and never changed (absent: nobody owns it).
 	QualOwner = "o"
+	// A node being deleted: when its deletion started (or its creation
+	// over what an earlier node of its id left), ms. Absent or 0: a live
+	// node.
+	QualDeleting = "x"
 	// Degree counter rows.
 	QualDegree = "n"
 
