@@ -3,6 +3,7 @@ package shed
 import (
 	"context"
 	"encoding/json"
+	"io"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -127,17 +128,50 @@ const largeValue = 1 << 10
 // JSON values of 1 KiB or more: article bodies, properties) to the
 // request's response as they are resolved. Once the response is refused,
 // each such field fails with the refusal instead of adding its value.
+//
+// gqlgen writes the response only once every field has resolved, those
+// resolved before the refusal too: so a large String is resolved to a
+// marshaler that writes it only if the response has not been refused by
+// then, and a refused response never holds its large strings.
 func CountFields(ctx context.Context, next graphql.Resolver) (any, error) {
 	res, err := next(ctx)
 	if err != nil {
 		return res, err
 	}
-	if n := valueSize(res, largeValue); n >= largeValue {
-		if refused := Charge(ctx, n); refused != nil {
-			return nil, refused
-		}
+	n := valueSize(res, largeValue)
+	if n < largeValue {
+		return res, nil
+	}
+	t, ok := ctx.Value(ticketKey{}).(*ticket)
+	if !ok {
+		return res, nil
+	}
+	if refused := t.charge(n, false); refused != nil {
+		return nil, refused
+	}
+	if s, ok := res.(string); ok && isString(ctx) {
+		return graphql.WriterFunc(func(w io.Writer) {
+			if t.refused() {
+				_, _ = io.WriteString(w, `""`) // never sent: the transport answers with the refusal
+				return
+			}
+			graphql.MarshalString(s).MarshalGQL(w)
+		}), nil
 	}
 	return res, nil
+}
+
+// isString reports whether the field resolving in ctx is of type String
+// (gqlgen then accepts a marshaler in place of the string).
+func isString(ctx context.Context) bool {
+	fc := graphql.GetFieldContext(ctx)
+	return fc != nil && fc.Field.Definition != nil && fc.Field.Definition.Type.NamedType == "String" && fc.Field.Definition.Type.Elem == nil
+}
+
+func (t *ticket) refused() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.refusal != nil
 }
 
 // valueSize estimates the JSON size of a resolved scalar: a string's or
