@@ -311,6 +311,9 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	gql.AddTransport(jsonpost.GET{})       // GraphQL over HTTP: GET, queries only
 	gql.AddTransport(jsonpost.Transport{}) // and POST; the data written as the executor wrote it
 	gql.AddTransport(jsonpost.OtherMethods{})
+	// First, so outermost: gqlgen's executor counts the large values the
+	// other field middleware has let through, as they resolve.
+	gql.AroundFields(shed.CountFields)
 	docs := querycache.Documents(cfg.queryCacheEntries, cfg.queryCacheBytes, cfg.queryCacheMaxQuery)
 	gql.SetQueryCache(docs)
 	m.registry.MustRegister(
@@ -342,7 +345,6 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	gql.Use(limits.New(cfg.limits, docs))
 	gql.Use(limiter.Extension(operationComplexity))
 	gql.Use(explain.Extension{Always: cfg.explain})
-	gql.AroundFields(shed.CountFields) // gqlgen's executor: large values counted as they resolve
 	gql.SetErrorPresenter(presentError(log))
 	gql.SetRecoverFunc(func(ctx context.Context, v any) error {
 		id := ""
