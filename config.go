@@ -64,6 +64,11 @@ type config struct {
 	queryCacheMaxQuery    int
 	memoryLimit           int64
 
+	// maxResponseBytes bounds one response, maxResponseBytesInFlight the
+	// responses of the requests in flight (graph/shed).
+	maxResponseBytes         int64
+	maxResponseBytesInFlight int64
+
 	importFiles   importer.Files
 	importWorkers int
 
@@ -154,6 +159,8 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 		&cli.IntFlag{Name: "scan-concurrency", Usage: "page scans of one batch run at once; 0: 1 on the embedded engine (its scans use CPU, not round trips), 16 on a cluster", Sources: cli.EnvVars("HBGRAPH_SCAN_CONCURRENCY"), Destination: &cfg.scanConc, Local: true},
 		&cli.IntFlag{Name: "max-in-flight", Value: 256, Usage: "GraphQL requests in flight at once; more are answered 503 with Retry-After at once, never queued", Sources: cli.EnvVars("HBGRAPH_MAX_IN_FLIGHT"), Destination: &cfg.maxInFlight, Local: true},
 		&cli.IntFlag{Name: "max-complexity-in-flight", Value: 10000, Usage: "sum of the complexity of the operations executing at once; an operation that would pass it is answered 503 with Retry-After (one operation alone always runs)", Sources: cli.EnvVars("HBGRAPH_MAX_COMPLEXITY_IN_FLIGHT"), Destination: &cfg.maxComplexityInFlight, Local: true},
+		&cli.Int64Flag{Name: "max-response-bytes", Value: int64(defaultMaxResponseBytes), Usage: "largest response sent; one that grows past it is stopped and refused with RESPONSE_TOO_LARGE", Sources: cli.EnvVars("HBGRAPH_MAX_RESPONSE_BYTES"), Destination: &cfg.maxResponseBytes, Local: true},
+		&cli.Int64Flag{Name: "max-response-bytes-in-flight", Value: int64(defaultMaxResponseBytesInFlight), Usage: "bytes of the responses being produced and written at once; a request that would pass it is answered 503 with Retry-After (one request alone always may reach --max-response-bytes)", Sources: cli.EnvVars("HBGRAPH_MAX_RESPONSE_BYTES_IN_FLIGHT"), Destination: &cfg.maxResponseBytesInFlight, Local: true},
 		&cli.IntFlag{Name: "query-cache-entries", Value: 1000, Usage: "parsed and validated documents kept", Sources: cli.EnvVars("HBGRAPH_QUERY_CACHE_ENTRIES"), Destination: &cfg.queryCacheEntries, Local: true},
 		&cli.Int64Flag{Name: "query-cache-bytes", Value: int64(64 << 20), Usage: "estimated memory of the documents kept, at 32 bytes per byte of query text", Sources: cli.EnvVars("HBGRAPH_QUERY_CACHE_BYTES"), Destination: &cfg.queryCacheBytes, Local: true},
 		&cli.IntFlag{Name: "query-cache-max-query", Value: 16 << 10, Usage: "longest query text whose document is kept; longer ones are parsed every time", Sources: cli.EnvVars("HBGRAPH_QUERY_CACHE_MAX_QUERY"), Destination: &cfg.queryCacheMaxQuery, Local: true},
@@ -285,6 +292,7 @@ func (cfg *config) validate() error {
 	case cfg.maxBodyBytes < 1, cfg.requestTimeout <= 0,
 		cfg.batchWait < 0, cfg.batchSize < 1, cfg.gcPercent < 0, cfg.scanConc < 0,
 		cfg.maxInFlight < 1, cfg.maxComplexityInFlight < 1, cfg.queryCacheEntries < 0,
+		cfg.maxResponseBytes < 1, cfg.maxResponseBytesInFlight < 1,
 		cfg.queryCacheBytes < 0, cfg.queryCacheMaxQuery < 0, cfg.memoryLimit < 0,
 		cfg.rateLimit < 0, cfg.rateBurst < 0:
 		return errors.New("limits must be positive (batch-wait, scan-concurrency, memory-limit, rate-limit, rate-burst and the query cache's may be 0)")

@@ -84,6 +84,20 @@ const defaultGCPercent = 800
 // (256 MiB) is outside the Go heap and outside this limit.
 const defaultMemoryLimit = 768 << 20
 
+// defaultMaxResponseBytes bounds one response. The largest a legitimate
+// query within the default complexity returns is a few MB (a page of 100
+// nodes with 64 KiB of properties each is 6.4 MB); a response is held
+// about twice while it is built and written, so 16 MiB costs at most some
+// 50 MB of heap, a sixteenth of defaultMemoryLimit.
+const defaultMaxResponseBytes = 16 << 20
+
+// defaultMaxResponseBytesInFlight bounds the responses held at once: eight
+// of the largest. At about three bytes of heap per byte of response (the
+// buffer's growth, the data the executor read) that is under 400 MB,
+// which with the server's ordinary use (about 110 MB at peak under the
+// heavy burst of the README) stays under defaultMemoryLimit.
+const defaultMaxResponseBytesInFlight = 128 << 20
+
 func run(args []string) error {
 	cfg, err := parseConfig(args)
 	if err != nil {
@@ -284,6 +298,7 @@ func checkListen(cfg config, log zerolog.Logger) error {
 func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (gateway, admin http.Handler) {
 	m := newMetrics()
 	limiter := shed.New(cfg.maxInFlight, cfg.maxComplexityInFlight, time.Second)
+	limiter.LimitResponses(cfg.maxResponseBytes, cfg.maxResponseBytesInFlight)
 	shedCount := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hbgraph_shed_total", Help: "GraphQL requests answered 503 to shed load, by the limit they met.",
 	}, []string{"reason"})
@@ -303,6 +318,9 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	gql.AddTransport(jsonpost.GET{})       // GraphQL over HTTP: GET, queries only
 	gql.AddTransport(jsonpost.Transport{}) // and POST; the data written as the executor wrote it
 	gql.AddTransport(jsonpost.OtherMethods{})
+	// First, so outermost: gqlgen's executor counts the large values the
+	// other field middleware has let through, as they resolve.
+	gql.AroundFields(shed.CountFields)
 	docs := querycache.Documents(cfg.queryCacheEntries, cfg.queryCacheBytes, cfg.queryCacheMaxQuery)
 	gql.SetQueryCache(docs)
 	m.registry.MustRegister(

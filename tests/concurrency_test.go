@@ -256,7 +256,7 @@ func TestConcurrentCreatesAndDeletes(t *testing.T) {
 					WordCounts []wordCount
 				}
 			}
-			s.mustDo(t, `{ node(id: "writer") { articles(first: 100) { `+articleConnFields+` } c: articles(category: "c") { totalCount }
+			s.mustDo(t, `{ node(id: "writer") { articles(first: 20) { `+articleConnFields+` } c: articles(category: "c") { totalCount }
 				wordCounts(first: 3) { word count } } }`, nil, &got)
 			return got.Node.Articles.TotalCount, got.Node.C.TotalCount, len(got.Node.Articles.Edges), got.Node.WordCounts
 		}

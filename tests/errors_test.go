@@ -69,7 +69,9 @@ func TestErrorCodes(t *testing.T) {
 	parallelTest(t)
 	// A body limit above 1 MiB, so that an article body just over the
 	// store's 1 MiB limit reaches the store.
-	s := startServer(t, "--max-body-bytes", "4194304")
+	// A complexity limit for the whole pages of articles (bodies cost 129
+	// each) read below.
+	s := startServer(t, "--max-body-bytes", "4194304", "--max-complexity", "20000")
 	s.createNode(t, "a", map[string]any{"name": "A", "n": 1})
 	s.createNode(t, "b", map[string]any{"name": "B"})
 	s.createNode(t, "c", nil)

@@ -46,6 +46,10 @@ const (
 	// PersistedQueryNotInList: with --trusted-documents-only, a document
 	// that is not in the trusted documents manifest (Apollo Router's code).
 	PersistedQueryNotInList = "PERSISTED_QUERY_NOT_IN_LIST"
+	// ResponseTooLarge: the response grew past --max-response-bytes; it is
+	// not sent, the client has to ask for less (fewer aliases, smaller
+	// pages, fewer large fields).
+	ResponseTooLarge = "RESPONSE_TOO_LARGE"
 	// Internal: a bug; the response carries only the request id.
 	Internal = "INTERNAL"
 )
@@ -55,7 +59,7 @@ func Known(code string) bool {
 	switch code {
 	case ParseFailed, ValidationFailed, PersistedQueryNotFound,
 		BadUserInput, NotFound, AlreadyExists, Conflict, Unavailable, RateLimited,
-		Unauthenticated, Forbidden, PersistedQueryNotInList, Internal:
+		Unauthenticated, Forbidden, PersistedQueryNotInList, ResponseTooLarge, Internal:
 		return true
 	}
 	return false

@@ -5,7 +5,7 @@ import "testing"
 func TestKnown(t *testing.T) {
 	for _, c := range []string{ParseFailed, ValidationFailed, PersistedQueryNotFound,
 		BadUserInput, NotFound, AlreadyExists, Conflict, Unavailable, RateLimited,
-		Unauthenticated, Forbidden, PersistedQueryNotInList, Internal} {
+		Unauthenticated, Forbidden, PersistedQueryNotInList, ResponseTooLarge, Internal} {
 		if !Known(c) {
 			t.Errorf("Known(%q) = false", c)
 		}

@@ -377,13 +377,13 @@ func TestVariablesCheckedOnCacheHits(t *testing.T) {
 
 // _entities costs its representations times its selections, like
 // nodes(ids:): 3,000 representations of a node with its properties are
-// too complex.
+// too complex (each 1 + id 1 + properties 9 + createdAt 1 + updatedAt 1).
 func TestEntitiesPricedByRepresentations(t *testing.T) {
 	g := newGateway(t, limits.DefaultConfig)
 	reps := "[" + strings.TrimSuffix(repeat(`{"__typename": "Node", "id": "x"},`, 3000, ""), ",") + "]"
 	doc := `query($r: [_Any!]!) { _entities(representations: $r) { ... on Node { id properties createdAt updatedAt } } }`
 	e := g.post(t, doc, `{"r": `+reps+`}`).only(t)
-	if e.Extensions.Code != codes.BadUserInput || e.Message != "operation has complexity 12001; the limit is 10000" {
+	if e.Extensions.Code != codes.BadUserInput || e.Message != "operation has complexity 36001; the limit is 10000" {
 		t.Fatalf("got %q (%s)", e.Message, e.Extensions.Code)
 	}
 	if resp := g.post(t, doc, `{"r": [{"__typename": "Node", "id": "x"}]}`); len(resp.Errors) != 0 {
@@ -460,8 +460,45 @@ func TestComplexityStats(t *testing.T) {
 	}
 	stats := extension.GetComplexityStats(graphql.WithOperationContext(ctx, oc))
 	// node: 1 + id 1 + relationships (1 + 10 x edges (1 + neighbor (1 + id 1
-	// + properties 1 + articles (1 + 3 x edges (1 + node (1 + 3))))))
-	if want := 1 + 1 + (1 + 10*(1+(1+1+1+(1+3*(1+(1+3)))))); stats == nil || stats.Complexity != want || stats.ComplexityLimit != 10000 {
+	// + properties 9 + articles (1 + 3 x edges (1 + node (1 + 3))))))
+	if want := 1 + 1 + (1 + 10*(1+(1+1+limits.PropertiesCost+(1+3*(1+(1+3)))))); stats == nil || stats.Complexity != want || stats.ComplexityLimit != 10000 {
 		t.Fatalf("stats %+v, want complexity %d", stats, want)
+	}
+}
+
+// Fields that carry large values cost the most they can hold: 100 aliases
+// of an article's body (up to 1 MiB each, 100 MiB in all) are refused,
+// 76 fit; properties and property(name:) (up to 64 KiB) cost 9.
+func TestLargeValuesPriced(t *testing.T) {
+	g := newGateway(t, limits.DefaultConfig)
+	for _, c := range []struct {
+		name, doc string
+		want      int // 0: within the limit
+	}{
+		{"100 bodies", `query($i: ID!) { ` + numbered("a%d: article(id: $i) { body }", 100) + ` }`, 100 * (1 + limits.BodyCost)},
+		{"76 bodies", `query($i: ID!) { ` + numbered("a%d: article(id: $i) { body }", 76) + ` }`, 0},
+		{"100 titles", `query($i: ID!) { ` + numbered("a%d: article(id: $i) { title }", 100) + ` }`, 0},
+		{"100 node properties", `query($i: ID!) { ` + numbered("a%d: node(id: $i) { properties }", 100) + ` }`, 0},
+		{"a page of bodies", `query($i: ID!) { node(id: $i) { articles(first: 100) { edges { node { body } } } } }`,
+			1 + (1 + 100*(1+(1+limits.BodyCost)))},
+		{"properties in a page of pages", `query($i: ID!) { node(id: $i) { relationships(type: "t", direction: OUTGOING, first: 100) { edges {
+			node { properties } neighbor { property(name: "n") relationships(type: "t", direction: OUTGOING, first: 20) { edges { node { properties } } } } } } } }`,
+			1 + (1 + 100*(1+(1+limits.PropertiesCost)+(1+limits.PropertiesCost+(1+20*(1+(1+limits.PropertiesCost))))))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp := g.post(t, c.doc, `{"i": "1"}`)
+			if c.want == 0 {
+				for _, e := range resp.Errors {
+					if strings.HasPrefix(e.Message, "operation has complexity") {
+						t.Fatalf("refused: %q", e.Message)
+					}
+				}
+				return
+			}
+			e := resp.only(t)
+			if want := fmt.Sprintf("operation has complexity %d; the limit is 10000", c.want); e.Extensions.Code != codes.BadUserInput || e.Message != want {
+				t.Fatalf("got %q (%s), want %q", e.Message, e.Extensions.Code, want)
+			}
+		})
 	}
 }

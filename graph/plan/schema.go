@@ -171,8 +171,11 @@ func (s *Schema) run(ctx context.Context, oc *graphql.OperationContext, p *Plan,
 	r.fetch()
 	s.lastWaves.Store(int64(r.round))
 	s.lastBudget.Store(int64(p.Waves))
-	w := writer{caller: auth.From(ctx), args: args, buf: make([]byte, 0, min(p.sizeHint.Load(), maxSizeHint)+64)}
+	w := writer{ctx: ctx, caller: auth.From(ctx), args: args, buf: make([]byte, 0, min(p.sizeHint.Load(), maxSizeHint)+64)}
 	data := w.root(p.Root, r.roots)
+	if w.refused != nil { // the transport answers with the refusal alone
+		return &graphql.Response{}, []error{w.refused}, nil
+	}
 	if n := int64(len(data)); n > p.sizeHint.Load() {
 		p.sizeHint.Store(n)
 	}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/graph/model"
+	"github.com/hbgraph/hbgraph/graph/shed"
 	"github.com/hbgraph/hbgraph/store"
 )
 
@@ -23,7 +25,17 @@ import (
 // then fails too if its own type is non-null, or truncates what it wrote
 // and writes null. Siblings and list elements are written (and their
 // errors reported) even after one failed, as gqlgen runs them all.
+//
+// The bytes written are charged to the request's response as they are
+// written (shed.Charge), every accountStep and before a large string; once
+// the response is refused (too large, or shed), refused is set and the
+// writer stops: every object and list ends at once, and the response is
+// the refusal alone.
 type writer struct {
+	ctx     context.Context
+	charged int // bytes of buf charged to the response
+	refused *gqlerror.Error
+
 	// caller decides what Node.owner shows.
 	caller auth.Principal
 	args   []argVals
@@ -44,6 +56,9 @@ func (w *writer) root(s *Sel, roots []rootVal) []byte {
 	ok := true
 	w.buf = append(w.buf, '{')
 	for i := range s.Fields {
+		if w.full() {
+			break
+		}
 		f := &s.Fields[i]
 		if i > 0 {
 			w.buf = append(w.buf, ',')
@@ -76,6 +91,29 @@ func (w *writer) root(s *Sel, roots []rootVal) []byte {
 		return []byte("null")
 	}
 	return w.buf
+}
+
+// accountStep is how much the buffer grows between two charges.
+const accountStep = 64 << 10
+
+// full charges what was written since the last charge, once it is
+// accountStep or more, and reports whether the response was refused.
+func (w *writer) full() bool {
+	if w.refused == nil && len(w.buf)-w.charged >= accountStep {
+		w.refused = shed.Charge(w.ctx, int64(len(w.buf)-w.charged))
+		w.charged = len(w.buf)
+	}
+	return w.refused != nil
+}
+
+// reserve charges n bytes about to be written, with what was written since
+// the last charge, and reports whether the response was refused.
+func (w *writer) reserve(n int) bool {
+	if w.refused == nil {
+		w.refused = shed.Charge(w.ctx, int64(len(w.buf)-w.charged+n))
+		w.charged = len(w.buf) + n
+	}
+	return w.refused != nil
 }
 
 // fail reports a resolver's error on the field at the current path.
@@ -118,6 +156,9 @@ func (w *writer) rootNodes(f *Field, v *rootVal) bool {
 	}
 	w.buf = append(w.buf, '[')
 	for j := range v.nodes {
+		if w.full() {
+			break
+		}
 		if j > 0 {
 			w.buf = append(w.buf, ',')
 		}
@@ -154,6 +195,9 @@ func (w *writer) rootRow(f *Field, v *rootVal) bool {
 func (w *writer) entities(f *Field, v *rootVal) {
 	w.buf = append(w.buf, '[')
 	for i := range v.ents {
+		if w.full() {
+			break
+		}
 		if i > 0 {
 			w.buf = append(w.buf, ',')
 		}
@@ -248,6 +292,9 @@ func (w *writer) object(s *Sel, field func(f *Field) bool) bool {
 	ok := true
 	w.buf = append(w.buf, '{')
 	for i := range s.Fields {
+		if w.full() {
+			break
+		}
 		f := &s.Fields[i]
 		w.open(i, f)
 		if f.Kind == KTypename {
@@ -290,6 +337,9 @@ func (w *writer) wordCounts(f *Field, l *loadVal) bool {
 	}
 	w.buf = append(w.buf, '[')
 	for e := range l.words {
+		if w.full() {
+			break
+		}
 		if e > 0 {
 			w.buf = append(w.buf, ',')
 		}
@@ -329,6 +379,9 @@ func (w *writer) list(n int, elem func(e int) bool) bool {
 	ok := true
 	w.buf = append(w.buf, '[')
 	for e := range n {
+		if w.full() {
+			break
+		}
 		if e > 0 {
 			w.buf = append(w.buf, ',')
 		}
@@ -481,7 +534,16 @@ func (w *writer) pageInfo(s *Sel, cursors store.Cursors, info store.PageInfo) {
 	})
 }
 
-func (w *writer) str(s string) { w.buf = appendQuoted(w.buf, s) }
+// largeString is the length from which a string is charged before it is
+// written: a 1 MiB body over the limit is never copied.
+const largeString = 4 << 10
+
+func (w *writer) str(s string) {
+	if len(s) >= largeString && w.reserve(len(s)+2) {
+		return
+	}
+	w.buf = appendQuoted(w.buf, s)
+}
 
 func (w *writer) time(t time.Time) {
 	w.buf = append(w.buf, '"')

@@ -1,9 +1,11 @@
 // Package shed turns load away instead of queueing it.
 //
-// Two bounds, both checked without waiting: the number of GraphQL requests
-// in flight, and the sum of the complexity of the operations executing.
-// A request over either is answered at once with 503 Service Unavailable,
-// Retry-After and the code UNAVAILABLE, so a burst of expensive queries
+// Three bounds, each checked without waiting: the number of GraphQL
+// requests in flight, the sum of the complexity of the operations
+// executing, and the bytes of the responses they hold (responses.go, which
+// also bounds one response's size). A request over any is answered at
+// once with 503 Service Unavailable, Retry-After and the code UNAVAILABLE,
+// so a burst of expensive queries
 // costs the server a refusal each rather than a queue of work that would
 // finish past every client's timeout, and cheap queries keep being served
 // beside the few expensive ones that fit.
@@ -58,8 +60,13 @@ type Limiter struct {
 	// OnShed, if set, is called once for every request shed.
 	OnShed func(reason string)
 
-	inFlight   atomic.Int64
-	complexity atomic.Int64
+	// Response bytes (responses.go): 0 is no bound.
+	maxResponse         int64
+	maxResponseInFlight int64
+
+	inFlight      atomic.Int64
+	complexity    atomic.Int64
+	responseBytes atomic.Int64
 
 	seed    maphash.Seed
 	mu      sync.Mutex
@@ -90,10 +97,23 @@ type ticketKey struct{}
 
 // ticket is a request's share of the limits, released when it ends.
 type ticket struct {
+	l           *Limiter
 	complexity  int64
-	shed        bool   // the operation was refused for complexity
 	fingerprint uint64 // of the request's bytes, if hasPrint
 	hasPrint    bool
+
+	// mu guards what gqlgen's resolvers, which run concurrently, charge.
+	mu      sync.Mutex
+	shed    bool            // refused for complexity or response bytes in flight: 503
+	bytes   int64           // response bytes charged to l.responseBytes
+	pending int64           // response bytes counted, not yet charged
+	refusal *gqlerror.Error // the response was refused: too large, or shed
+}
+
+func (t *ticket) isShed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.shed
 }
 
 // Middleware admits a request if fewer than maxInFlight are in flight,
@@ -107,9 +127,12 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 			l.refuse(w, ReasonInFlight, fmt.Sprintf("server busy: %d requests in flight; retry after %s s", l.maxInFlight, l.retryAfter))
 			return
 		}
-		t := &ticket{}
+		t := &ticket{l: l}
 		defer func() {
 			l.complexity.Add(-t.complexity)
+			t.mu.Lock()
+			l.responseBytes.Add(-t.bytes)
+			t.mu.Unlock()
 			l.inFlight.Add(-1)
 		}()
 		if 2*l.complexity.Load() > l.maxComplexity {
@@ -192,7 +215,9 @@ func (l *Limiter) Admit(ctx context.Context, complexity int) *gqlerror.Error {
 	c := int64(complexity)
 	if now := l.complexity.Add(c); now > l.maxComplexity && now != c {
 		l.complexity.Add(-c)
+		t.mu.Lock()
 		t.shed = true
+		t.mu.Unlock()
 		if t.hasPrint {
 			l.rememberRefused(t.fingerprint)
 		}
@@ -245,7 +270,7 @@ func (w *shedWriter) WriteHeader(code int) {
 		return
 	}
 	w.wroteHeader = true
-	if w.t.shed {
+	if w.t.isShed() {
 		w.Header().Set("Retry-After", w.retryAfter)
 		code = http.StatusServiceUnavailable
 	}
