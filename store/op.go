@@ -90,3 +90,36 @@ func (o OpID) nonce(purpose string, row []byte) uint64 {
 	_, _ = d.Write(row)
 	return d.Sum64() | 1
 }
+
+// Writer is who makes a write, for the ownership check the store makes
+// inside the compare-and-set of the write it guards: a node deleted and
+// re-created by someone else between a resolver's check and the write is
+// not writable by the old owner. Admin may write every node; otherwise a
+// node's owner must be Subject.
+type Writer struct {
+	Subject string
+	Admin   bool
+}
+
+type writerKey struct{}
+
+// WithWriter returns ctx carrying w: the store's writes under ctx check
+// that w may write what they change. A ctx without a Writer writes as an
+// admin (import, repair, tests).
+func WithWriter(ctx context.Context, w Writer) context.Context {
+	return context.WithValue(ctx, writerKey{}, w)
+}
+
+// writerOf returns the Writer of ctx, an admin when there is none.
+func writerOf(ctx context.Context) Writer {
+	if w, ok := ctx.Value(writerKey{}).(Writer); ok {
+		return w
+	}
+	return Writer{Admin: true}
+}
+
+// mayWrite reports whether w may write a node whose owner is owner (empty:
+// nobody, so admins only).
+func (w Writer) mayWrite(owner string) bool {
+	return w.Admin || (owner != "" && owner == w.Subject)
+}
