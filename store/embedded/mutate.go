@@ -121,7 +121,10 @@ func (c *Client) mutate(ctx context.Context, t *table, req *pb.MutateRequest) (*
 // the current values of the cells it names, read as a Get of them (HBase's
 // "convert duplicate increment to get"), not the answer the first one had.
 func (c *Client) duplicate(t *table, m *pb.MutationProto) (*pb.MutateResponse, error) {
-	g := &pb.Get{Row: m.GetRow(), TimeRange: m.GetTimeRange()}
+	g := &pb.Get{Row: m.GetRow(), TimeRange: &pb.TimeRange{}}
+	if tr := m.GetTimeRange(); tr != nil {
+		g.TimeRange.From, g.TimeRange.To = tr.From, tr.To
+	}
 	for _, cv := range m.GetColumnValue() {
 		col := &pb.Column{Family: cv.GetFamily()}
 		for _, qv := range cv.GetQualifierValue() {
