@@ -315,18 +315,26 @@ func (s *Store) delete(ctx context.Context, table string, row []byte, values map
 }
 
 // increment adds delta to an int64 cell and returns the new value. Its
-// nonce is the ctx's op's for the purpose "table/qualifier": a caller whose
-// op increments the same cell more than once (a loop's attempts) must say
-// which with incrementFor.
+// nonce is its own (a fresh op's): gohbase's re-sends of it count once, a
+// retry of the write that made it counts again. Its callers may increment
+// one cell more than once in one op (a sequence number's attempts, a
+// detach's degrees), where a nonce derived from the op and the cell alone
+// would drop all but the first; incrementFor, with a purpose that tells
+// them apart, also makes a retry's Increment count once.
 func (s *Store) increment(ctx context.Context, table, family string, row []byte, qualifier string, delta int64) (int64, error) {
-	return s.incrementFor(ctx, table+"/"+qualifier, table, family, row, qualifier, delta)
+	return s.incrementWith(ctx, NewOpID(), table+"/"+qualifier, table, family, row, qualifier, delta)
 }
 
-// incrementFor is increment with the purpose its nonce is derived from:
-// stable across re-sends and retries of the same write, different for two
-// Increments of one op that must both apply.
+// incrementFor is increment with the nonce of ctx's op for purpose:
+// stable across re-sends and retries of the same write, different for
+// two Increments of one op that must both apply (name what each is for:
+// "degree/<relationship>", "article-seq/<attempt>").
 func (s *Store) incrementFor(ctx context.Context, purpose, table, family string, row []byte, qualifier string, delta int64) (int64, error) {
-	res, err := s.sendIncrement(ctx, purpose, table, family, row, map[string]int64{qualifier: delta})
+	return s.incrementWith(ctx, opOf(ctx), purpose, table, family, row, qualifier, delta)
+}
+
+func (s *Store) incrementWith(ctx context.Context, op OpID, purpose, table, family string, row []byte, qualifier string, delta int64) (int64, error) {
+	res, err := s.sendIncrement(ctx, op, purpose, table, family, row, map[string]int64{qualifier: delta})
 	if err != nil {
 		return 0, err
 	}
@@ -340,27 +348,29 @@ func (s *Store) incrementFor(ctx context.Context, purpose, table, family string,
 
 // incrementColumns adds each delta to its int64 column of one row in a
 // single Increment (atomic on the row). Its nonce is the ctx's op's for the
-// purpose "table/columns": one such Increment per row and op.
+// purpose "table/columns": its callers (an article's counters, an author's
+// word counts) make one such Increment per row and op, so a retry of the
+// op counts once too.
 func (s *Store) incrementColumns(ctx context.Context, table, family string, row []byte, deltas map[string]int64) error {
 	return s.incrementColumnsFor(ctx, table+"/columns", table, family, row, deltas)
 }
 
 // incrementColumnsFor is incrementColumns with the purpose of its nonce.
 func (s *Store) incrementColumnsFor(ctx context.Context, purpose, table, family string, row []byte, deltas map[string]int64) error {
-	_, err := s.sendIncrement(ctx, purpose, table, family, row, deltas)
+	_, err := s.sendIncrement(ctx, opOf(ctx), purpose, table, family, row, deltas)
 	return err
 }
 
-// sendIncrement sends one Increment of deltas to row, with the nonce of
-// ctx's op for purpose, as one RPC (gohbase's Client.Increment takes one
-// column, and sends no nonce): the cells it answers, new values or, for a
-// duplicate the region server recognised, the current ones.
-func (s *Store) sendIncrement(ctx context.Context, purpose, table, family string, row []byte, deltas map[string]int64) (*hrpc.Result, error) {
+// sendIncrement sends one Increment of deltas to row, with the nonce of op
+// for purpose, as one RPC (gohbase's Client.Increment takes one column, and
+// sends no nonce): the cells it answers, new values or, for a duplicate
+// the region server recognised, the current ones.
+func (s *Store) sendIncrement(ctx context.Context, op OpID, purpose, table, family string, row []byte, deltas map[string]int64) (*hrpc.Result, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	call := Call{Op: "Increment", Table: table, Rows: [][]byte{row}, Start: time.Now()}
 	sender, single := s.hc.(rpcSender)
-	inc, err := newNoncedIncrement(ctx, opOf(ctx), purpose, []byte(table), family, row, deltas, single)
+	inc, err := newNoncedIncrement(ctx, op, purpose, []byte(table), family, row, deltas, single)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"testing"
 
 	"github.com/tsuna/gohbase"
@@ -122,16 +123,29 @@ func TestIncrementPurposes(t *testing.T) {
 	if got, _ := decodeMs(c[keys.QualDegree]); got != 2 {
 		t.Fatalf("stored %d, want 2", got)
 	}
-	// Without an op, each call is its own.
-	for range 2 {
-		if _, err := s.increment(bg, keys.TableGraph, keys.FamilyGraph, row, keys.QualDegree, 1); err != nil {
+	// increment, without a purpose, has a nonce of its own, with an op
+	// (a detach's degrees of one row) or without.
+	for _, ctx := range []context.Context{ctx, ctx, bg, bg} {
+		if _, err := s.increment(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualDegree, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if c, err = s.get(bg, keys.TableGraph, keys.FamilyGraph, row); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := decodeMs(c[keys.QualDegree]); got != 4 {
-		t.Fatalf("stored %d, want 4", got)
+	if got, _ := decodeMs(c[keys.QualDegree]); got != 6 {
+		t.Fatalf("stored %d, want 6", got)
+	}
+	// incrementColumns: one per op and row (an article's counters).
+	for _, ctx := range []context.Context{ctx, ctx, bg, bg} {
+		if err := s.incrementColumns(ctx, keys.TableGraph, keys.FamilyGraph, row, map[string]int64{keys.QualDegree: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, err = s.get(bg, keys.TableGraph, keys.FamilyGraph, row); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := decodeMs(c[keys.QualDegree]); got != 9 {
+		t.Fatalf("stored %d, want 9 (the op's second incrementColumns is its first's re-send)", got)
 	}
 }
