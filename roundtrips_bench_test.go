@@ -30,13 +30,16 @@ import (
 // runs alone, one after another, so its latency is its own: the waves of
 // store calls it waits for one after another, times the round trip, plus
 // its CPU. The benchmark reports per request the p50 latency, the waves
-// and store calls explain counted, and that prediction: waves x round trip
-// plus the p50 of the same request at 0 ms (its CPU, the batch wait of
-// gqlgen's loaders included).
+// and store calls explain counted, the round trips on the critical path
+// (trips: a wave's calls go out --scan-concurrency at a time), and the
+// prediction: waves x round trip plus the p50 of the same request at 0 ms
+// (its CPU, the batch wait of gqlgen's loaders included). The "get" rows
+// time one Get through the store alone: a round trip as this machine's
+// timers make it.
 //
-// Every gateway runs with --scan-concurrency 16, the cluster's default:
-// the embedded engine's default of 1 would send one wave's scans one after
-// another.
+// Every gateway runs with --scan-concurrency 16, the cluster's default
+// (the embedded engine's default of 1 would send a wave's scans one after
+// another), but plan-scan64, with 64.
 func BenchmarkRoundTrips(b *testing.B) {
 	hc := hbasefault.New(memstore.Engine(b))
 	st, err := store.New(hc, store.Options{})
