@@ -385,3 +385,35 @@ func TestREADMEExamplesParse(t *testing.T) {
 		t.Errorf("curl: %+v", c)
 	}
 }
+
+// TestREADMETokenExample is the README's "A token in GraphiQL": on the
+// example data, a token whose sub is "alice" sees alice's owner; another
+// subject's token and no token see null.
+func TestREADMETokenExample(t *testing.T) {
+	parallelTest(t)
+	p := newIDP(t)
+	srv := startServer(t, append(p.args(), "--example-data")...)
+	const q = `{ node(id: "alice") { id owner } }`
+	for _, c := range []struct {
+		token, want string
+	}{
+		{p.user("alice"), `{"node":{"id":"alice","owner":"alice"}}`},
+		{p.user("bob"), `{"node":{"id":"alice","owner":null}}`},
+		{"", `{"node":{"id":"alice","owner":null}}`},
+		{p.admin(), `{"node":{"id":"alice","owner":"alice"}}`},
+	} {
+		r := srv.as(t, c.token, q, nil)
+		if len(r.Errors) != 0 || string(r.Data) != c.want {
+			t.Errorf("token %.20q: %s, want data %s", c.token, r.Body, c.want)
+		}
+	}
+	// alice may change her node; bob may not.
+	r := srv.as(t, p.user("alice"), `mutation { updateNodeProperties(id: "alice", set: {mood: "curious"}) { id } }`, nil)
+	if len(r.Errors) != 0 {
+		t.Errorf("alice updating her node: %s", r.Body)
+	}
+	r = srv.as(t, p.user("bob"), `mutation { updateNodeProperties(id: "alice", set: {mood: "nosy"}) { id } }`, nil)
+	if len(r.Errors) != 1 || r.Errors[0].Code() != "FORBIDDEN" {
+		t.Errorf("bob updating alice's node: %s, want FORBIDDEN", r.Body)
+	}
+}
