@@ -2,6 +2,7 @@ package importer
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,12 +55,26 @@ func (e *estimator) left() (left time.Duration, ok bool) {
 	return time.Duration(float64(e.size-last.done) / rate), true
 }
 
-// formatLeft is left for the progress line: "?" when unknown.
+// formatLeft is left for the progress line: "?" when unknown, whole
+// seconds rounded up (0s only when nothing is left).
 func formatLeft(left time.Duration, ok bool) string {
 	if !ok {
 		return "?"
 	}
-	return left.Round(time.Second).String()
+	return ceilSecond(left).String()
+}
+
+func ceilSecond(d time.Duration) time.Duration {
+	return (d + time.Second - 1).Truncate(time.Second)
+}
+
+// donePercent is the share of size that done is, rounded down (100 only
+// when all is done).
+func donePercent(done, size int64) float64 {
+	if size <= 0 || done >= size {
+		return 100
+	}
+	return math.Floor(1000*float64(done)/float64(size)) / 10
 }
 
 // progress reports an import's progress until the returned func is
@@ -84,13 +99,13 @@ func progress(kind string, size int64, done, imported, skipped, failed *atomic.I
 				end = "\n"
 			}
 			fmt.Fprintf(opts.Progress, "\r%-13s %10d rows %8.0f rows/s %5.1f%% left %-8s failed %d  %s",
-				kind, rows, rate, 100*float64(d)/float64(max(size, 1)), formatLeft(left, ok), failed.Load(), end)
+				kind, rows, rate, donePercent(d, size), formatLeft(left, ok), failed.Load(), end)
 			return
 		}
 		ev := opts.Log.Info().Str("kind", kind).Int64("rows", rows).Int64("failed", failed.Load()).
-			Float64("rows_per_s", rate).Float64("done_percent", 100*float64(d)/float64(max(size, 1)))
+			Float64("rows_per_s", rate).Float64("done_percent", donePercent(d, size))
 		if ok {
-			ev = ev.Float64("eta_s", left.Round(time.Second).Seconds())
+			ev = ev.Float64("eta_s", ceilSecond(left).Seconds())
 		}
 		ev.Msg("importing")
 	}

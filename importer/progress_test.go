@@ -50,6 +50,30 @@ func TestTimeLeft(t *testing.T) {
 	}
 }
 
+// TestProgressFormat: the line says 0s and 100% only when all is done.
+func TestProgressFormat(t *testing.T) {
+	for _, tc := range []struct {
+		left time.Duration
+		ok   bool
+		want string
+	}{
+		{0, false, "?"}, {0, true, "0s"}, {time.Millisecond, true, "1s"}, {1500 * time.Millisecond, true, "2s"},
+		{time.Minute, true, "1m0s"},
+	} {
+		if got := formatLeft(tc.left, tc.ok); got != tc.want {
+			t.Errorf("formatLeft(%v, %v) = %q, want %q", tc.left, tc.ok, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		done, size int64
+		want       float64
+	}{{0, 10, 0}, {9999, 10000, 99.9}, {10000, 10000, 100}, {0, 0, 100}} {
+		if got := donePercent(tc.done, tc.size); got != tc.want {
+			t.Errorf("donePercent(%d, %d) = %v, want %v", tc.done, tc.size, got, tc.want)
+		}
+	}
+}
+
 // syncWriter is a bytes.Buffer for the progress goroutine and the test.
 type syncWriter struct {
 	mu  sync.Mutex
