@@ -94,7 +94,11 @@ func openForExport(cfg config, log zerolog.Logger) (hc gohbase.Client, st *store
 	if !holds {
 		return nil, nil, "", fmt.Errorf("export: %s holds no hbgraph store (is --data-dir right?); export reads a stopped data directory or a backup, and creates nothing", dir)
 	}
-	ehc, err := embedded.Open(embedded.Options{Dir: dir, Tables: keys.Tables(), ReadOnly: true, Logger: log})
+	// A scan reads each block once: caches would only hold memory (the
+	// defaults, 256 MiB of blocks and 128 MiB of results, are the
+	// server's).
+	ehc, err := embedded.Open(embedded.Options{Dir: dir, Tables: keys.Tables(), ReadOnly: true, Logger: log,
+		CacheBytes: 16 << 20, ResultCacheBytes: -1})
 	if dirLocked(err) {
 		return nil, nil, "", fmt.Errorf("export: data directory %s is in use: a running hbgraph (or another process) holds it. Stop the server first, or back it up while it runs (hbgraph backup --to BACKUP) and export the backup (hbgraph export --data-dir BACKUP --out DIR)", dir)
 	}
