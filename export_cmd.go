@@ -61,6 +61,9 @@ func runExport(cfg config, log zerolog.Logger) error {
 	for _, r := range results {
 		fmt.Printf("%-13s %10d rows %9.1f MB in %v (%.0f rows/s)  %s\n",
 			r.Kind, r.Rows, float64(r.Bytes)/1e6, r.Elapsed.Round(time.Millisecond), r.Rate(), r.File)
+		if r.Gone > 0 {
+			fmt.Printf("  %d %s left out: a node they name is gone or being deleted (a deletion cut short; `hbgraph repair` finishes it)\n", r.Gone, r.Kind)
+		}
 		rows, size = rows+r.Rows, size+r.Bytes
 	}
 	fmt.Printf("exported %s into %s: %d rows, %.1f MB, in %v\n", from, out, rows, float64(size)/1e6, time.Since(start).Round(time.Millisecond))

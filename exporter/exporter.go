@@ -67,6 +67,11 @@ type Result struct {
 	Rows    int64
 	Bytes   int64
 	Elapsed time.Duration
+	// Gone counts the relationships and articles left out because a node
+	// they name is gone or being deleted: what a deletion cut short leaves
+	// until deleteNode again, or repair, finishes it. Import would refuse
+	// them.
+	Gone int
 }
 
 // Rate is rows written per second.
@@ -118,21 +123,21 @@ func Run(ctx context.Context, st *store.Store, dir string, opts Options) ([]Resu
 	}
 	kinds := []struct {
 		kind, file string
-		scan       func(ctx context.Context, w *lineWriter) error
+		scan       func(ctx context.Context, w *lineWriter) (gone int, err error)
 	}{
-		{"nodes", NodesFile, func(ctx context.Context, w *lineWriter) error {
-			return st.ScanNodes(ctx, func(n store.NodeRecord) error {
+		{"nodes", NodesFile, func(ctx context.Context, w *lineWriter) (int, error) {
+			return 0, st.ScanNodes(ctx, func(n store.NodeRecord) error {
 				return w.write(nodeLine{ID: n.ID, Owner: n.Owner, Properties: n.Properties,
 					CreatedAt: n.Created, UpdatedAt: n.Updated})
 			})
 		}},
-		{"relationships", RelationshipsFile, func(ctx context.Context, w *lineWriter) error {
+		{"relationships", RelationshipsFile, func(ctx context.Context, w *lineWriter) (int, error) {
 			return st.ScanRelationships(ctx, func(r store.RelationshipRecord) error {
 				return w.write(relationshipLine{Start: r.Key.Start, Type: r.Key.Type, End: r.Key.End,
 					Properties: r.Properties, CreatedAt: r.Created, UpdatedAt: r.Updated})
 			})
 		}},
-		{"articles", ArticlesFile, func(ctx context.Context, w *lineWriter) error {
+		{"articles", ArticlesFile, func(ctx context.Context, w *lineWriter) (int, error) {
 			return st.ScanArticles(ctx, func(a store.ArticleRecord) error {
 				return w.write(articleLine{ID: a.Seq, Author: a.Author, Title: a.Title, Body: a.Body,
 					Category: a.Category, PostedAt: a.Posted, UpdatedAt: a.Updated})
@@ -209,7 +214,7 @@ func (c countingWriter) Write(p []byte) (int, error) {
 
 // exportFile creates path (it must not exist), writes scan's lines into
 // it and syncs it.
-func exportFile(ctx context.Context, kind, path string, scan func(context.Context, *lineWriter) error, opts Options) (Result, error) {
+func exportFile(ctx context.Context, kind, path string, scan func(context.Context, *lineWriter) (int, error), opts Options) (Result, error) {
 	r := Result{Kind: kind, File: path}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -220,7 +225,7 @@ func exportFile(ctx context.Context, kind, path string, scan func(context.Contex
 	buf := bufio.NewWriterSize(countingWriter{f, &w.nbytes}, 1<<20)
 	w.enc = json.NewEncoder(buf)
 	stop := progress(kind, w, start, opts)
-	err = scan(ctx, w)
+	r.Gone, err = scan(ctx, w)
 	if err == nil {
 		err = ctx.Err()
 	}

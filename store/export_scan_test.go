@@ -109,13 +109,13 @@ func TestScansYieldEveryRecordOnceInKeyOrder(t *testing.T) {
 
 	last = nil
 	gotRels := map[string]RelationshipRecord{}
-	err = s.ScanRelationships(ctx, func(r RelationshipRecord) error {
+	gone, err := s.ScanRelationships(ctx, func(r RelationshipRecord) error {
 		inOrder("relationships", r.Key.row())
 		gotRels[r.Key.ID()] = r
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || gone != 0 {
+		t.Fatal(gone, err)
 	}
 	if len(gotRels) != len(wantRels) {
 		t.Fatalf("%d relationships, want %d", len(gotRels), len(wantRels))
@@ -129,7 +129,7 @@ func TestScansYieldEveryRecordOnceInKeyOrder(t *testing.T) {
 
 	last = nil
 	gotArts := map[string]ArticleRecord{}
-	err = s.ScanArticles(ctx, func(a ArticleRecord) error {
+	gone, err = s.ScanArticles(ctx, func(a ArticleRecord) error {
 		row, err := keys.Article{Author: a.Author, Posted: a.Posted, Seq: a.Seq}.Key()
 		if err != nil {
 			t.Fatal(err)
@@ -138,8 +138,8 @@ func TestScansYieldEveryRecordOnceInKeyOrder(t *testing.T) {
 		gotArts[fmt.Sprintf("%s/%d", a.Author, a.Seq)] = a
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || gone != 0 {
+		t.Fatal(gone, err)
 	}
 	if len(gotArts) != len(wantArts) {
 		t.Fatalf("%d articles, want %d", len(gotArts), len(wantArts))
@@ -161,10 +161,12 @@ func TestScansStopAtTheCallersError(t *testing.T) {
 			return s.ScanNodes(t.Context(), func(NodeRecord) error { *n++; return stop })
 		},
 		"relationships": func(n *int) error {
-			return s.ScanRelationships(t.Context(), func(RelationshipRecord) error { *n++; return stop })
+			_, err := s.ScanRelationships(t.Context(), func(RelationshipRecord) error { *n++; return stop })
+			return err
 		},
 		"articles": func(n *int) error {
-			return s.ScanArticles(t.Context(), func(ArticleRecord) error { *n++; return stop })
+			_, err := s.ScanArticles(t.Context(), func(ArticleRecord) error { *n++; return stop })
+			return err
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -187,7 +189,7 @@ func TestScanArticlesRefusesLayout1WithoutWriting(t *testing.T) {
 	s := newTestStore(t)
 	copyAsLayout1(t, old, s)
 	before := storedRows(t, s)
-	err := s.ScanArticles(t.Context(), func(ArticleRecord) error { return nil })
+	_, err := s.ScanArticles(t.Context(), func(ArticleRecord) error { return nil })
 	if !errors.Is(err, ErrArticleLayout) {
 		t.Fatalf("scan of a layout 1 table: %v; want ErrArticleLayout", err)
 	}
@@ -197,10 +199,62 @@ func TestScanArticlesRefusesLayout1WithoutWriting(t *testing.T) {
 
 	empty := newTestStore(t)
 	n := 0
-	if err := empty.ScanArticles(t.Context(), func(ArticleRecord) error { n++; return nil }); err != nil || n != 0 {
+	if _, err := empty.ScanArticles(t.Context(), func(ArticleRecord) error { n++; return nil }); err != nil || n != 0 {
 		t.Fatalf("empty store: %d articles, %v", n, err)
 	}
 	if rows := storedRows(t, empty); len(rows) != 0 {
 		t.Fatalf("the scan of an empty store wrote %d rows", len(rows))
+	}
+}
+
+// TestScansLeaveOutWhatAnUnfinishedDeletionLeaves: a node whose deletion
+// started and was cut short (its x cell set, its relationships and
+// articles still there) reads as gone, so the scans leave it out, and its
+// relationships and articles, counting them; what they hand on, an import
+// takes.
+func TestScansLeaveOutWhatAnUnfinishedDeletionLeaves(t *testing.T) {
+	s := newTestStore(t)
+	ctx := t.Context()
+	wantNodes, wantRels, wantArts := exportFixture(t, s)
+	const victim = "n001" // n001 -> n008, n000 -> n001, and articles by n001
+	var relsOf, artsOf int
+	for _, r := range wantRels {
+		if r.Key.Start == victim || r.Key.End == victim {
+			relsOf++
+		}
+	}
+	for _, a := range wantArts {
+		if a.Author == victim {
+			artsOf++
+		}
+	}
+	if relsOf == 0 || artsOf == 0 {
+		t.Fatalf("the fixture gives %s %d relationships and %d articles", victim, relsOf, artsOf)
+	}
+	if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(victim), cells{keys.QualDeleting: encodeMs(testClockStart)}, s.nowMs()); err != nil {
+		t.Fatal(err)
+	}
+	nodes := 0
+	if err := s.ScanNodes(ctx, func(n NodeRecord) error {
+		if n.ID == victim {
+			t.Errorf("node %s, being deleted, was scanned", victim)
+		}
+		nodes++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rels := 0
+	gone, err := s.ScanRelationships(ctx, func(r RelationshipRecord) error { rels++; return nil })
+	if err != nil || gone != relsOf || rels != len(wantRels)-relsOf {
+		t.Fatalf("relationships: %d scanned, %d gone, %v; want %d and %d", rels, gone, err, len(wantRels)-relsOf, relsOf)
+	}
+	arts := 0
+	gone, err = s.ScanArticles(ctx, func(a ArticleRecord) error { arts++; return nil })
+	if err != nil || gone != artsOf || arts != len(wantArts)-artsOf {
+		t.Fatalf("articles: %d scanned, %d gone, %v; want %d and %d", arts, gone, err, len(wantArts)-artsOf, artsOf)
+	}
+	if nodes != len(wantNodes)-1 {
+		t.Fatalf("%d nodes scanned, want %d", nodes, len(wantNodes)-1)
 	}
 }
