@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase"
 
+	"github.com/hbgraph/hbgraph/backup"
 	"github.com/hbgraph/hbgraph/exporter"
 	"github.com/hbgraph/hbgraph/importer"
 	"github.com/hbgraph/hbgraph/store"
@@ -29,6 +30,9 @@ func runExport(cfg config, log zerolog.Logger) error {
 		return errors.New("export needs --out DIR: a new or empty directory")
 	}
 	out := absDir(cfg.exportOut)
+	if cfg.hbaseZK == "" && backup.Inside(out, absDir(cfg.dataDir)) {
+		return errors.New("export: --out must be outside the data directory")
+	}
 	if err := exporter.CheckDir(out); err != nil {
 		if errors.Is(err, exporter.ErrNotEmpty) {
 			return fmt.Errorf("export: %s is not empty; export into a new or empty directory", out)

@@ -159,6 +159,7 @@ func TestExportRefuses(t *testing.T) {
 		"no store":      {[]string{"--data-dir", filepath.Join(tmp, "typo"), "--out", filepath.Join(tmp, "o2")}, []string{"holds no hbgraph store"}},
 		"out not empty": {[]string{"--data-dir", s.dataDir, "--out", full}, []string{"not empty"}},
 		"no out":        {[]string{"--data-dir", s.dataDir}, []string{"--out"}},
+		"inside":        {[]string{"--data-dir", s.dataDir, "--out", filepath.Join(s.dataDir, "export")}, []string{"outside the data directory"}},
 	} {
 		out, ok := runHbgraph(t, "", append([]string{"export"}, tc.args...)...)
 		for _, want := range tc.want {
