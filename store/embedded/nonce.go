@@ -125,4 +125,3 @@ func (n *nonceTable) evict(now int64) (firstCapped bool) {
 	}
 	return firstCapped
 }
-
