@@ -124,6 +124,15 @@ func (s *Store) deadline(ctx context.Context) (context.Context, context.CancelFu
 
 func noCancel() {}
 
+// batchDeadline bounds a batch of n calls: the call timeout, and
+// Options.BatchRowTimeout more per call.
+func (s *Store) batchDeadline(ctx context.Context, n int) (context.Context, context.CancelFunc) {
+	if s.batchRowTimeout == 0 {
+		return s.deadline(ctx)
+	}
+	return context.WithTimeout(ctx, s.callTimeout+time.Duration(n)*s.batchRowTimeout)
+}
+
 // CallDeadline bounds a group of calls made together (a wave of reads)
 // by one call timeout: the calls under it set none of their own.
 func (s *Store) CallDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -222,7 +231,7 @@ func (s *Store) sendBatch(ctx context.Context, op, table string, rows [][]byte,
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	ctx, cancel := s.deadline(ctx)
+	ctx, cancel := s.batchDeadline(ctx, len(rows))
 	defer cancel()
 	call := Call{Op: "Batch", Table: table, Rows: rows, Start: time.Now()}
 	batch := make([]hrpc.Call, len(rows))

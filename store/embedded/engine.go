@@ -76,6 +76,12 @@ type Options struct {
 	// ends (see nonceTable).
 	MaxNonces int
 
+	// ReadOnly opens an existing store (Dir) for reading only: writes fail,
+	// nothing is compacted, and the files are left as they were (a
+	// backup's checkpoint, read by export). Pebble still takes the
+	// directory's lock.
+	ReadOnly bool
+
 	// noAutoCompactions leaves files where flushes put them (tests that
 	// need several levels before compacting them by hand).
 	noAutoCompactions bool
@@ -121,6 +127,9 @@ func (o *Options) validate() error {
 	}
 	if o.NonceGracePeriod < 0 || o.MaxNonces < 0 {
 		return errors.New("embedded: negative NonceGracePeriod or MaxNonces")
+	}
+	if o.ReadOnly && o.Dir == "" {
+		return errors.New("embedded: ReadOnly needs a Dir")
 	}
 	return nil
 }
@@ -288,6 +297,7 @@ func Open(opts Options) (*Client, error) {
 		MemTableSize: 64 << 20,
 
 		DisableAutomaticCompactions: opts.noAutoCompactions,
+		ReadOnly:                    opts.ReadOnly,
 	}
 	for i := range popts.Levels {
 		// Creates ask whether a row is absent; bloom filters answer that
@@ -322,8 +332,10 @@ func Open(opts Options) (*Client, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("embedded: open %q: %w", dir, err)
 	}
-	c.compactor.Add(1)
-	go c.compactPeriodically()
+	if !opts.ReadOnly {
+		c.compactor.Add(1)
+		go c.compactPeriodically()
+	}
 	return c, nil
 }
 
