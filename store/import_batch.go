@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/tsuna/gohbase/hrpc"
@@ -71,8 +72,13 @@ func (s *Store) ImportRelationships(ctx context.Context, rels []RelationshipImpo
 		it.op = DeriveOpID(op.String(), "import relationship", r.Key.ID())
 		pending = append(pending, it)
 	}
+	n := 0
 	err := importRounds(out, pending, func(round []*relImport) error {
-		return s.importRelationshipRound(ctx, round)
+		// Each round counts with nonces of its own (a later round counts
+		// the same counters again); the rounds of a retry of the batch
+		// are the same.
+		n++
+		return s.importRelationshipRound(WithOp(ctx, DeriveOpID(op.String(), "round", strconv.Itoa(n))), round)
 	})
 	return out, err
 }

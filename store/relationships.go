@@ -439,7 +439,8 @@ func (s *Store) deleteRelationship(ctx context.Context, k RelationshipKey) error
 // deleteRelationshipCreated is deleteRelationship of the relationship
 // created at created (0: whenever); another one of the same key is
 // ErrNotFound. The index row of node near (a node being deleted) goes
-// last, so that a crash leaves the row its deletion's re-run finds.
+// last, after the counters, so that a crash leaves the row its deletion's
+// re-run finds.
 func (s *Store) deleteRelationshipCreated(ctx context.Context, k RelationshipKey, created int64, near string) error {
 	ctx, _ = withOp(ctx)
 	old, ts, err := s.deleteEntityCreated(ctx, k.row(), created)
@@ -458,13 +459,25 @@ func (s *Store) deleteRelationshipCreated(ctx context.Context, k RelationshipKey
 	if near == k.Start && near != k.End {
 		order[0], order[1] = order[1], order[0]
 	}
-	for _, ix := range order {
+	for i, ix := range order {
+		if i == 1 && near != "" {
+			// Counted down before the near row goes: a re-run of the
+			// near node's deletion finds the relationship by that row
+			// until everything else is done (and its op recognises the
+			// residue, so the Increments repeat with the same nonces).
+			if err := s.countDegrees(ctx, k, -1, old.created); err != nil {
+				return err
+			}
+		}
 		if err := s.faultPoint(ix.point); err != nil {
 			return err
 		}
 		if err := s.deleteRow(ctx, keys.TableGraph, ix.row, ts); err != nil {
 			return err
 		}
+	}
+	if near != "" {
+		return nil
 	}
 	return s.countDegrees(ctx, k, -1, old.created)
 }
