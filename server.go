@@ -6,6 +6,7 @@
 //	hbgraph [flags] create-tables   create the tables on a cluster (--hbase-zk)
 //	hbgraph [flags] repair          put index rows and counters back in step
 //	hbgraph [flags] import          load JSON Lines files (--nodes, --relationships, --articles)
+//	hbgraph [flags] export --out DIR     the store as the files import reads
 //	hbgraph [flags] backup --to DIR      a verified copy of the data directory, while it serves
 //	hbgraph [flags] restore --from DIR   a backup into an empty --data-dir
 //
@@ -59,6 +60,7 @@ import (
 	"github.com/hbgraph/hbgraph/importer"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
+	"github.com/hbgraph/hbgraph/tracing"
 )
 
 func main() {
@@ -127,12 +129,14 @@ func run(args []string) error {
 		return repair(cfg, log)
 	case "import":
 		return runImport(cfg, log)
+	case "export":
+		return runExport(cfg, log)
 	case "backup":
 		return runBackup(cfg, log)
 	case "restore":
 		return runRestore(cfg)
 	default:
-		return fmt.Errorf("unknown command %q (want create-tables, repair, import, backup or restore)", cfg.command)
+		return fmt.Errorf("unknown command %q (want create-tables, repair, import, export, backup or restore)", cfg.command)
 	}
 	log.Info().Str("listen", cfg.listen).Str("data_dir", absDir(cfg.dataDir)).Bool("cluster", cfg.hbaseZK != "").
 		Str("hbase_zk", cfg.hbaseZK).Bool("sync", cfg.sync).Bool("introspection", cfg.introspection).
@@ -144,6 +148,17 @@ func run(args []string) error {
 	if err := checkListen(cfg, log); err != nil {
 		return err
 	}
+	shutdownTracing, err := tracing.Setup(context.Background(), log, moduleVersion())
+	if err != nil {
+		return err
+	}
+	defer func() { // the spans still buffered, sent before exit
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdownTracing(ctx); err != nil {
+			log.Warn().Err(err).Msg("tracing: spans not exported at shutdown")
+		}
+	}()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	hc, st, err := openStore(cfg, log)
@@ -354,6 +369,9 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	gql.Use(limits.New(cfg.limits, docs))
 	gql.Use(limiter.Extension(operationComplexity))
 	gql.Use(explain.Extension{Always: cfg.explain})
+	if tracing.Enabled() {
+		gql.Use(tracing.Extension{Executor: cfg.executor, Complexity: operationComplexity})
+	}
 	backupGate := &backup.Gate{} // POST /backup waits for the mutations in flight
 	gql.Use(backupGate)
 	gql.SetErrorPresenter(presentError(log))
@@ -417,8 +435,8 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	// the request id and log line, the caller, the caller's rate, load
 	// shedding.
 	// Every answer of /query (401, 429 and 503 too) is the caller's alone.
-	mux.Handle("/query", cfg.cors.parsed.Handler(edge.NoStore(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout,
-		authenticate.Middleware(perClient.Middleware(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql))))))))
+	mux.Handle("/query", tracing.Handler(cfg.cors.parsed.Handler(edge.NoStore(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout,
+		authenticate.Middleware(perClient.Middleware(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql)))))))))
 	graphiql.Register(mux, "/query")        // GraphiQL at /, every asset served from here (offline)
 	mux.HandleFunc("GET /healthz", healthz) // load balancers probe the gateway's own port
 	mux.HandleFunc("GET /readyz", readyz)
@@ -566,7 +584,7 @@ func runImport(cfg config, log zerolog.Logger) error {
 	if cfg.importFiles == (importer.Files{}) {
 		return errors.New("import needs --nodes, --relationships and/or --articles")
 	}
-	hc, st, err := openStore(cfg, log)
+	hc, st, err := openImportStore(cfg, log)
 	if err != nil {
 		return err
 	}

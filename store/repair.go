@@ -434,7 +434,7 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 			if err != nil {
 				return err
 			}
-			if !g.nodes[d.Node] && s.waitClockPast(ctx, have.ts, s.clockWait) == nil {
+			if !g.nodes[d.Node] && s.waitCounterPast(ctx, have.ts) == nil {
 				if err := s.deleteRow(ctx, keys.TableGraph, have.key, have.ts); err != nil {
 					return err
 				}
