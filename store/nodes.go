@@ -175,13 +175,6 @@ func nodeFrom(id string, e entity) (Node, error) {
 	return Node{ID: id, Owner: string(e.owner), Properties: props, Created: time.UnixMilli(e.created), Updated: time.UnixMilli(e.updated)}, nil
 }
 
-// create writes a new c/p/u(/o) row if `c` is absent (seed 002's
-// checkAndPut), created and updated now.
-func (s *Store) create(ctx context.Context, row []byte, props []byte, owner string) (entity, error) {
-	now := s.nowMs()
-	return s.createEntity(ctx, row, entity{created: now, updated: now, props: props, owner: ownerCell(owner)}, false, false)
-}
-
 // ownerCell is owner as stored: nil for none.
 func ownerCell(owner string) []byte {
 	if owner == "" {
