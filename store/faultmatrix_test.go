@@ -521,9 +521,10 @@ func runMatrixCase(t *testing.T, w matrixWrite, pos rpcPosition, mode hbasefault
 	s, fc, f := openMatrixStore(t)
 	fc.Add(hbasefault.Rule{Kind: pos.kind, Nth: pos.n, Mode: mode,
 		Match: func(table string, row []byte) bool { return rowRole(pos.kind, table, row) == pos.role }})
-	// A retry is the same call made again: with the same context (which
-	// will carry an idempotency key once writes take one).
-	ctx := bg
+	// A retry is the same call made again: with the same context, whose
+	// op (what a mutation derives from its idempotency key) lets the
+	// retry recognise the first attempt's effect.
+	ctx := WithOp(bg, DeriveOpID("fault matrix", w.name))
 	first := w.run(ctx, s, f)
 	if !slices.ContainsFunc(fc.Calls(), func(c hbasefault.Call) bool { return c.Mode != hbasefault.Pass }) {
 		t.Fatalf("the fault at %s never fired", pos)
