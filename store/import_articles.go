@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"maps"
 	"math"
@@ -71,9 +72,9 @@ const (
 //     posted hides the row: ErrConflict, as ImportArticle);
 //  3. a SendBatch of Puts of their category rows;
 //  4. a SendBatch of Increments of the authors' counter rows, one per
-//     author by the sums of its articles' n and n/<category>;
+//     article (n and n/<category>), each with its own nonce;
 //  5. a SendBatch of Increments of the authors' word count rows, one per
-//     author by the sum of its articles' word counts;
+//     article, each with its own nonce;
 //  6. the authors' top-words lists, as PostArticle updates one
 //     (updateTopWords), importTopWordsWorkers authors at a time.
 //
@@ -83,10 +84,11 @@ const (
 // The order is the live PostArticle's, batch-wide: timeline rows, then
 // category rows, counters, word counts. A crash between them leaves what
 // one of PostArticle would, for many articles at once: Repair restores the
-// category rows, counters and word counts. A rerun
-// skips the timeline rows already written and cannot tell which of them
-// lack the rest. ImportArticles does not touch seq: call
-// AdvanceArticleSeq afterwards.
+// category rows, counters and word counts. A rerun with the same op (the
+// ctx's: see importArticleRound) finds the timeline rows it wrote and
+// makes the rest again, counting each article once; a rerun with another
+// op skips them and cannot tell which of them lack the rest. ImportArticles
+// does not touch seq: call AdvanceArticleSeq afterwards.
 //
 // An article that appears more than once in arts (the same author, seq and
 // posting time) is imported by its first occurrence; the later ones are
@@ -128,7 +130,21 @@ type articleImport struct {
 // importArticleRound imports items, which name distinct articles. It
 // returns an error only for a fault point; every other failure is an
 // item's.
+//
+// Exactly once: each timeline row carries the batch's op (xc, the ctx's
+// op, or a fresh one), so a compare-and-set that answers false, re-sent
+// after it applied or made again by the caller's retry of the batch with
+// the same op, is recognised as the batch's own and the article's other
+// writes are made (again): Puts of fixed stamps, and Increments of each
+// article's own (its counters, its words) with the nonce of the op for a
+// purpose naming the article, so that they count once however the
+// articles of an author are split between a first attempt and a retry.
 func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) error {
+	op, ok := OpFrom(ctx)
+	if !ok {
+		op = NewOpID()
+		ctx = WithOp(ctx, op)
+	}
 	items = sortedByRow(items)
 	authors := make([]string, len(items))
 	for i, it := range items {
@@ -141,13 +157,28 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 		}
 	}
 	err := createEach(ctx, s, pointImportTimeline, keys.TableArticles, keys.FamilyArticles, keys.QualArticleU, items,
-		func(it *articleImport) (cells, int64) { return it.a.cells(), it.a.updated })
+		func(it *articleImport) (cells, int64) {
+			c := it.a.cells()
+			c[keys.QualArticleCreatedBy] = op[:]
+			return c, it.a.updated
+		})
 	if err != nil {
 		return err
 	}
-	readBack(ctx, s, keys.TableArticles, keys.FamilyArticles, []string{keys.QualArticleU}, live(items),
+	// The rows created, and those found: a found row this op created is
+	// the batch's own (a re-send, a retry), and goes on as created.
+	var check []*articleImport
+	for _, it := range items {
+		if it.created || (it.settled && it.err == nil) {
+			check = append(check, it)
+		}
+	}
+	readBack(ctx, s, keys.TableArticles, keys.FamilyArticles, []string{keys.QualArticleU, keys.QualArticleCreatedBy}, check,
 		func(it *articleImport, c rowCells) {
-			if c.get(keys.QualArticleU) == nil {
+			switch {
+			case !it.created && c.get(keys.QualArticleU) != nil && bytes.Equal(c.get(keys.QualArticleCreatedBy), op[:]):
+				it.created, it.settled = true, false
+			case it.created && c.get(keys.QualArticleU) == nil:
 				it.fail(errHiddenImport)
 			}
 		})
@@ -164,24 +195,16 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 	if err := s.faultPoint(pointImportCounters); err != nil {
 		return err
 	}
-	counts := counterDeltas[*articleImport]{}
-	for _, it := range live(items) {
-		crow := keys.Counters(it.k.Author)
-		counts.add(it, crow, keys.QualArticleCount, 1)
-		counts.add(it, crow, keys.QualCategoryCount+it.a.category, 1)
-	}
-	incrementAll(ctx, s, keys.TableArticles, keys.FamilyArticles, counts)
+	s.incrementEach(ctx, keys.TableArticles, keys.FamilyArticles, live(items), func(it *articleImport) ([]byte, map[string]int64, string) {
+		return keys.Counters(it.k.Author), map[string]int64{keys.QualArticleCount: 1, keys.QualCategoryCount + it.a.category: 1},
+			purposeCount("import", it.row)
+	})
 	if err := s.faultPoint(pointImportWordCounts); err != nil {
 		return err
 	}
-	words := counterDeltas[*articleImport]{}
-	for _, it := range live(items) {
-		wrow := keys.WordCounts(it.k.Author)
-		for w, n := range articleWords(it.a) {
-			words.add(it, wrow, w, n)
-		}
-	}
-	incrementAll(ctx, s, keys.TableWordCounts, keys.FamilyWordCounts, words)
+	s.incrementEach(ctx, keys.TableWordCounts, keys.FamilyWordCounts, live(items), func(it *articleImport) ([]byte, map[string]int64, string) {
+		return keys.WordCounts(it.k.Author), articleWords(it.a), purposeWords("import", it.row)
+	})
 	if err := s.faultPoint(pointImportTopWords); err != nil {
 		return err
 	}
@@ -190,6 +213,31 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 		it.settled = true
 	}
 	return nil
+}
+
+// incrementEach sends one Increment per item (of what inc says: a row,
+// its deltas and the purpose of its nonce; nothing for empty deltas), in
+// one batch; an item whose Increment failed fails. One per item, not one
+// per row as incrementAll sends: each Increment's nonce is then the
+// item's, and a retry that counts another set of an author's articles
+// counts each once.
+func (s *Store) incrementEach(ctx context.Context, table, family string, items []*articleImport,
+	inc func(*articleImport) ([]byte, map[string]int64, string)) {
+	incs := make([]purposeIncrement, 0, len(items))
+	counted := make([]*articleImport, 0, len(items))
+	for _, it := range items {
+		row, deltas, purpose := inc(it)
+		if len(deltas) == 0 {
+			continue
+		}
+		incs = append(incs, purposeIncrement{row: row, deltas: deltas, purpose: purpose})
+		counted = append(counted, it)
+	}
+	for i, err := range s.incrementEachPurpose(ctx, table, family, incs) {
+		if err != nil && !counted[i].settled {
+			counted[i].fail(err)
+		}
+	}
 }
 
 // updateTopWordsOf updates the top-words list of each author of items
