@@ -7,7 +7,7 @@ BIN    := $(CURDIR)/bin/hbgraph
 NPM_CI := npm ci --no-audit --no-fund
 
 .PHONY: test fmt-check generate-check vendor-check vet staticcheck unit build \
-	federation-test client-test browser-test http-audit-test chromium bench bench-go peers-up peers-down
+	federation-test client-test browser-test http-audit-test chromium bench bench-roundtrips bench-go peers-up peers-down
 
 test: fmt-check generate-check vendor-check vet staticcheck unit federation-test client-test browser-test http-audit-test
 
@@ -84,6 +84,11 @@ BENCH_ARGS ?=
 # and writes all three and the ratios into bench/RESULTS.md.
 bench:
 	$(GO) run ./bench/run $(BENCH_ARGS)
+
+# Only the "With round trips" part of bench/RESULTS.md (BenchmarkRoundTrips,
+# about a minute; no dataset needed).
+bench-roundtrips:
+	$(GO) run ./bench/run -roundtrips-only $(BENCH_ARGS)
 
 peers-up:
 	./bench/peers.sh up

@@ -71,6 +71,11 @@ type config struct {
 
 	importFiles   importer.Files
 	importWorkers int
+	// importCallTimeout bounds each store call of an import (a batched
+	// call gets more by its rows: importer.BatchRowTimeout).
+	importCallTimeout time.Duration
+	// exportOut is the directory the export command writes into.
+	exportOut string
 
 	// backupTo and restoreFrom are the backup directories of the backup
 	// and restore commands; allowRemoteBackup serves POST /backup on an
@@ -174,7 +179,7 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 		return func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				if name == "" {
-					return fmt.Errorf("unknown command %q (want create-tables, repair, import, backup or restore)", cmd.Args().First())
+					return fmt.Errorf("unknown command %q (want create-tables, repair, import, export, backup or restore)", cmd.Args().First())
 				}
 				return fmt.Errorf("one command at most, got %q after %q", cmd.Args().Slice(), name)
 			}
@@ -220,8 +225,17 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 					&cli.StringFlag{Name: "relationships", Usage: "JSON Lines file of relationships", Sources: cli.EnvVars("HBGRAPH_IMPORT_RELATIONSHIPS"), Destination: &cfg.importFiles.Relationships},
 					&cli.StringFlag{Name: "articles", Usage: "JSON Lines file of articles", Sources: cli.EnvVars("HBGRAPH_IMPORT_ARTICLES"), Destination: &cfg.importFiles.Articles},
 					&cli.IntFlag{Name: "import-workers", Usage: "batches of lines imported at once (0: 4 per CPU)", Sources: cli.EnvVars("HBGRAPH_IMPORT_WORKERS"), Destination: &cfg.importWorkers},
+					&cli.DurationFlag{Name: "import-call-timeout", Value: importer.DefaultCallTimeout, Usage: "time one store call of an import may take; a batched call gets 2ms more for each row it carries", Sources: cli.EnvVars("HBGRAPH_IMPORT_CALL_TIMEOUT"), Destination: &cfg.importCallTimeout},
 				},
 				Action: choose("import"),
+			},
+			{
+				Name:  "export",
+				Usage: "write the nodes, relationships and articles of --data-dir (a stopped data directory or a backup) or of the cluster (--hbase-zk) as JSON Lines files that import reads, into --out",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "out", Usage: "directory to write nodes.jsonl, relationships.jsonl and articles.jsonl into: absent or empty", Sources: cli.EnvVars("HBGRAPH_EXPORT_OUT"), Destination: &cfg.exportOut},
+				},
+				Action: choose("export"),
 			},
 			{
 				Name:  "backup",
@@ -296,6 +310,8 @@ func (cfg *config) validate() error {
 		cfg.queryCacheBytes < 0, cfg.queryCacheMaxQuery < 0, cfg.memoryLimit < 0,
 		cfg.rateLimit < 0, cfg.rateBurst < 0:
 		return errors.New("limits must be positive (batch-wait, scan-concurrency, memory-limit, rate-limit, rate-burst and the query cache's may be 0)")
+	case cfg.command == "import" && cfg.importCallTimeout <= 0:
+		return errors.New("--import-call-timeout must be positive")
 	case cfg.limits.Nesting <= cfg.limits.Depth:
 		return fmt.Errorf("--max-nesting (%d) must be more than --max-depth (%d): a query n fields deep nests n+1 braces", cfg.limits.Nesting, cfg.limits.Depth)
 	case cfg.executor != "gqlgen" && cfg.executor != "plan":

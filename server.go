@@ -6,6 +6,7 @@
 //	hbgraph [flags] create-tables   create the tables on a cluster (--hbase-zk)
 //	hbgraph [flags] repair          put index rows and counters back in step
 //	hbgraph [flags] import          load JSON Lines files (--nodes, --relationships, --articles)
+//	hbgraph [flags] export --out DIR     the store as the files import reads
 //	hbgraph [flags] backup --to DIR      a verified copy of the data directory, while it serves
 //	hbgraph [flags] restore --from DIR   a backup into an empty --data-dir
 //
@@ -127,12 +128,14 @@ func run(args []string) error {
 		return repair(cfg, log)
 	case "import":
 		return runImport(cfg, log)
+	case "export":
+		return runExport(cfg, log)
 	case "backup":
 		return runBackup(cfg, log)
 	case "restore":
 		return runRestore(cfg)
 	default:
-		return fmt.Errorf("unknown command %q (want create-tables, repair, import, backup or restore)", cfg.command)
+		return fmt.Errorf("unknown command %q (want create-tables, repair, import, export, backup or restore)", cfg.command)
 	}
 	log.Info().Str("listen", cfg.listen).Str("data_dir", absDir(cfg.dataDir)).Bool("cluster", cfg.hbaseZK != "").
 		Str("hbase_zk", cfg.hbaseZK).Bool("sync", cfg.sync).Bool("introspection", cfg.introspection).
@@ -566,7 +569,7 @@ func runImport(cfg config, log zerolog.Logger) error {
 	if cfg.importFiles == (importer.Files{}) {
 		return errors.New("import needs --nodes, --relationships and/or --articles")
 	}
-	hc, st, err := openStore(cfg, log)
+	hc, st, err := openImportStore(cfg, log)
 	if err != nil {
 		return err
 	}

@@ -13,9 +13,10 @@
 //
 //	node:         {"id": "n1", "properties": {...}, "created_at": ms, "updated_at": ms}
 //	relationship: {"start_node_id": "n1", "type": "follow", "end_node_id": "n2", "properties": {...}, "created_at": ms, "updated_at": ms}
-//	article:      {"id": 123, "author_id": "n1", "title": "...", "body": "...", "category": "...", "posted_at": ms}
+//	article:      {"id": 123, "author_id": "n1", "title": "...", "body": "...", "category": "...", "posted_at": ms, "updated_at": ms}
 //
-// updated_at defaults to created_at.
+// updated_at defaults to created_at (an article's to posted_at); a node's
+// owner may be absent (nobody owns it).
 package importer
 
 import (
@@ -69,6 +70,23 @@ type Options struct {
 // of 16384 13.2k (one run each; a line at a time: 8.6k). The store sends
 // a batch's writes 1024 to a SendBatch.
 const DefaultBatchSize = 4096
+
+// DefaultCallTimeout bounds each store call of an import unless the
+// caller says otherwise (hbgraph import --import-call-timeout), and
+// BatchRowTimeout is what a batched call (one SendBatch) gets beyond it
+// for each call it carries (store.Options.BatchRowTimeout). The server's
+// 5 s (store.DefaultCallTimeout) is for one request's reads; an import
+// batch of 4096 relationships reads up to 8192 nodes in one SendBatch and
+// writes 1024 rows at a time, and a busy machine serves them slower: on
+// the 2-core machine shared with five other processes, importing the
+// 10,000-node benchmark dataset, the slowest batch took 1.6 s and batches
+// of word count Increments up to 2.6 ms a row, so a machine a few times
+// busier would fail whole batches at 5 s. An import has no client waiting
+// on it: a stalled cluster costs it the timeout, and the rerun resumes.
+const (
+	DefaultCallTimeout = 30 * time.Second
+	BatchRowTimeout    = 2 * time.Millisecond
+)
 
 // lineBatch is the lines a worker takes at once of the nodes file, whose
 // lines are imported one at a time: enough to make handing them over cheap, few enough that
@@ -183,10 +201,12 @@ func eachLine(line func(context.Context, []byte) (bool, error)) importBatch {
 	}
 }
 
-// job is a batch of lines and their line numbers.
+// job is a batch of lines, their line numbers, and the bytes of the file
+// they took (newlines and blank lines included).
 type job struct {
 	numbers []int64
 	lines   [][]byte
+	bytes   int64
 }
 
 // importFile streams one file to the workers, a batch of lines at a time.
@@ -202,7 +222,10 @@ func importFile(ctx context.Context, kind, path string, importLines importBatch,
 		return r, err
 	}
 	start := time.Now()
-	var read, lines, imported, skipped, failed atomic.Int64
+	// done counts the bytes of the lines whose batches are imported: the
+	// reader runs ahead of the workers by the batches queued, which on a
+	// small file is all of it.
+	var done, lines, imported, skipped, failed atomic.Int64
 	var mu sync.Mutex // guards r.Errors
 	jobs := make(chan job, 2*opts.Workers)
 	var wg sync.WaitGroup
@@ -226,10 +249,11 @@ func importFile(ctx context.Context, kind, path string, importLines importBatch,
 						skipped.Add(1)
 					}
 				}
+				done.Add(j.bytes)
 			}
 		}()
 	}
-	stopProgress := progress(kind, info.Size(), &read, &imported, &skipped, &failed, start, opts)
+	stopProgress := progress(kind, info.Size(), &done, &imported, &skipped, &failed, start, opts)
 
 	br := bufio.NewReaderSize(f, 1<<20)
 	var readErr error
@@ -237,7 +261,7 @@ func importFile(ctx context.Context, kind, path string, importLines importBatch,
 	var batchBytes int
 	for n := int64(1); ctx.Err() == nil; n++ {
 		b, err := br.ReadBytes('\n')
-		read.Add(int64(len(b)))
+		batch.bytes += int64(len(b))
 		if line := bytes.TrimSpace(b); len(line) > 0 {
 			lines.Add(1)
 			batch.numbers = append(batch.numbers, n)
@@ -255,7 +279,7 @@ func importFile(ctx context.Context, kind, path string, importLines importBatch,
 			break
 		}
 	}
-	if len(batch.lines) > 0 {
+	if len(batch.lines) > 0 || batch.bytes > 0 {
 		jobs <- batch
 	}
 	close(jobs)
@@ -267,52 +291,6 @@ func importFile(ctx context.Context, kind, path string, importLines importBatch,
 		readErr = ctx.Err()
 	}
 	return r, readErr
-}
-
-// progress reports an import's progress until the returned func is called.
-func progress(kind string, size int64, read, imported, skipped, failed *atomic.Int64, start time.Time, opts Options) func() {
-	done := make(chan struct{})
-	every := opts.LogEvery
-	if opts.Progress != nil {
-		every = 250 * time.Millisecond
-	}
-	report := func(final bool) {
-		rows := imported.Load() + skipped.Load()
-		elapsed := time.Since(start)
-		rate := float64(rows) / max(elapsed.Seconds(), 1e-9)
-		eta := time.Duration(0)
-		if b := read.Load(); b > 0 && b < size {
-			eta = time.Duration(float64(elapsed) * float64(size-b) / float64(b)).Round(time.Second)
-		}
-		if opts.Progress != nil {
-			end := ""
-			if final {
-				end = "\n"
-			}
-			fmt.Fprintf(opts.Progress, "\r%-13s %10d rows %8.0f rows/s %5.1f%% ETA %-8s failed %d  %s",
-				kind, rows, rate, 100*float64(read.Load())/float64(max(size, 1)), eta, failed.Load(), end)
-			return
-		}
-		opts.Log.Info().Str("kind", kind).Int64("rows", rows).Int64("failed", failed.Load()).
-			Float64("rows_per_s", rate).Float64("eta_s", eta.Seconds()).Msg("importing")
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				report(true)
-				return
-			case <-tick.C:
-				report(false)
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
 }
 
 // decode reads one line strictly: one JSON object, numbers kept exact.
@@ -409,6 +387,7 @@ func decodeArticle(b []byte) (store.ArticleImport, error) {
 		Body     string `json:"body"`
 		Category string `json:"category"`
 		Posted   *int64 `json:"posted_at"`
+		Updated  *int64 `json:"updated_at"`
 	}
 	if err := decode(b, &l); err != nil {
 		return store.ArticleImport{}, err
@@ -416,8 +395,12 @@ func decodeArticle(b []byte) (store.ArticleImport, error) {
 	if l.Posted == nil {
 		return store.ArticleImport{}, errors.New("posted_at is missing")
 	}
-	return store.ArticleImport{Author: l.Author, Seq: l.ID, Title: l.Title, Body: l.Body, Category: l.Category,
-		Posted: time.UnixMilli(*l.Posted)}, nil
+	a := store.ArticleImport{Author: l.Author, Seq: l.ID, Title: l.Title, Body: l.Body, Category: l.Category,
+		Posted: time.UnixMilli(*l.Posted)}
+	if l.Updated != nil {
+		a.Updated = time.UnixMilli(*l.Updated)
+	}
+	return a, nil
 }
 
 // maxSeqs tracks each author's largest imported article id.

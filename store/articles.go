@@ -327,8 +327,8 @@ func (s *Store) postTimelineRow(ctx context.Context, authorID string, op OpID, d
 					return false, err
 				}
 			}
-			seq, err := s.incrementPurpose(ctx, keys.TableArticles, keys.FamilyArticles, counters, keys.QualSeq, 1,
-				fmt.Sprintf("article-seq/%d", attempt))
+			seq, err := s.incrementFor(ctx, fmt.Sprintf("article-seq/%d", attempt),
+				keys.TableArticles, keys.FamilyArticles, counters, keys.QualSeq, 1)
 			if err != nil {
 				return false, fmt.Errorf("post article: %w", err)
 			}
@@ -413,7 +413,7 @@ func (s *Store) countArticles(ctx context.Context, author string, deltas map[str
 	if err := s.faultPoint(pointArticleCount); err != nil {
 		return err
 	}
-	return s.incrementColumnsPurpose(ctx, keys.TableArticles, keys.FamilyArticles, keys.Counters(author), deltas, purpose)
+	return s.incrementColumnsFor(ctx, purpose, keys.TableArticles, keys.FamilyArticles, keys.Counters(author), deltas)
 }
 
 // getArticle returns the article with public id id: one Get of its timeline

@@ -96,7 +96,7 @@ func skipWithoutNonces(t *testing.T, s *Store) {
 	ctx := WithOp(bg, DeriveOpID("nonce probe"))
 	row := []byte("nonce probe")
 	for range 2 {
-		if _, err := s.incrementPurpose(ctx, keys.TableWordCounts, keys.FamilyWordCounts, row, "n", 1, "probe"); err != nil {
+		if _, err := s.incrementFor(ctx, "probe", keys.TableWordCounts, keys.FamilyWordCounts, row, "n", 1); err != nil {
 			t.Fatal(err)
 		}
 	}

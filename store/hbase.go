@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
 	"github.com/tsuna/gohbase/filter"
 	"github.com/tsuna/gohbase/hrpc"
 	"github.com/tsuna/gohbase/pb"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hbgraph/hbgraph/store/keys"
 )
@@ -122,6 +124,15 @@ func (s *Store) deadline(ctx context.Context) (context.Context, context.CancelFu
 
 func noCancel() {}
 
+// batchDeadline bounds a batch of n calls: the call timeout, and
+// Options.BatchRowTimeout more per call.
+func (s *Store) batchDeadline(ctx context.Context, n int) (context.Context, context.CancelFunc) {
+	if s.batchRowTimeout == 0 {
+		return s.deadline(ctx)
+	}
+	return context.WithTimeout(ctx, s.callTimeout+time.Duration(n)*s.batchRowTimeout)
+}
+
 // CallDeadline bounds a group of calls made together (a wave of reads)
 // by one call timeout: the calls under it set none of their own.
 func (s *Store) CallDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -220,7 +231,7 @@ func (s *Store) sendBatch(ctx context.Context, op, table string, rows [][]byte,
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	ctx, cancel := s.deadline(ctx)
+	ctx, cancel := s.batchDeadline(ctx, len(rows))
 	defer cancel()
 	call := Call{Op: "Batch", Table: table, Rows: rows, Start: time.Now()}
 	batch := make([]hrpc.Call, len(rows))
@@ -312,40 +323,161 @@ func (s *Store) delete(ctx context.Context, table string, row []byte, values map
 	return classify("delete "+table, err)
 }
 
-// increment adds delta to an int64 cell and returns the new value.
+// increment adds delta to an int64 cell and returns the new value. Its
+// nonce is its own (a fresh op's): gohbase's re-sends of it count once, a
+// retry of the write that made it counts again. Its callers may increment
+// one cell more than once in one op (a sequence number's attempts, a
+// detach's degrees), where a nonce derived from the op and the cell alone
+// would drop all but the first; incrementFor, with a purpose that tells
+// them apart, also makes a retry's Increment count once.
 func (s *Store) increment(ctx context.Context, table, family string, row []byte, qualifier string, delta int64) (int64, error) {
-	ctx, cancel := s.deadline(ctx)
-	defer cancel()
-	call := Call{Op: "Increment", Table: table, Rows: [][]byte{row}, Start: time.Now()}
-	inc, err := hrpc.NewIncStrSingle(ctx, table, string(row), family, qualifier, delta)
+	return s.incrementWith(ctx, NewOpID(), table+"/"+qualifier, table, family, row, qualifier, delta)
+}
+
+// incrementFor is increment with the nonce of ctx's op for purpose:
+// stable across re-sends and retries of the same write, different for
+// two Increments of one op that must both apply (name what each is for:
+// "degree/<relationship>", "article-seq/<attempt>").
+func (s *Store) incrementFor(ctx context.Context, purpose, table, family string, row []byte, qualifier string, delta int64) (int64, error) {
+	return s.incrementWith(ctx, opOf(ctx), purpose, table, family, row, qualifier, delta)
+}
+
+func (s *Store) incrementWith(ctx context.Context, op OpID, purpose, table, family string, row []byte, qualifier string, delta int64) (int64, error) {
+	res, err := s.sendIncrement(ctx, op, purpose, table, family, row, map[string]int64{qualifier: delta})
 	if err != nil {
 		return 0, err
 	}
-	n, err := s.hc.Increment(inc)
-	call.Err = err
-	trace(ctx, call)
-	return n, classify("increment "+table, err)
+	if len(res.Cells) != 1 {
+		// A duplicate is answered with a Get of the cell, which a delete
+		// marker may hide.
+		return 0, classify("increment "+table, fmt.Errorf("increment returned %d cells, but we expected exactly one", len(res.Cells)))
+	}
+	return int64(binary.BigEndian.Uint64(res.Cells[0].Value)), nil
 }
 
 // incrementColumns adds each delta to its int64 column of one row in a
-// single Increment (atomic on the row). gohbase's Client.Increment accepts
-// only one column, so the call goes out as a batch of one.
+// single Increment (atomic on the row). Its nonce is the ctx's op's for the
+// purpose "table/columns": its callers (an article's counters, an author's
+// word counts) make one such Increment per row and op, so a retry of the
+// op counts once too.
 func (s *Store) incrementColumns(ctx context.Context, table, family string, row []byte, deltas map[string]int64) error {
+	return s.incrementColumnsFor(ctx, table+"/columns", table, family, row, deltas)
+}
+
+// incrementColumnsFor is incrementColumns with the purpose of its nonce.
+func (s *Store) incrementColumnsFor(ctx context.Context, purpose, table, family string, row []byte, deltas map[string]int64) error {
+	_, err := s.sendIncrement(ctx, opOf(ctx), purpose, table, family, row, deltas)
+	return err
+}
+
+// sendIncrement sends one Increment of deltas to row, with the nonce of op
+// for purpose, as one RPC (gohbase's Client.Increment takes one column, and
+// sends no nonce): the cells it answers, new values or, for a duplicate
+// the region server recognised, the current ones.
+func (s *Store) sendIncrement(ctx context.Context, op OpID, purpose, table, family string, row []byte, deltas map[string]int64) (*hrpc.Result, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	call := Call{Op: "Increment", Table: table, Rows: [][]byte{row}, Start: time.Now()}
+	sender, single := s.hc.(rpcSender)
+	inc, err := newNoncedIncrement(ctx, op, purpose, []byte(table), family, row, deltas, single)
+	if err != nil {
+		return nil, err
+	}
+	var res *hrpc.Result
+	if single {
+		var msg proto.Message
+		if msg, err = sender.SendRPC(inc); err == nil {
+			res, err = mutateResult(msg)
+		}
+	} else {
+		// A client without SendRPC (a test's wrapper): a batch of one.
+		r, _ := s.hc.SendBatch(ctx, []hrpc.Call{inc})
+		if err = r[0].Error; err == nil {
+			res, err = mutateResult(r[0].Msg)
+		}
+	}
+	call.Err = err
+	trace(ctx, call)
+	if err != nil {
+		return nil, classify("increment "+table, err)
+	}
+	return res, nil
+}
+
+func mutateResult(msg proto.Message) (*hrpc.Result, error) {
+	resp, ok := msg.(*pb.MutateResponse)
+	if !ok {
+		return nil, fmt.Errorf("increment answered a %T, not a MutateResponse", msg)
+	}
+	return hrpc.ToLocalResult(resp.GetResult()), nil
+}
+
+// rpcSender is gohbase's client (and the embedded engine, and the fault
+// injector over it): one call out, its response message back, re-sent by
+// gohbase while the connection fails.
+type rpcSender interface {
+	SendRPC(hrpc.Call) (proto.Message, error)
+}
+
+// noncedIncrement is an Increment that carries a nonce, which gohbase
+// never fills in: HBase's ServerNonceManager remembers the (nonce group,
+// nonce) of each Increment and Append it applied for
+// hbase.server.hashNonce.gracePeriod (30 minutes by default), and
+// RSRpcServices.increment answers one it has seen by "convert duplicate
+// increment to get": a Get of the same cells, so the answer is their
+// current values, not the original result, and nothing is added twice.
+// gohbase re-sends the same call object after a connection reset
+// (region/client.go failSentRPCs, then SendRPC's retry loop), so a re-sent
+// noncedIncrement carries the same nonce.
+//
+// Both ways gohbase turns a call into protobuf carry the nonce: ToProto
+// and, with cell blocks, SerializeCellBlocks (region/client.go
+// canSerializeCellBlocks; region/multi.go in a batch). In a batch gohbase
+// copies only the MutationProto into its MultiRequest, whose nonceGroup it
+// leaves unset: HBase then uses no group (0), and still de-duplicates,
+// since it only needs a nonce.
+type noncedIncrement struct {
+	*hrpc.Mutate
+	group, nonce uint64
+}
+
+// newNoncedIncrement builds the Increment of deltas to row with op's nonce
+// for purpose. alone (sent by SendRPC) keeps gohbase from batching it into
+// a MultiRequest, which would drop its nonce group.
+func newNoncedIncrement(ctx context.Context, op OpID, purpose string, table []byte, family string, row []byte,
+	deltas map[string]int64, alone bool) (*noncedIncrement, error) {
 	values := make(map[string][]byte, len(deltas))
 	for q, d := range deltas {
 		values[q] = binary.BigEndian.AppendUint64(nil, uint64(d))
 	}
-	inc, err := hrpc.NewInc(ctx, []byte(table), row, map[string]map[string][]byte{family: values})
-	if err != nil {
-		return err
+	var opts []func(hrpc.Call) error
+	if alone {
+		opts = append(opts, hrpc.SkipBatch())
 	}
-	res, _ := s.hc.SendBatch(ctx, []hrpc.Call{inc})
-	call.Err = res[0].Error
-	trace(ctx, call)
-	return classify("increment "+table, res[0].Error)
+	inc, err := hrpc.NewInc(ctx, table, row, map[string]map[string][]byte{family: values}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &noncedIncrement{Mutate: inc, group: nonceGroup, nonce: op.nonce(purpose, row)}, nil
+}
+
+// ToProto is the Mutate's, with the nonce.
+func (m *noncedIncrement) ToProto() proto.Message {
+	return m.withNonce(m.Mutate.ToProto())
+}
+
+// SerializeCellBlocks is the Mutate's, with the nonce.
+func (m *noncedIncrement) SerializeCellBlocks(cbs [][]byte) (proto.Message, [][]byte, uint32) {
+	msg, cbs, n := m.Mutate.SerializeCellBlocks(cbs)
+	return m.withNonce(msg), cbs, n
+}
+
+func (m *noncedIncrement) withNonce(msg proto.Message) proto.Message {
+	if req, ok := msg.(*pb.MutateRequest); ok && req.Mutation != nil {
+		req.NonceGroup = proto.Uint64(m.group)
+		req.Mutation.Nonce = proto.Uint64(m.nonce)
+	}
+	return msg
 }
 
 // checkAndPut writes values at ts if the cell (family, qualifier) currently

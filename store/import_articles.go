@@ -20,6 +20,9 @@ type ArticleImport struct {
 	Seq                   uint64 // the article id, 1..math.MaxInt64 (the seq counter is an int64)
 	Title, Body, Category string
 	Posted                time.Time
+	// Updated is when the article was last changed; the zero time means
+	// Posted.
+	Updated time.Time
 }
 
 // validate checks a as PostArticle checks its input, and its id and time,
@@ -40,16 +43,19 @@ func (a ArticleImport) validate() (keys.Article, []byte, articleCells, error) {
 	if err := validateType("category", a.Category); err != nil {
 		return keys.Article{}, nil, articleCells{}, err
 	}
-	posted := a.Posted.UnixMilli()
-	if a.Seq == 0 || a.Seq > math.MaxInt64 || posted < 0 {
-		return keys.Article{}, nil, articleCells{}, invalid("article id must be 1..%d and posted_at >= 0", int64(math.MaxInt64))
+	posted, updated := a.Posted.UnixMilli(), a.Posted.UnixMilli()
+	if !a.Updated.IsZero() {
+		updated = a.Updated.UnixMilli()
+	}
+	if a.Seq == 0 || a.Seq > math.MaxInt64 || posted < 0 || updated < posted {
+		return keys.Article{}, nil, articleCells{}, invalid("article id must be 1..%d, posted_at >= 0 and updated_at >= posted_at", int64(math.MaxInt64))
 	}
 	k := keys.Article{Author: a.Author, Posted: posted, Seq: a.Seq}
 	row, err := k.Key()
 	if err != nil {
 		return keys.Article{}, nil, articleCells{}, invalid("article: %v", err)
 	}
-	return k, row, articleCells{title: a.Title, body: a.Body, category: a.Category, updated: posted}, nil
+	return k, row, articleCells{title: a.Title, body: a.Body, category: a.Category, updated: updated}, nil
 }
 
 // Fault points of ImportArticles (see Store.fault), each named after the

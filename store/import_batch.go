@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -424,13 +423,11 @@ func incrementAll[T batchItem](ctx context.Context, s *Store, table, family stri
 	}
 	slices.SortFunc(rows, bytes.Compare)
 	tb := []byte(table)
+	// Each Increment carries its nonce (see noncedIncrement): a re-sent
+	// batch counts once.
+	op := opOf(ctx)
 	res, err := s.sendWrites(ctx, "increment", table, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
-		deltas := d[string(rows[i])].deltas
-		values := make(map[string][]byte, len(deltas))
-		for q, n := range deltas {
-			values[q] = binary.BigEndian.AppendUint64(nil, uint64(n))
-		}
-		return hrpc.NewInc(ctx, tb, rows[i], map[string]map[string][]byte{family: values})
+		return newNoncedIncrement(ctx, op, "import-counters/"+table, tb, family, rows[i], d[string(rows[i])].deltas, false)
 	})
 	for i, r := range rows {
 		if e := batchError(err, res, i); e != nil {

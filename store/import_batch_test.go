@@ -378,7 +378,10 @@ func (c *crashingClient) SendBatch(ctx context.Context, batch []hrpc.Call) ([]hr
 	res := make([]hrpc.RPCResult, len(batch))
 	allOK := true
 	for i, call := range batch {
-		if _, ok := call.(*hrpc.Mutate); ok {
+		// Every call but a Get writes: a Mutate, or the store's Increment
+		// with a nonce, which embeds one (a client without SendRPC gets
+		// it as a batch of one).
+		if _, ok := call.(*hrpc.Get); !ok {
 			if err := c.write(); err != nil {
 				res[i].Error, allOK = err, false
 				continue

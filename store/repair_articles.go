@@ -515,7 +515,7 @@ func (s *Store) fixArticleCounters(ctx context.Context, author string, fix func(
 			// No cell to compare and set: an Increment, stamped by the
 			// region server (one that raced it adds to it, and the next
 			// attempt, seeing the cell, corrects it).
-			if err := s.incrementColumnsPurpose(WithOp(ctx, NewOpID()), keys.TableArticles, keys.FamilyArticles, crow, missing, "recount"); err != nil {
+			if err := s.incrementColumnsFor(WithOp(ctx, NewOpID()), "recount", keys.TableArticles, keys.FamilyArticles, crow, missing); err != nil {
 				return false, err
 			}
 			fix(fixArticleCounter, len(missing))

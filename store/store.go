@@ -51,6 +51,11 @@ type Options struct {
 	CallTimeout time.Duration
 	// MaxAttempts bounds a compare-and-set loop; 0 means DefaultMaxAttempts.
 	MaxAttempts int
+	// BatchRowTimeout is the time a batched call (one SendBatch) gets
+	// beyond CallTimeout for each call it carries: an import's batches
+	// carry thousands, which a loaded machine or cluster may not serve
+	// within one CallTimeout. 0: a batch gets CallTimeout, as one call.
+	BatchRowTimeout time.Duration
 }
 
 const (
@@ -64,6 +69,8 @@ type Store struct {
 	clock       func() time.Time
 	callTimeout time.Duration
 	maxAttempts int
+	// batchRowTimeout is Options.BatchRowTimeout.
+	batchRowTimeout time.Duration
 	// clockWait bounds how long a delete waits for the clock to pass a
 	// counter's timestamp (see deleteDegreeRows).
 	clockWait time.Duration
@@ -81,11 +88,11 @@ func New(hc gohbase.Client, opts Options) (*Store, error) {
 	if hc == nil {
 		return nil, errors.New("store: nil gohbase.Client")
 	}
-	if opts.CallTimeout < 0 || opts.MaxAttempts < 0 {
-		return nil, errors.New("store: negative CallTimeout or MaxAttempts")
+	if opts.CallTimeout < 0 || opts.MaxAttempts < 0 || opts.BatchRowTimeout < 0 {
+		return nil, errors.New("store: negative CallTimeout, MaxAttempts or BatchRowTimeout")
 	}
 	s := &Store{hc: hc, clock: opts.Clock, callTimeout: opts.CallTimeout, maxAttempts: opts.MaxAttempts,
-		clockWait: time.Second}
+		batchRowTimeout: opts.BatchRowTimeout, clockWait: time.Second}
 	if s.clock == nil {
 		s.clock = time.Now
 	}

@@ -163,7 +163,7 @@ func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[str
 	if err := s.faultPoint(pointWordCount); err != nil {
 		return err
 	}
-	if err := s.incrementColumnsPurpose(ctx, keys.TableWordCounts, keys.FamilyWordCounts, keys.WordCounts(author), deltas, purpose); err != nil {
+	if err := s.incrementColumnsFor(ctx, purpose, keys.TableWordCounts, keys.FamilyWordCounts, keys.WordCounts(author), deltas); err != nil {
 		return fmt.Errorf("count words: %w", err)
 	}
 	if err := s.faultPoint(pointTopWords); err != nil {
@@ -420,8 +420,8 @@ func (s *Store) updateTopWords(ctx context.Context, author string, words []strin
 		// Only dirty != dirtySeen matters, so counting twice does no
 		// harm, but a nonce that a retry shared with an earlier mark
 		// would drop this one: each mark's purpose is its own.
-		if _, err := s.incrementPurpose(ctx, keys.TableWordCounts, keys.FamilyWordCounts, trow, keys.QualTopDirty, 1,
-			"top-dirty/"+NewOpID().String()); err != nil {
+		if _, err := s.incrementFor(ctx, "top-dirty/"+NewOpID().String(),
+			keys.TableWordCounts, keys.FamilyWordCounts, trow, keys.QualTopDirty, 1); err != nil {
 			return fmt.Errorf("top words: %w", err)
 		}
 		return nil
@@ -683,7 +683,7 @@ func (s *Store) rebuildWordCounts(ctx context.Context, authorID string) (wordCou
 			d[w] = deltas[w]
 		}
 		// A fresh op each: a re-send counts once, a later rebuild again.
-		if err := s.incrementColumnsPurpose(WithOp(ctx, NewOpID()), keys.TableWordCounts, keys.FamilyWordCounts, wrow, d, "rebuild"); err != nil {
+		if err := s.incrementColumnsFor(WithOp(ctx, NewOpID()), "rebuild", keys.TableWordCounts, keys.FamilyWordCounts, wrow, d); err != nil {
 			return fixed, err
 		}
 		for _, w := range chunk {

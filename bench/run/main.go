@@ -15,7 +15,11 @@
 //     calls and waves of each query, and runs bench/load on each;
 //  5. does step 4 again with --batch-size 1 (batching off);
 //  6. replaces the generated part of -out (between its markers) with the
-//     tables, the machine, the commit and every command line it ran.
+//     tables, the machine, the commit and every command line it ran;
+//  7. runs BenchmarkRoundTrips (`go test -bench`: the gateway in-process
+//     over the embedded engine with 0, 0.5 and 2 ms a round trip) and
+//     writes its table to its own part of -out, "With round trips"
+//     (-roundtrips=false skips it, -roundtrips-only runs only it).
 //
 // With -profile, a CPU profile of the server is saved for each batched run
 // (DIR/profiles/NAME.pprof; read it with `go tool pprof DIR/bin/hbgraph F`).
@@ -69,6 +73,12 @@ type config struct {
 	pg4URL, pg5URL string
 	peerRounds     int
 	peersOnly      bool
+
+	// roundTrips runs BenchmarkRoundTrips after the own dataset's run;
+	// roundTripsOnly runs nothing else; roundTripsBenchtime is its
+	// -benchtime per row.
+	roundTrips, roundTripsOnly bool
+	roundTripsBenchtime        string
 }
 
 func parseConfig(args []string) (config, error) {
@@ -87,14 +97,17 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&cfg.pg5URL, "pg5-url", "http://127.0.0.1:5051/graphql", "PostGraphile 5's endpoint; empty leaves it out")
 	fs.IntVar(&cfg.peerRounds, "peer-rounds", 1, "rounds of the side by side with the peers; the report takes medians")
 	fs.BoolVar(&cfg.peersOnly, "peers-only", false, "run only the side by side with the peers")
+	fs.BoolVar(&cfg.roundTrips, "roundtrips", true, "also run BenchmarkRoundTrips (latency with 0, 0.5 and 2 ms a round trip) into its part of -out")
+	fs.BoolVar(&cfg.roundTripsOnly, "roundtrips-only", false, "run only BenchmarkRoundTrips (make bench-roundtrips)")
+	fs.StringVar(&cfg.roundTripsBenchtime, "roundtrips-benchtime", "1s", "BenchmarkRoundTrips' -benchtime per row (a duration, or Nx requests)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 {
-		return cfg, errors.New("-concurrency, -duration and -peer-rounds must be positive")
+	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 || cfg.roundTripsBenchtime == "" {
+		return cfg, errors.New("-concurrency, -duration and -peer-rounds must be positive, -roundtrips-benchtime given")
 	}
 	return cfg, nil
 }
@@ -105,12 +118,24 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	b := &bench{cfg: cfg, started: time.Now()}
+	if cfg.roundTripsOnly {
+		if err := b.roundTrips(ctx); err != nil {
+			return err
+		}
+		fmt.Printf("wrote %s in %s\n", cfg.out, time.Since(b.started).Round(time.Second))
+		return nil
+	}
 	if err := b.build(ctx); err != nil {
 		return err
 	}
 	if !cfg.peersOnly {
 		if err := b.ownDataset(ctx); err != nil {
 			return err
+		}
+		if cfg.roundTrips {
+			if err := b.roundTrips(ctx); err != nil {
+				return fmt.Errorf("round trips: %w", err)
+			}
 		}
 	}
 	if err := b.sideBySide(ctx); err != nil {

@@ -83,8 +83,8 @@ func TestBenchEndToEnd(t *testing.T) {
 	t.Chdir("../..") // bench/run's paths are the repository's
 	out := filepath.Join(dir, "RESULTS.md")
 	// The peers are left out even when they run on this machine: the side
-	// by side has its own test.
-	args := []string{"-nodes", "150", "-dir", dir, "-out", out, "-concurrency", "4", "-duration", "300ms", "-warmup", "100ms", "-pg4-url=", "-pg5-url="}
+	// by side has its own test, and so do the round trips.
+	args := []string{"-nodes", "150", "-dir", dir, "-out", out, "-concurrency", "4", "-duration", "300ms", "-warmup", "100ms", "-pg4-url=", "-pg5-url=", "-roundtrips=false"}
 	if err := run(t.Context(), args); err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +159,64 @@ func TestPeersReportRatios(t *testing.T) {
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestRoundTripsReport(t *testing.T) {
+	out := []byte(`goos: linux
+BenchmarkRoundTrips/rtt=0ms/get/store-2         	  400000	      2903 ns/op	         0.002 p50-ms
+BenchmarkRoundTrips/rtt=0ms/twohop50/plan-2     	      30	   1704576 ns/op	        54.00 calls	         1.25 p50-ms	         1.25 predicted-ms	         5.000 trips	         2.000 waves
+BenchmarkRoundTrips/rtt=0ms/twohop50/plan-scan64-2         	      30	   1246814 ns/op	        54.00 calls	         1.00 p50-ms	         1.00 predicted-ms	         2.000 trips	         2.000 waves
+BenchmarkRoundTrips/rtt=2ms/get/store-2                    	      30	   2202647 ns/op	         2.202 p50-ms
+BenchmarkRoundTrips/rtt=2ms/twohop50/plan-2                	      30	  12494899 ns/op	        54.00 calls	        12.49 p50-ms	         5.25 predicted-ms	         5.000 trips	         2.000 waves
+BenchmarkRoundTrips/rtt=2ms/twohop50/plan-scan64-2         	      30	   6611535 ns/op	        54.00 calls	         5.758 p50-ms	         5.00 predicted-ms	         2.000 trips	         2.000 waves
+PASS
+`)
+	figs, err := parseRoundTrips(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(figs) != 6 || figs[1] != (roundTripFigure{RTTms: 0, Query: "twohop50", Gateway: "plan", P50ms: 1.25, Calls: 54, Waves: 2, Trips: 5}) ||
+		figs[5].Gateway != "plan-scan64" || figs[5].RTTms != 2 {
+		t.Fatalf("parsed %+v", figs)
+	}
+	got := roundTripsReport(figs, roundTripsRun{Command: "go test", Benchtime: "30x"})
+	for _, want := range []string{
+		"2 ms took 2.20 ms",
+		"| p50 at 2 ms | waves x 2 + CPU | trips x 2.20 + CPU |",
+		// 2 waves x 2 + 1.25; 5 trips x 2.2 + 1.25
+		"| 2-hop, 50 followees | plan | 54 | 2 | 5 | 1.25 | 12.49 | 5.25 | 12.25 |\n",
+		"| 2-hop, 50 followees | plan, `--scan-concurrency 64` | 54 | 2 | 2 | 1.00 | 5.76 | 5.00 | 5.40 |\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+	if _, err := parseRoundTrips([]byte("FAIL\n")); err == nil {
+		t.Error("output without results was accepted")
+	}
+}
+
+// TestRoundTripsEndToEnd runs `make bench-roundtrips` with a few requests
+// a row into a copy of RESULTS.md: the hand-written parts stay.
+func TestRoundTripsEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs BenchmarkRoundTrips")
+	}
+	out := filepath.Join(t.TempDir(), "RESULTS.md")
+	if err := os.WriteFile(out, []byte("# Benchmark results\n\nBy hand.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir("../..")
+	if err := run(t.Context(), []string{"-roundtrips-only", "-roundtrips-benchtime", "3x", "-out", out}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(out)
+	got := string(b)
+	for _, want := range []string{"By hand.", roundTripsBegin, "## With round trips", "| Q3 | `--executor gqlgen` |", "| 2-hop, 50 followees | plan, `--batch-size 1` |", roundTripsEnd} {
+		if !strings.Contains(got, want) {
+			t.Errorf("RESULTS.md lacks %q:\n%s", want, got)
 		}
 	}
 }

@@ -31,6 +31,17 @@
 //     compared to the cell, so LESS means expected < stored). Reads see a
 //     row before or after a mutation, never half of it. Nothing is atomic
 //     across rows.
+//   - An Increment or Append with a nonce (MutationProto.nonce, not 0;
+//     MutateRequest.nonce_group names the client) is applied at most once
+//     while its nonce is remembered, as HBase's ServerNonceManager does:
+//     for Options.NonceGracePeriod (30 minutes, HBase's default), and at
+//     most Options.MaxNonces of them, the oldest forgotten first. A
+//     duplicate is answered as RSRpcServices answers it, with a Get of
+//     its cells: their current values. Concurrent duplicates wait for the
+//     first; one whose operation failed proceeds. A nonce sent in a batch
+//     (SendBatch) has no group, as gohbase's MultiRequest has none. The
+//     nonces are kept in memory only: a restart forgets them (HBase
+//     recovers those in its WAL).
 //   - Scans run from the start row (inclusive) to the stop row (exclusive,
 //     empty = end of table); reversed scans take the high row as start and
 //     the low row as stop. NumberOfRows is a page size: each page opens a

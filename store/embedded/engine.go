@@ -67,6 +67,21 @@ type Options struct {
 	// DefaultResultCacheBytes, negative turns it off.
 	ResultCacheBytes int64
 
+	// NonceGracePeriod is how long the nonce of an applied Increment or
+	// Append is remembered, so that a re-send of it is answered and not
+	// applied again; 0 means DefaultNonceGracePeriod (HBase's default).
+	NonceGracePeriod time.Duration
+	// MaxNonces caps the nonces remembered; 0 means DefaultMaxNonces.
+	// Past it the oldest are forgotten first, before their grace period
+	// ends (see nonceTable).
+	MaxNonces int
+
+	// ReadOnly opens an existing store (Dir) for reading only: writes fail,
+	// nothing is compacted, and the files are left as they were (a
+	// backup's checkpoint, read by export). Pebble still takes the
+	// directory's lock.
+	ReadOnly bool
+
 	// noAutoCompactions leaves files where flushes put them (tests that
 	// need several levels before compacting them by hand).
 	noAutoCompactions bool
@@ -109,6 +124,12 @@ func (o *Options) validate() error {
 	}
 	if o.DeleteMarkerHorizon < 0 || o.CacheBytes < 0 {
 		return errors.New("embedded: negative DeleteMarkerHorizon or CacheBytes")
+	}
+	if o.NonceGracePeriod < 0 || o.MaxNonces < 0 {
+		return errors.New("embedded: negative NonceGracePeriod or MaxNonces")
+	}
+	if o.ReadOnly && o.Dir == "" {
+		return errors.New("embedded: ReadOnly needs a Dir")
 	}
 	return nil
 }
@@ -208,6 +229,9 @@ type Client struct {
 	// Open.
 	familyMarkers [rowLocks]map[string]struct{}
 
+	// nonces are the Increments and Appends applied recently, by nonce.
+	nonces *nonceTable
+
 	// results caches plain Gets' rows and scans' first pages; nil when
 	// turned off. A write invalidates what it changes (invalidateRow).
 	results *resultCache
@@ -242,6 +266,14 @@ func Open(opts Options) (*Client, error) {
 	if c.horizon == 0 {
 		c.horizon = DefaultDeleteMarkerHorizon
 	}
+	grace, maxNonces := opts.NonceGracePeriod, opts.MaxNonces
+	if grace == 0 {
+		grace = DefaultNonceGracePeriod
+	}
+	if maxNonces == 0 {
+		maxNonces = DefaultMaxNonces
+	}
+	c.nonces = newNonceTable(grace, maxNonces)
 	for name, families := range opts.Tables {
 		c.tables[name] = newTable(name, families)
 	}
@@ -265,6 +297,7 @@ func Open(opts Options) (*Client, error) {
 		MemTableSize: 64 << 20,
 
 		DisableAutomaticCompactions: opts.noAutoCompactions,
+		ReadOnly:                    opts.ReadOnly,
 	}
 	for i := range popts.Levels {
 		// Creates ask whether a row is absent; bloom filters answer that
@@ -299,8 +332,10 @@ func Open(opts Options) (*Client, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("embedded: open %q: %w", dir, err)
 	}
-	c.compactor.Add(1)
-	go c.compactPeriodically()
+	if !opts.ReadOnly {
+		c.compactor.Add(1)
+		go c.compactPeriodically()
+	}
 	return c, nil
 }
 

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -69,8 +70,10 @@ func (c *Client) mutateResult(m *hrpc.Mutate) (*hrpc.Result, error) {
 }
 
 // mutate applies one MutateRequest (with or without a condition) to its row
-// atomically.
-func (c *Client) mutate(t *table, req *pb.MutateRequest) (*pb.MutateResponse, error) {
+// atomically. An Increment or Append with a nonce is applied at most once
+// within the grace period (see nonceTable): a duplicate is answered as
+// RSRpcServices answers it, with a Get of its cells.
+func (c *Client) mutate(ctx context.Context, t *table, req *pb.MutateRequest) (*pb.MutateResponse, error) {
 	m := req.GetMutation()
 	row := m.GetRow()
 	if len(row) == 0 {
@@ -91,6 +94,53 @@ func (c *Client) mutate(t *table, req *pb.MutateRequest) (*pb.MutateResponse, er
 		}
 	}
 
+	// As RSRpcServices.increment and append do (startNonceOperation): a
+	// MutationProto without a nonce, or with 0 (HConstants.NO_NONCE), is
+	// never de-duplicated; MutateRequest.nonce_group names the client.
+	if typ := m.GetMutateType(); cond == nil && m.GetNonce() != 0 &&
+		(typ == pb.MutationProto_INCREMENT || typ == pb.MutationProto_APPEND) {
+		key := nonceKey{group: req.GetNonceGroup(), nonce: m.GetNonce()}
+		proceed, err := c.nonces.start(ctx, key, int64(c.now()))
+		if err != nil {
+			return nil, err
+		}
+		if !proceed {
+			return c.duplicate(t, m)
+		}
+		resp, err := c.apply(t, row, m, nil)
+		if c.nonces.end(key, err == nil, int64(c.now())) {
+			c.log.Warn().Int("max_nonces", c.nonces.max).
+				Msg("embedded: nonce table full: the oldest nonces are forgotten before their grace period ends")
+		}
+		return resp, err
+	}
+	return c.apply(t, row, m, cond)
+}
+
+// duplicate answers an Increment or Append whose nonce was applied: with
+// the current values of the cells it names, read as a Get of them (HBase's
+// "convert duplicate increment to get"), not the answer the first one had.
+func (c *Client) duplicate(t *table, m *pb.MutationProto) (*pb.MutateResponse, error) {
+	g := &pb.Get{Row: m.GetRow(), TimeRange: &pb.TimeRange{}}
+	if tr := m.GetTimeRange(); tr != nil {
+		g.TimeRange.From, g.TimeRange.To = tr.From, tr.To
+	}
+	for _, cv := range m.GetColumnValue() {
+		col := &pb.Column{Family: cv.GetFamily()}
+		for _, qv := range cv.GetQualifierValue() {
+			col.Qualifier = append(col.Qualifier, qv.GetQualifier())
+		}
+		g.Column = append(g.Column, col)
+	}
+	resp, err := c.get(t, g)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.MutateResponse{Result: resp.GetResult()}, nil
+}
+
+// apply applies m, if cond (nil: none) holds, under its row's lock.
+func (c *Client) apply(t *table, row []byte, m *pb.MutationProto, cond *pb.Condition) (*pb.MutateResponse, error) {
 	mu := c.lockRow(t, row)
 	defer mu.Unlock()
 

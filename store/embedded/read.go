@@ -14,9 +14,20 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// SendRPC sends one Get or Mutate (CheckAndMutate included) and returns
+// its response message, as gohbase's client does: for a call that builds
+// its own protobuf (an Increment with a nonce, which gohbase's Client
+// methods cannot send).
+func (c *Client) SendRPC(call hrpc.Call) (proto.Message, error) { return c.send(call) }
+
 // send reads a Get or Mutate the way a region server does, from its
 // protobuf, and executes it.
-func (c *Client) send(call hrpc.Call) (proto.Message, error) {
+func (c *Client) send(call hrpc.Call) (proto.Message, error) { return c.sendCall(call, false) }
+
+// sendCall is send; inMulti says the call came in a batch, which gohbase
+// sends as a MultiRequest carrying each call's MutationProto but not the
+// MutateRequest around it: its nonce group is lost (see mutate).
+func (c *Client) sendCall(call hrpc.Call, inMulti bool) (proto.Message, error) {
 	if err := c.enter(); err != nil {
 		return nil, err
 	}
@@ -33,7 +44,10 @@ func (c *Client) send(call hrpc.Call) (proto.Message, error) {
 	case *pb.GetRequest:
 		return c.get(t, req.GetGet())
 	case *pb.MutateRequest:
-		return c.mutate(t, req)
+		if inMulti {
+			req.NonceGroup = nil
+		}
+		return c.mutate(call.Context(), t, req)
 	}
 	return nil, fmt.Errorf("%w: call %s", ErrUnsupported, call.Name())
 }

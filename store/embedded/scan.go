@@ -491,7 +491,7 @@ func (c *Client) SendBatch(ctx context.Context, batch []hrpc.Call) ([]hrpc.RPCRe
 			allOK = false
 			continue
 		}
-		res[i].Msg, res[i].Error = c.send(call)
+		res[i].Msg, res[i].Error = c.sendCall(call, true)
 		if res[i].Error != nil {
 			allOK = false
 		}

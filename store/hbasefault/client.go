@@ -12,7 +12,9 @@
 //   - ApplyTwice: the call is applied, then applied again, and the caller
 //     gets the second answer: gohbase's re-send of an RPC whose connection
 //     was reset after the server applied it (a re-sent CheckAndMutate
-//     answers false, a re-sent Increment counts twice).
+//     answers false, a re-sent Increment counts twice unless it carries
+//     a nonce the server recognises). The same call object is sent again,
+//     nonce and all.
 //
 // # Which error a failed call returns
 //
@@ -64,6 +66,7 @@ import (
 	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/hrpc"
 	"github.com/tsuna/gohbase/pb"
+	"google.golang.org/protobuf/proto"
 )
 
 // Kind is the kind of an RPC, as a rule selects it.
@@ -320,26 +323,27 @@ func (c *Client) roundTrip(ctx context.Context) error {
 }
 
 // kindOf is the kind of a call, "" for one the wrapper does not know
-// (passed on without faults).
+// (passed on without faults). A call that embeds an *hrpc.Mutate (the
+// store's Increment with a nonce) is a Mutate of its type: its
+// Description is the Mutate's.
 func kindOf(call hrpc.Call) Kind {
-	switch m := call.(type) {
+	switch call.(type) {
 	case *hrpc.Get:
 		return Get
 	case *hrpc.Scan:
 		return Scan
 	case *hrpc.CheckAndMutate, *hrpc.CheckAndPut:
 		return CheckAndMutate
-	case *hrpc.Mutate:
-		switch m.Description() {
-		case pb.MutationProto_PUT.String():
-			return Put
-		case pb.MutationProto_DELETE.String():
-			return Delete
-		case pb.MutationProto_INCREMENT.String():
-			return Increment
-		case pb.MutationProto_APPEND.String():
-			return Append
-		}
+	}
+	switch call.Description() {
+	case pb.MutationProto_PUT.String():
+		return Put
+	case pb.MutationProto_DELETE.String():
+		return Delete
+	case pb.MutationProto_INCREMENT.String():
+		return Increment
+	case pb.MutationProto_APPEND.String():
+		return Append
 	}
 	return ""
 }
@@ -402,6 +406,28 @@ func (c *Client) CheckAndPutWithCompareType(p *hrpc.Mutate, family, qualifier st
 
 func (c *Client) CheckAndMutate(cam *hrpc.CheckAndMutate) (bool, error) {
 	return do(c, cam, CheckAndMutate, func() (bool, error) { return c.inner.CheckAndMutate(cam) })
+}
+
+// rpcSender is gohbase's client's SendRPC, which gohbase.Client does not
+// list: the embedded engine has it too.
+type rpcSender interface {
+	SendRPC(hrpc.Call) (proto.Message, error)
+}
+
+// SendRPC sends one call with its fault, as the method of its kind does.
+// ApplyTwice sends the same call object again, as gohbase's re-send does,
+// so whatever the call puts in its protobuf (an Increment's nonce) is sent
+// twice. It fails if the wrapped client has no SendRPC.
+func (c *Client) SendRPC(call hrpc.Call) (proto.Message, error) {
+	inner, ok := c.inner.(rpcSender)
+	if !ok {
+		return nil, fmt.Errorf("hbasefault: the wrapped %T has no SendRPC", c.inner)
+	}
+	k := kindOf(call)
+	if k == "" {
+		return inner.SendRPC(call)
+	}
+	return do(c, call, k, func() (proto.Message, error) { return inner.SendRPC(call) })
 }
 
 // SendBatch is one round trip for the whole batch, and one more for the

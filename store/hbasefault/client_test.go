@@ -13,6 +13,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase/hrpc"
+	"github.com/tsuna/gohbase/pb"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hbgraph/hbgraph/store"
 	"github.com/hbgraph/hbgraph/store/embedded"
@@ -351,5 +353,61 @@ func TestStoreMapsFaultsToUnavailable(t *testing.T) {
 			t.Errorf("%s: %v, want ErrUnavailable", mode, err)
 		}
 		c.Clear()
+	}
+}
+
+// noncedInc is an Increment with a nonce, as package store sends it: a
+// call that embeds an *hrpc.Mutate and sets the nonce on its protobuf.
+type noncedInc struct {
+	*hrpc.Mutate
+	nonce uint64
+}
+
+func (m *noncedInc) ToProto() proto.Message {
+	req := m.Mutate.ToProto().(*pb.MutateRequest)
+	req.NonceGroup = proto.Uint64(1)
+	req.Mutation.Nonce = proto.Uint64(m.nonce)
+	return req
+}
+
+// SendRPC faults a call by its kind, a call that embeds a Mutate included,
+// and ApplyTwice re-sends the same call object, nonce and all, which the
+// engine recognises: the re-sent Increment counts once, and answers the
+// current value.
+func TestSendRPCResendsTheSameCall(t *testing.T) {
+	c := open(t)
+	c.Add(hbasefault.Rule{Kind: hbasefault.Increment, Mode: hbasefault.ApplyTwice})
+	c.Record(true)
+	inc, err := hrpc.NewIncStrSingle(bg, "t", "n", "f", "q", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := c.SendRPC(&noncedInc{Mutate: inc, nonce: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := msg.(*pb.MutateResponse).GetResult().GetCell()
+	if len(cells) != 1 || binary.BigEndian.Uint64(cells[0].GetValue()) != 5 {
+		t.Fatalf("re-sent Increment with a nonce answered %v, want 5", cells)
+	}
+	if calls := c.Calls(); len(calls) != 1 || calls[0].Kind != hbasefault.Increment || calls[0].Mode != hbasefault.ApplyTwice {
+		t.Fatalf("calls %v, want one re-sent Increment", calls)
+	}
+	// Without a nonce, the re-send counts twice (gohbase's own Increment).
+	if n, err := increment(t, c, "m"); err != nil || n != 2 {
+		t.Fatalf("re-sent Increment without a nonce: %d, %v; want 2", n, err)
+	}
+	// In a batch too.
+	inc2, err := hrpc.NewIncStrSingle(bg, "t", "b", "f", "q", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, ok := c.SendBatch(bg, []hrpc.Call{&noncedInc{Mutate: inc2, nonce: 43}})
+	if !ok {
+		t.Fatalf("SendBatch: %v", res)
+	}
+	cells = res[0].Msg.(*pb.MutateResponse).GetResult().GetCell()
+	if len(cells) != 1 || binary.BigEndian.Uint64(cells[0].GetValue()) != 1 {
+		t.Fatalf("re-sent batched Increment with a nonce answered %v, want 1", cells)
 	}
 }

@@ -1,0 +1,137 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// TestTimeLeft: the time left comes from the bytes imported at the rate of
+// the last etaWindow; unknown until a byte is done, 0 when all are.
+func TestTimeLeft(t *testing.T) {
+	type step struct {
+		at   time.Duration
+		done int64
+	}
+	for _, tc := range []struct {
+		name   string
+		size   int64
+		steps  []step
+		want   time.Duration
+		wantOK bool
+	}{
+		{"nothing done yet", 1000, []step{{time.Second, 0}, {2 * time.Second, 0}}, 0, false},
+		{"steady", 1000, []step{{5 * time.Second, 125}, {10 * time.Second, 250}}, 30 * time.Second, true},
+		// A rerun skips what the last run imported fast, then slows to
+		// the import's pace: the average since the start would say 2.5 s.
+		{"skipped fast, then slow", 1000, []step{{time.Second, 900}, {31 * time.Second, 930}, {61 * time.Second, 960}},
+			40 * time.Second, true},
+		{"stalled for a window", 1000, []step{{time.Second, 500}, {40 * time.Second, 500}, {75 * time.Second, 500}}, 0, false},
+		{"all done", 1000, []step{{time.Second, 1000}}, 0, true},
+		{"empty file", 0, nil, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEstimator(tc.size)
+			for _, s := range tc.steps {
+				e.add(s.at, s.done)
+			}
+			got, ok := e.left()
+			if ok != tc.wantOK || got.Round(time.Millisecond) != tc.want {
+				t.Fatalf("left %v, %v; want %v, %v", got, ok, tc.want, tc.wantOK)
+			}
+		})
+	}
+}
+
+// TestProgressFormat: the line says 0s and 100% only when all is done.
+func TestProgressFormat(t *testing.T) {
+	for _, tc := range []struct {
+		left time.Duration
+		ok   bool
+		want string
+	}{
+		{0, false, "?"}, {0, true, "0s"}, {time.Millisecond, true, "1s"}, {1500 * time.Millisecond, true, "2s"},
+		{time.Minute, true, "1m0s"},
+	} {
+		if got := formatLeft(tc.left, tc.ok); got != tc.want {
+			t.Errorf("formatLeft(%v, %v) = %q, want %q", tc.left, tc.ok, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		done, size int64
+		want       float64
+	}{{0, 10, 0}, {9999, 10000, 99.9}, {10000, 10000, 100}, {0, 0, 100}} {
+		if got := donePercent(tc.done, tc.size); got != tc.want {
+			t.Errorf("donePercent(%d, %d) = %v, want %v", tc.done, tc.size, got, tc.want)
+		}
+	}
+}
+
+// syncWriter is a bytes.Buffer for the progress goroutine and the test.
+type syncWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestProgressDoesNotSayDoneBeforeItIs: the reader reads a small file
+// whole into the workers' queue at once; while its lines are still being
+// imported, the progress line must not say that no time is left (it said
+// 0s, from the bytes read).
+func TestProgressDoesNotSayDoneBeforeItIs(t *testing.T) {
+	lines := make([]string, 80)
+	for i := range lines {
+		lines[i] = fmt.Sprintf(`{"n":%d}`, i)
+	}
+	path := write(t, t.TempDir(), "lines.jsonl", lines...)
+	slow := func(ctx context.Context, batch [][]byte) []outcome {
+		time.Sleep(time.Second)
+		out := make([]outcome, len(batch))
+		for i := range out {
+			out[i].ok = true
+		}
+		return out
+	}
+	var w syncWriter
+	r, err := importFile(context.Background(), "lines", path, slow, 10, Options{Workers: 8, Log: zerolog.Nop(), Progress: &w})
+	if err != nil || r.Imported != 80 {
+		t.Fatalf("%+v, %v", r, err)
+	}
+	report := regexp.MustCompile(`(\d+) rows .*?(\d+\.\d)% (?:left|ETA) (\S+)`)
+	reports := strings.Split(w.String(), "\r")
+	var before int
+	for _, line := range reports {
+		m := report.FindStringSubmatch(line)
+		if m == nil || m[1] == "80" {
+			continue
+		}
+		before++
+		if m[2] == "100.0" || m[3] == "0s" {
+			t.Errorf("%q: %s of 80 rows imported, but %s%% done and %s left", line, m[1], m[2], m[3])
+		}
+	}
+	if before == 0 {
+		t.Fatalf("no progress line before the end: %q", reports)
+	}
+	if last := reports[len(reports)-1]; !strings.Contains(last, "100.0% left 0s") {
+		t.Errorf("the last progress line %q does not say it is done", last)
+	}
+}
