@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// skewedStores opens one engine on clk and two stores over it whose clocks
+// skewedArticleStores opens one engine on clk and two stores over it whose clocks
 // are 5 s ahead of it and 5 s behind: two replicas (or a replica and the
 // machine Repair runs on) as far apart as NTP is trusted to keep them.
-func skewedStores(t *testing.T) (ahead, behind *Store, clk *fakeClock) {
+func skewedArticleStores(t *testing.T) (ahead, behind *Store, clk *fakeClock) {
 	t.Helper()
 	clk = newFakeClock()
 	clk.step = 1
@@ -32,7 +32,7 @@ func skewedStores(t *testing.T) (ahead, behind *Store, clk *fakeClock) {
 // post's Increment of such a word, stamped by the region server 5 s before
 // it, was hidden: the word counted 0.)
 func TestArticleCountsSurviveRepairFromAClockAhead(t *testing.T) {
-	ahead, behind, _ := skewedStores(t)
+	ahead, behind, _ := skewedArticleStores(t)
 	mustArticleAuthor(t, behind, "ann")
 	gone := mustPostArticle(t, behind, "ann", "ghost", "ghost words", "c")
 	mustPostArticle(t, behind, "ann", "kept", "words cat", "c")
@@ -80,7 +80,7 @@ func TestArticleCountsSurviveRepairFromAClockAhead(t *testing.T) {
 // to it; run from a replica whose clock is ahead, the recount must not
 // hide the counts the replica behind makes next.
 func TestAuthorRecountFromAClockAhead(t *testing.T) {
-	ahead, behind, _ := skewedStores(t)
+	ahead, behind, _ := skewedArticleStores(t)
 	mustArticleAuthor(t, behind, "ann")
 	gone := mustPostArticle(t, behind, "ann", "t", "old words", "c")
 	mustPostArticle(t, behind, "ann", "t", "other words", "c")
