@@ -2,10 +2,13 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/hex"
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -78,9 +81,10 @@ const (
 //     posted hides the row: ErrConflict, as ImportArticle);
 //  3. a SendBatch of Puts of their category rows;
 //  4. a SendBatch of Increments of the authors' counter rows, one per
-//     article (n and n/<category>), each with its own nonce;
+//     author by the sums of its articles' n and n/<category> (one per
+//     author and attempt on a retry: see importArticleRound);
 //  5. a SendBatch of Increments of the authors' word count rows, one per
-//     article, each with its own nonce;
+//     author by the sum of its articles' word counts (likewise);
 //  6. the authors' top-words lists, as PostArticle updates one
 //     (updateTopWords), importTopWordsWorkers authors at a time.
 //
@@ -131,26 +135,34 @@ type articleImport struct {
 	importItem // row: the timeline row
 	k          keys.Article
 	a          articleCells
+	attempt    string // the id of the attempt that created its row (xc)
 }
 
 // importArticleRound imports items, which name distinct articles. It
 // returns an error only for a fault point; every other failure is an
 // item's.
 //
-// Exactly once: each timeline row carries the batch's op (xc, the ctx's
-// op, or a fresh one), so a compare-and-set that answers false, re-sent
-// after it applied or made again by the caller's retry of the batch with
-// the same op, is recognised as the batch's own and the article's other
-// writes are made (again): Puts of fixed stamps, and Increments of each
-// article's own (its counters, its words) with the nonce of the op for a
-// purpose naming the article, so that they count once however the
-// articles of an author are split between a first attempt and a retry.
+// Exactly once: each timeline row carries the batch's op and this
+// attempt's id (xc: the ctx's op, or a fresh one, then 8 random bytes), so
+// a compare-and-set that answers false, re-sent after it applied or made
+// again by the caller's retry of the batch with the same op, is
+// recognised as the batch's own, and the article's other writes are made
+// (again). Each author's counts go in one Increment per attempt that
+// created articles, whose nonce names the op, the attempt and the author:
+// the articles a retry finds from an earlier attempt are counted in that
+// attempt's Increment again (applied once), those it creates in its own.
+// The set is the same both times (the rows that carry the attempt's id,
+// as read back after the compare-and-sets), unless a read-back of some of
+// an author's rows failed while others succeeded; then an article counted
+// by neither is left for Repair.
 func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) error {
 	op, ok := OpFrom(ctx)
 	if !ok {
 		op = NewOpID()
 		ctx = WithOp(ctx, op)
 	}
+	attempt := NewOpID()
+	createdBy := append(slices.Clip(op[:]), attempt[:importAttemptBytes]...)
 	items = sortedByRow(items)
 	authors := make([]string, len(items))
 	for i, it := range items {
@@ -162,30 +174,31 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 			it.fail(err)
 		}
 	}
+	tried := live(items)
 	err := createEach(ctx, s, pointImportTimeline, keys.TableArticles, keys.FamilyArticles, keys.QualArticleU, items,
 		func(it *articleImport) (cells, int64) {
 			c := it.a.cells()
-			c[keys.QualArticleCreatedBy] = op[:]
+			c[keys.QualArticleCreatedBy] = createdBy
 			return c, it.a.updated
 		})
 	if err != nil {
 		return err
 	}
-	// The rows created, and those found: a found row this op created is
-	// the batch's own (a re-send, a retry), and goes on as created.
-	var check []*articleImport
-	for _, it := range items {
-		if it.created || (it.settled && it.err == nil) {
-			check = append(check, it)
-		}
-	}
-	readBack(ctx, s, keys.TableArticles, keys.FamilyArticles, []string{keys.QualArticleU, keys.QualArticleCreatedBy}, check,
+	// Every row tried: one this op created, in this attempt or an earlier
+	// one (a re-sent or failed compare-and-set that applied, a retry), is
+	// the batch's own and goes on as created; a row created here that
+	// does not show is hidden by a delete marker.
+	readBack(ctx, s, keys.TableArticles, keys.FamilyArticles, []string{keys.QualArticleU, keys.QualArticleCreatedBy}, tried,
 		func(it *articleImport, c rowCells) {
+			xc := c.get(keys.QualArticleCreatedBy)
 			switch {
-			case !it.created && c.get(keys.QualArticleU) != nil && bytes.Equal(c.get(keys.QualArticleCreatedBy), op[:]):
-				it.created, it.settled = true, false
-			case it.created && c.get(keys.QualArticleU) == nil:
-				it.fail(errHiddenImport)
+			case c.get(keys.QualArticleU) == nil:
+				if it.created {
+					it.fail(errHiddenImport)
+				}
+			case len(xc) == len(createdBy) && bytes.Equal(xc[:len(op)], op[:]):
+				it.created, it.settled, it.err = true, false, nil
+				it.attempt = string(xc[len(op):])
 			}
 		})
 	if items = live(items); len(items) == 0 {
@@ -194,6 +207,9 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 		// marker fails the repeat too.)
 		return nil
 	}
+	// The count groups, fixed now: an article whose category row fails
+	// below exists, and is counted all the same.
+	counted := slices.Clone(items)
 	if err := s.faultPoint(pointImportCategory); err != nil {
 		return err
 	}
@@ -201,15 +217,14 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 	if err := s.faultPoint(pointImportCounters); err != nil {
 		return err
 	}
-	s.incrementEach(ctx, keys.TableArticles, keys.FamilyArticles, live(items), func(it *articleImport) ([]byte, map[string]int64, string) {
-		return keys.Counters(it.k.Author), map[string]int64{keys.QualArticleCount: 1, keys.QualCategoryCount + it.a.category: 1},
-			purposeCount("import", it.row)
+	s.incrementByAttempt(ctx, keys.TableArticles, keys.FamilyArticles, counted, "count", func(it *articleImport) ([]byte, map[string]int64) {
+		return keys.Counters(it.k.Author), map[string]int64{keys.QualArticleCount: 1, keys.QualCategoryCount + it.a.category: 1}
 	})
 	if err := s.faultPoint(pointImportWordCounts); err != nil {
 		return err
 	}
-	s.incrementEach(ctx, keys.TableWordCounts, keys.FamilyWordCounts, live(items), func(it *articleImport) ([]byte, map[string]int64, string) {
-		return keys.WordCounts(it.k.Author), articleWords(it.a), purposeWords("import", it.row)
+	s.incrementByAttempt(ctx, keys.TableWordCounts, keys.FamilyWordCounts, counted, "words", func(it *articleImport) ([]byte, map[string]int64) {
+		return keys.WordCounts(it.k.Author), articleWords(it.a)
 	})
 	if err := s.faultPoint(pointImportTopWords); err != nil {
 		return err
@@ -221,27 +236,52 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 	return nil
 }
 
-// incrementEach sends one Increment per item (of what inc says: a row,
-// its deltas and the purpose of its nonce; nothing for empty deltas), in
-// one batch; an item whose Increment failed fails. One per item, not one
-// per row as incrementAll sends: each Increment's nonce is then the
-// item's, and a retry that counts another set of an author's articles
-// counts each once.
-func (s *Store) incrementEach(ctx context.Context, table, family string, items []*articleImport,
-	inc func(*articleImport) ([]byte, map[string]int64, string)) {
-	incs := make([]purposeIncrement, 0, len(items))
-	counted := make([]*articleImport, 0, len(items))
+// importAttemptBytes is the length of an import attempt's id in xc.
+const importAttemptBytes = 8
+
+// incrementByAttempt sends one Increment per (row, attempt) of items, by
+// the sum of what inc says each item adds to its row, with the nonce of
+// the ctx's op for a purpose naming what, the attempt and the row (see
+// importArticleRound); an item whose Increment failed fails.
+func (s *Store) incrementByAttempt(ctx context.Context, table, family string, items []*articleImport, what string,
+	inc func(*articleImport) ([]byte, map[string]int64)) {
+	type group struct {
+		purposeIncrement
+		items []*articleImport
+	}
+	var groups []*group
+	byKey := map[string]*group{}
 	for _, it := range items {
-		row, deltas, purpose := inc(it)
-		if len(deltas) == 0 {
-			continue
+		row, deltas := inc(it)
+		key := string(row) + "\x00" + it.attempt
+		g := byKey[key]
+		if g == nil {
+			g = &group{purposeIncrement: purposeIncrement{row: row, deltas: map[string]int64{},
+				purpose: "article-import/" + what + "/" + hex.EncodeToString([]byte(it.attempt))}}
+			byKey[key] = g
+			groups = append(groups, g)
 		}
-		incs = append(incs, purposeIncrement{row: row, deltas: deltas, purpose: purpose})
-		counted = append(counted, it)
+		for q, n := range deltas {
+			g.deltas[q] += n
+		}
+		g.items = append(g.items, it)
+	}
+	groups = slices.DeleteFunc(groups, func(g *group) bool { return len(g.deltas) == 0 })
+	slices.SortFunc(groups, func(a, b *group) int {
+		return cmp.Or(bytes.Compare(a.row, b.row), strings.Compare(a.purpose, b.purpose))
+	})
+	incs := make([]purposeIncrement, len(groups))
+	for i, g := range groups {
+		incs[i] = g.purposeIncrement
 	}
 	for i, err := range s.incrementEachPurpose(ctx, table, family, incs) {
-		if err != nil && !counted[i].settled {
-			counted[i].fail(err)
+		if err == nil {
+			continue
+		}
+		for _, it := range groups[i].items {
+			if !it.settled {
+				it.fail(err)
+			}
 		}
 	}
 }
