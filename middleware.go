@@ -16,6 +16,7 @@ import (
 	"github.com/hbgraph/hbgraph/explain"
 	"github.com/hbgraph/hbgraph/graph/codes"
 	"github.com/hbgraph/hbgraph/graph/jsonpost"
+	"github.com/hbgraph/hbgraph/tracing"
 )
 
 // metrics are the Prometheus collectors served at /metrics.
@@ -90,6 +91,7 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := explain.NewRequest(requestID(w, r))
+		traceID := tracing.RequestStarted(r.Context(), rec.ID) // "": no span records it
 		ctx, cancel := context.WithTimeout(explain.With(r.Context(), rec), timeout)
 		defer cancel()
 		if r.ContentLength > maxBody {
@@ -126,6 +128,9 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 		}
 		if refusedReason != "" { // which check refused it, never the token
 			line = line.Str("refused", refusedReason)
+		}
+		if traceID != "" {
+			line = line.Str("trace_id", traceID)
 		}
 		line.Str("operation", truncate(operation, maxLoggedOperation)).Int("status", sw.status).
 			Float64("duration_ms", milliseconds(elapsed)).Int("store_calls", calls).Int("store_waves", waves).

@@ -60,6 +60,7 @@ import (
 	"github.com/hbgraph/hbgraph/importer"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
+	"github.com/hbgraph/hbgraph/tracing"
 )
 
 func main() {
@@ -147,6 +148,17 @@ func run(args []string) error {
 	if err := checkListen(cfg, log); err != nil {
 		return err
 	}
+	shutdownTracing, err := tracing.Setup(context.Background(), log, moduleVersion())
+	if err != nil {
+		return err
+	}
+	defer func() { // the spans still buffered, sent before exit
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdownTracing(ctx); err != nil {
+			log.Warn().Err(err).Msg("tracing: spans not exported at shutdown")
+		}
+	}()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	hc, st, err := openStore(cfg, log)
@@ -357,6 +369,9 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	gql.Use(limits.New(cfg.limits, docs))
 	gql.Use(limiter.Extension(operationComplexity))
 	gql.Use(explain.Extension{Always: cfg.explain})
+	if tracing.Enabled() {
+		gql.Use(tracing.Extension{Executor: cfg.executor, Complexity: operationComplexity})
+	}
 	backupGate := &backup.Gate{} // POST /backup waits for the mutations in flight
 	gql.Use(backupGate)
 	gql.SetErrorPresenter(presentError(log))
@@ -420,8 +435,8 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	// the request id and log line, the caller, the caller's rate, load
 	// shedding.
 	// Every answer of /query (401, 429 and 503 too) is the caller's alone.
-	mux.Handle("/query", cfg.cors.parsed.Handler(edge.NoStore(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout,
-		authenticate.Middleware(perClient.Middleware(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql))))))))
+	mux.Handle("/query", tracing.Handler(cfg.cors.parsed.Handler(edge.NoStore(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout,
+		authenticate.Middleware(perClient.Middleware(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql)))))))))
 	graphiql.Register(mux, "/query")        // GraphiQL at /, every asset served from here (offline)
 	mux.HandleFunc("GET /healthz", healthz) // load balancers probe the gateway's own port
 	mux.HandleFunc("GET /readyz", readyz)

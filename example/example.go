@@ -12,7 +12,10 @@
 // The graph, for the queries the page opens on:
 //
 //   - nodes: the people, ids "alice", "bob", ..., with properties name,
-//     city, joined (a year) and interests (two of the categories);
+//     city, joined (a year) and interests (two of the categories), each
+//     owned by the subject of its id (node alice by a token whose sub is
+//     "alice"), so that Node.owner and the ownership rules have something
+//     to show;
 //   - relationships "follows": alice follows eight people, everyone else
 //     three to six, each with properties since (a year) and close (a bool);
 //   - articles: one to five per person (alice four), in their interests'
@@ -71,7 +74,7 @@ func Load(ctx context.Context, st *store.Store) (Summary, error) {
 	}
 	d := generate()
 	for _, n := range d.Nodes {
-		created, err := st.ImportNode(ctx, n.ID, "", n.Properties, n.Created, n.Created)
+		created, err := st.ImportNode(ctx, n.ID, n.Owner, n.Properties, n.Created, n.Created)
 		if err != nil {
 			return Summary{}, fmt.Errorf("example: node %s: %w", n.ID, err)
 		}
@@ -120,7 +123,9 @@ func settled(outs []store.ImportOutcome, err error, name func(int) string) error
 
 // node is a node of the example data.
 type node struct {
-	ID         string
+	ID string
+	// Owner is the token subject that may change the node: its id.
+	Owner      string
 	Properties store.Properties
 	Created    time.Time
 }
@@ -238,7 +243,8 @@ func generate() data {
 		c := r.pick(2, len(categories), -1)
 		interests[i] = []string{categories[c[0]], categories[c[1]]}
 		d.Nodes = append(d.Nodes, node{
-			ID: p.id,
+			ID:    p.id,
+			Owner: p.id,
 			Properties: store.Properties{
 				"name":      p.name,
 				"city":      cities[r.intn(len(cities))],

@@ -94,6 +94,13 @@ func TestLoadFreshStore(t *testing.T) {
 	if props["name"] != "Alice Archer" || props["city"] == nil {
 		t.Errorf("alice's properties: %v", props)
 	}
+	// Every node is owned by the subject of its id: the README's token
+	// example shows owner "alice" to a token whose sub is "alice".
+	for _, n := range d.Nodes {
+		if got := memstore.Node(t, st, n.ID); got == nil || got.Owner != n.ID {
+			t.Errorf("node %s: %+v, want owned by %q", n.ID, got, n.ID)
+		}
+	}
 	page, err := st.Adjacent(ctx, firstNode, follows, store.Outgoing, store.PageRequest{Size: 20})
 	if err != nil {
 		t.Fatal(err)

@@ -64,7 +64,7 @@ const AssetsPrefix = "/assets/"
 
 // exampleVariables go with example.graphql: alice is the node whose
 // neighbourhood the example data shows (hbgraph --example-data, package
-// example), and the node the README's first mutation creates.
+// example).
 const exampleVariables = "{\n  \"id\": \"alice\"\n}"
 
 // Versions are the versions of the vendored packages, from versions.env.

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hbgraph/hbgraph/store"
+	"github.com/hbgraph/hbgraph/tracing"
 )
 
 // Fetcher reads the store for one request, one Wave at a time, for an
@@ -112,6 +113,9 @@ func (w *Wave) ArticlePage(i int) (store.ArticlePage, error) {
 func (f *Fetcher) Run(ctx context.Context, round int, w *Wave) {
 	ctx, cancel := f.s.CallDeadline(store.WithRound(ctx, round))
 	defer cancel()
+	ctx, span := tracing.StartWave(ctx, "wave", "", round, w.Len())
+	cached := 0
+	defer func() { span.End(cached) }()
 	w.rows = resize(w.rows, len(w.gets))
 	w.adjRes = resize(w.adjRes, len(w.adj))
 	w.artRes = resize(w.artRes, len(w.art))
@@ -121,6 +125,7 @@ func (f *Fetcher) Run(ctx context.Context, round int, w *Wave) {
 	for i, g := range w.gets {
 		if r, ok := f.rows[g]; ok {
 			w.rows[i] = r
+			cached++
 			continue
 		}
 		toRead = append(toRead, i)
@@ -146,6 +151,7 @@ func (f *Fetcher) Run(ctx context.Context, round int, w *Wave) {
 	for i, k := range w.adj {
 		if r, ok := f.adj[k]; ok {
 			w.adjRes[i] = r
+			cached++
 			continue
 		}
 		calls = append(calls, func() {
@@ -156,6 +162,7 @@ func (f *Fetcher) Run(ctx context.Context, round int, w *Wave) {
 	for i, k := range w.art {
 		if r, ok := f.art[k]; ok {
 			w.artRes[i] = r
+			cached++
 			continue
 		}
 		calls = append(calls, func() {

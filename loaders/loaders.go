@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hbgraph/hbgraph/store"
+	"github.com/hbgraph/hbgraph/tracing"
 )
 
 // Config tunes batching.
@@ -206,15 +207,15 @@ func (l *Loaders) ArticlePage(ctx context.Context, k ArticlesKey) (store.Article
 // New builds the loaders of one operation over s.
 func New(s *store.Store, cfg Config) *Loaders {
 	l := &Loaders{}
-	l.rows = newLoader(cfg, s.Read)
-	l.adjacency = newScanLoader(cfg, func(ctx context.Context, k AdjacencyKey) (store.RelationshipPage, error) {
+	l.rows = newLoader(cfg, "rows", s.Read)
+	l.adjacency = newScanLoader(cfg, "relationships", func(ctx context.Context, k AdjacencyKey) (store.RelationshipPage, error) {
 		page, err := s.Adjacent(ctx, k.Node, k.Type, k.Dir, k.Page)
 		for _, p := range page.Primed() { // a relationship read from the index need not be read again
 			l.rows.Prime(ctx, p.Get, p.Row)
 		}
 		return page, err
 	})
-	l.articlePages = newScanLoader(cfg, func(ctx context.Context, k ArticlesKey) (store.ArticlePage, error) {
+	l.articlePages = newScanLoader(cfg, "articles", func(ctx context.Context, k ArticlesKey) (store.ArticlePage, error) {
 		var q store.ArticleQuery
 		q.Category = k.Category
 		if k.HasAfter {
@@ -249,19 +250,23 @@ func options[K comparable, V any](cfg Config) []dataloader.Option[K, V] {
 }
 
 // newBatchLoader builds a loader whose batch function runs on the batch
-// workers.
-func newBatchLoader[K comparable, V any](cfg Config, batch dataloader.BatchFunc[K, V]) *dataloader.Loader[K, V] {
+// workers; kind names its reads in the batch's span.
+func newBatchLoader[K comparable, V any](cfg Config, kind string, batch dataloader.BatchFunc[K, V]) *dataloader.Loader[K, V] {
 	pool := batchWorkers()
 	return dataloader.NewBatchedLoader(func(ctx context.Context, ks []K) []*dataloader.Result[V] {
 		var res []*dataloader.Result[V]
-		pool.do(func() { res = batch(ctx, ks) })
+		pool.do(func() {
+			ctx, span := tracing.StartWave(ctx, "batch", kind, 0, len(ks))
+			res = batch(ctx, ks)
+			span.End(0) // a key cached by the dataloader never reaches a batch
+		})
 		return res
 	}, options[K, V](cfg)...)
 }
 
 // newLoader wraps a store call that answers a batch of keys in order.
-func newLoader[K comparable, V any](cfg Config, fetch func(context.Context, []K) ([]V, error)) *dataloader.Loader[K, V] {
-	return newBatchLoader(cfg, func(ctx context.Context, ks []K) []*dataloader.Result[V] {
+func newLoader[K comparable, V any](cfg Config, kind string, fetch func(context.Context, []K) ([]V, error)) *dataloader.Loader[K, V] {
+	return newBatchLoader(cfg, kind, func(ctx context.Context, ks []K) []*dataloader.Result[V] {
 		vs, err := fetch(ctx, ks)
 		out := make([]*dataloader.Result[V], len(ks))
 		for i := range ks {
@@ -276,8 +281,8 @@ func newLoader[K comparable, V any](cfg Config, fetch func(context.Context, []K)
 }
 
 // newScanLoader runs one scan per key (see scanEach).
-func newScanLoader[K comparable, V any](cfg Config, scan func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
-	return newBatchLoader(cfg, func(ctx context.Context, ks []K) []*dataloader.Result[V] {
+func newScanLoader[K comparable, V any](cfg Config, kind string, scan func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
+	return newBatchLoader(cfg, kind, func(ctx context.Context, ks []K) []*dataloader.Result[V] {
 		return scanEach(ctx, cfg.ScanConcurrency, ks, scan)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
+	"github.com/hbgraph/hbgraph/tracing"
 )
 
 // runner fetches a plan's data, wave by wave: a node whose id is known
@@ -143,6 +144,7 @@ func (r *runner) fetch() {
 	for len(r.pending) > 0 || len(r.rootsP) > 0 || len(r.entsP) > 0 {
 		r.wave()
 	}
+	tracing.PlanRan(r.ctx, r.round)
 	for i := range sel.Fields {
 		// nodes(ids:) fails as a whole on the first node that failed, as
 		// its resolver does.

@@ -125,10 +125,3 @@ func (n *nonceTable) evict(now int64) (firstCapped bool) {
 	}
 	return firstCapped
 }
-
-// size is the number of applied nonces remembered.
-func (n *nonceTable) size() int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return len(n.applied)
-}
