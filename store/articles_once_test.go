@@ -239,3 +239,39 @@ func TestImportArticlesRetriedWithTheSameOpCountsOnce(t *testing.T) {
 		})
 	}
 }
+
+// A sequence number handed out twice (a duplicate Increment answered with
+// the counter's current value, a counters row lost) collides with another
+// post's row in the same millisecond: the compare-and-set "u absent"
+// catches it, the op row is moved to a fresh number, and a retry with the
+// same op finds that one.
+func TestPostArticleSeqCollision(t *testing.T) {
+	clk := newFakeClock() // frozen: every post in the same millisecond
+	s := newTestStoreWithClock(t, clk)
+	mustArticleAuthor(t, s, "ann")
+	first := mustPostArticle(t, s, "ann", "first", "one", "c")
+	// The counter goes back, as a lost row would: the next post is
+	// handed first's number.
+	if err := s.put(bg, keys.TableArticles, keys.FamilyArticles, keys.Counters("ann"),
+		cells{keys.QualSeq: encodeMs(0)}, s.nowMs()+1); err != nil {
+		t.Fatal(err)
+	}
+	ctx := WithOp(bg, DeriveOpID("test", "collision"))
+	second, err := s.PostArticle(ctx, "ann", "second", "two", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.ID == first.ID {
+		t.Fatal("the second post took the first's row")
+	}
+	again, err := s.PostArticle(ctx, "ann", "second", "two", "c")
+	if err != nil || again.ID != second.ID {
+		t.Fatalf("the retry: %+v, %v; want %s", again, err, second.ID)
+	}
+	if got := timelineTitles(t, s, "ann"); got["first"] != 1 || got["second"] != 1 {
+		t.Fatalf("articles %v, want one of each", got)
+	}
+	if a, ok := articleExists(t, s, first.ID); !ok || a.Title != "first" {
+		t.Fatalf("the first article is %+v, %v", a, ok)
+	}
+}
