@@ -45,7 +45,9 @@ func TestIdempotencyKeyArticles(t *testing.T) {
 		Node struct {
 			Articles struct {
 				TotalCount int
-				Edges      []struct{ Node struct{ ID, Body, Category string } }
+				Edges      []struct {
+					Node struct{ ID, Body, Category string }
+				}
 			}
 			WordCounts []struct {
 				Word  string
