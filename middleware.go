@@ -16,6 +16,7 @@ import (
 	"github.com/hbgraph/hbgraph/explain"
 	"github.com/hbgraph/hbgraph/graph/codes"
 	"github.com/hbgraph/hbgraph/graph/jsonpost"
+	"github.com/hbgraph/hbgraph/graph/resolvers"
 	"github.com/hbgraph/hbgraph/tracing"
 )
 
@@ -94,6 +95,8 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 		traceID := tracing.RequestStarted(r.Context(), rec.ID) // "": no span records it
 		ctx, cancel := context.WithTimeout(explain.With(r.Context(), rec), timeout)
 		defer cancel()
+		// Mutations derive their ops from it (graph/resolvers/idempotency.go).
+		ctx = resolvers.WithIdempotencyKey(ctx, r.Header.Values(resolvers.IdempotencyKeyHeader))
 		if r.ContentLength > maxBody {
 			writeTooLarge(w, r, rec.ID, maxBody)
 			m.requests.WithLabelValues(strconv.Itoa(http.StatusRequestEntityTooLarge)).Inc()

@@ -473,7 +473,7 @@ func errorCode(err error) string {
 	switch {
 	case errors.Is(err, auth.ErrUnauthenticated):
 		return codes.Unauthenticated
-	case errors.Is(err, auth.ErrForbidden):
+	case errors.Is(err, auth.ErrForbidden), errors.Is(err, store.ErrForbidden):
 		return codes.Forbidden
 	case errors.Is(err, store.ErrInvalidInput):
 		return codes.BadUserInput

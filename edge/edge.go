@@ -138,7 +138,7 @@ func split(list string) []string {
 }
 
 // alwaysAllowed are the request headers a GraphQL client sends.
-var alwaysAllowed = []string{"Content-Type", "Authorization", "X-Request-Id", "Accept"}
+var alwaysAllowed = []string{"Content-Type", "Authorization", "X-Request-Id", "Accept", "Idempotency-Key"}
 
 // Handler wraps next with c: preflights answered, the listed origins
 // allowed GET and POST, X-Request-Id exposed to them; requests from any

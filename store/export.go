@@ -234,7 +234,7 @@ func (s *Store) liveNodes(ctx context.Context, ids []string) (map[string]bool, e
 		rows[i] = keys.Node(id)
 	}
 	got, errs, err := s.getColumnsBatch(ctx, keys.TableGraph, keys.FamilyGraph,
-		[]string{keys.QualCreated, keys.QualUpdated, keys.QualDeleting}, rows)
+		[]string{keys.QualCreated, keys.QualUpdated, keys.QualDeleting, keys.QualGone}, rows)
 	if err != nil {
 		return nil, err
 	}

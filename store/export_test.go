@@ -146,7 +146,7 @@ func (s *Store) ImportRelationship(ctx context.Context, k RelationshipKey, props
 			return false, fmt.Errorf("node %q: %w", id, ErrNotFound)
 		}
 	}
-	e, err := s.createEntity(ctx, k.row(), entity{created: c, updated: u, props: encoded}, false)
+	e, err := s.createEntity(ctx, k.row(), entity{created: c, updated: u, props: encoded}, true, true)
 	if errors.Is(err, ErrAlreadyExists) {
 		return false, nil
 	}
@@ -156,7 +156,7 @@ func (s *Store) ImportRelationship(ctx context.Context, k RelationshipKey, props
 	if err := s.writeIndex(ctx, k, e); err != nil {
 		return false, err
 	}
-	return true, s.countDegrees(ctx, k, +1)
+	return true, s.countDegrees(ctx, k, +1, e.created)
 }
 
 // GetRelationship returns a relationship, or an error wrapping ErrNotFound.

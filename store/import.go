@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 
 // errHiddenImport is an import's create that a delete marker hides: the
 // row was deleted after the time it is imported at, which an import keeps.
-var errHiddenImport = fmt.Errorf("%w: the row was deleted after the time it is imported at", ErrConflict)
+var errHiddenImport = errHidden
 
 func importTimes(created, updated time.Time) (int64, int64, error) {
 	c, u := created.UnixMilli(), updated.UnixMilli()
@@ -46,8 +45,13 @@ func (s *Store) ImportNode(ctx context.Context, id, owner string, props Properti
 	if err != nil {
 		return false, err
 	}
-	_, err = s.createEntity(ctx, keys.Node(id), entity{created: c, updated: u, props: encoded, owner: ownerCell(owner)}, false)
-	if errors.Is(err, ErrAlreadyExists) {
+	// An import of the same op that met its own earlier create (a
+	// re-send, a retry) created it.
+	_, err = s.createEntity(ctx, keys.Node(id), entity{created: c, updated: u, props: encoded, owner: ownerCell(owner)}, true, true)
+	switch {
+	case errors.Is(err, errCreatedThenDeleted):
+		return true, nil
+	case errors.Is(err, ErrAlreadyExists):
 		return false, nil
 	}
 	return err == nil, err

@@ -3,8 +3,10 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/tsuna/gohbase/hrpc"
@@ -57,16 +59,25 @@ type ImportOutcome struct {
 func (s *Store) ImportRelationships(ctx context.Context, rels []RelationshipImport) ([]ImportOutcome, error) {
 	out := make([]ImportOutcome, len(rels))
 	pending := make([]*relImport, 0, len(rels))
+	ctx, op := withOp(ctx)
 	for i, r := range rels {
 		it, err := newRelImport(i, r)
 		if err != nil {
 			out[i].Err = err
 			continue
 		}
+		// Each item's create is its own op, the same on a retry of the
+		// batch with the same op.
+		it.op = DeriveOpID(op.String(), "import relationship", r.Key.ID())
 		pending = append(pending, it)
 	}
+	n := 0
 	err := importRounds(out, pending, func(round []*relImport) error {
-		return s.importRelationshipRound(ctx, round)
+		// Each round counts with nonces of its own (a later round counts
+		// the same counters again); the rounds of a retry of the batch
+		// are the same.
+		n++
+		return s.importRelationshipRound(WithOp(ctx, DeriveOpID(op.String(), "round", strconv.Itoa(n))), round)
 	})
 	return out, err
 }
@@ -164,8 +175,9 @@ func sortedByRow[T batchItem](items []T) []T {
 // relImport is one valid relationship of a batch.
 type relImport struct {
 	importItem
-	k RelationshipKey
-	e entity
+	k  RelationshipKey
+	e  entity
+	op OpID // of its create
 }
 
 func newRelImport(i int, r RelationshipImport) (*relImport, error) {
@@ -190,11 +202,18 @@ func (s *Store) importRelationshipRound(ctx context.Context, items []*relImport)
 	items = sortedByRow(items)
 	s.checkEndpoints(ctx, items)
 	err := createEach(ctx, s, "import-create", keys.TableGraph, keys.FamilyGraph, keys.QualCreated, items,
-		func(it *relImport) (cells, int64) { return it.e.cells(), it.e.updated })
+		func(it *relImport) (cells, int64) { return it.e.createCells(it.op, false), it.e.updated })
 	if err != nil {
 		return err
 	}
-	s.verifyCreated(ctx, live(items))
+	var found []*relImport // rows there already: ours, a residue, or another's
+	for _, it := range items {
+		if it.settled && !it.created && it.err == nil {
+			it.settled = false
+			found = append(found, it)
+		}
+	}
+	s.verifyCreated(ctx, append(live(items), found...))
 	if err := s.faultPoint("import-index"); err != nil {
 		return err
 	}
@@ -249,7 +268,8 @@ func (s *Store) nodeErrors(ctx context.Context, ids []string) map[string]error {
 	for i, n := range nodes {
 		rows[i] = n.row
 	}
-	got, errs, err := s.getColumnsBatch(ctx, keys.TableGraph, keys.FamilyGraph, []string{keys.QualCreated, keys.QualUpdated}, rows)
+	got, errs, err := s.getColumnsBatch(ctx, keys.TableGraph, keys.FamilyGraph,
+		[]string{keys.QualCreated, keys.QualUpdated, keys.QualGone}, rows)
 	out := make(map[string]error, len(nodes))
 	for i, n := range nodes {
 		if err != nil {
@@ -317,18 +337,42 @@ func readBack[T batchItem](ctx context.Context, s *Store, table, family string, 
 	}
 }
 
-// verifyCreated reads the created rows back, as createEntity does: a row
-// hidden by a delete marker fails (an import keeps its times, so it cannot
-// retry later), and one that holds another create's cells was not ours.
+// verifyCreated reads the rows back, as createEntity does: a row hidden by
+// a delete marker fails (an import keeps its times, so it cannot retry
+// later), one that holds the item's own create is created (by this call,
+// or by an earlier one of the same op: the steps after it are done again,
+// idempotently), one of another create is skipped. A residue older than
+// the item is created over, one after it fails (errHiddenImport).
 func (s *Store) verifyCreated(ctx context.Context, items []*relImport) {
+	var over []*relImport
 	readBack(ctx, s, keys.TableGraph, keys.FamilyGraph, nil, items, func(it *relImport, c rowCells) {
+		e, live, err := decodeEntity(it.row, c)
 		switch {
-		case c.get(keys.QualCreated) == nil:
-			it.fail(errHiddenImport)
-		case !bytes.Equal(c.get(keys.QualCreated), encodeMs(it.e.created)) || !bytes.Equal(c.get(keys.QualProperties), it.e.props):
+		case err != nil:
+			it.fail(err)
+		case live && e.createOp == it.op:
+			it.created, it.settled = true, false
+		case live:
 			it.created, it.settled = false, true // a concurrent create won: skipped
+		case e.gone != nil && e.gone.createOp == it.op && e.gone.created != 0:
+			it.created, it.settled = true, true // ours, and deleted since
+		case e.deleted() && e.updated < it.e.created:
+			over = append(over, it)
+		default:
+			it.fail(errHiddenImport)
 		}
 	})
+	for _, it := range over {
+		e, err := s.createEntity(WithOp(ctx, it.op), it.row, it.e, true, true)
+		switch {
+		case err == nil && e.created == it.e.created:
+			it.created, it.settled = true, false
+		case err == nil, errors.Is(err, ErrAlreadyExists):
+			it.created, it.settled = false, true
+		default:
+			it.fail(err)
+		}
+	}
 }
 
 // writeIndexBatch puts the items' index rows (two each) in one batch, as

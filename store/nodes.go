@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -43,11 +42,39 @@ type entity struct {
 	// deleting is when a node's deletion started (x), 0 for a live node:
 	// a node being deleted reads as gone (see DeleteNode).
 	deleting int64
+	// The ops of the writes that made the row (see once.go): its create
+	// (xc), its last updates (xu), the deletion that marked it (xd).
+	createOp  OpID
+	updateOps []byte
+	deleteOp  OpID
+	// gone is the row's residue g, if it has one: of the row's last
+	// deletion. The row is deleted (decodeEntity's ok is false) while the
+	// residue is at least u; a row created again keeps it.
+	gone *residue
+	// pending is a relationship create under way (xp).
+	pending *pendingCreate
 }
 
+// deleted reports whether e is a residue: a row deleted, read as absent.
+func (e entity) deleted() bool { return e.gone != nil && e.gone.at >= e.updated }
+
 // decodeEntity reads c, p, u of the row with key row; ok is false when the
-// row does not exist.
+// row does not exist, or is a residue (then e has its u and residue).
 func decodeEntity[K rowKey, C cellSource](row K, c C) (e entity, ok bool, err error) {
+	if g, has := c.lookup(keys.QualGone); has {
+		r, okr := decodeResidue(g)
+		if !okr {
+			return e, false, corrupt(row, "g=%x", g)
+		}
+		e.gone = &r
+	}
+	if xp, has := c.lookup(keys.QualPendingCreate); has {
+		p, okp := decodePending(xp)
+		if !okp {
+			return e, false, corrupt(row, "xp=%x", xp)
+		}
+		e.pending = &p
+	}
 	c0, _ := c.lookup(keys.QualCreated)
 	if c0 == nil {
 		return e, false, nil
@@ -66,7 +93,20 @@ func decodeEntity[K rowKey, C cellSource](row K, c C) (e entity, ok bool, err er
 			return e, false, corrupt(row, "x=%x", x)
 		}
 	}
-	return entity{created: created, updated: updated, props: props, owner: owner, deleting: deleting}, true, nil
+	createOp, okc := decodeOp(get(c, keys.QualCreateOp))
+	deleteOp, okd := decodeOp(get(c, keys.QualDeleteOp))
+	if !okc || !okd {
+		return e, false, corrupt(row, "xc or xd")
+	}
+	updateOps, _ := c.lookup(keys.QualUpdateOps)
+	e = entity{created: created, updated: updated, props: props, owner: owner, deleting: deleting,
+		createOp: createOp, updateOps: updateOps, deleteOp: deleteOp, gone: e.gone, pending: e.pending}
+	return e, !e.deleted(), nil
+}
+
+func get[C cellSource](c C, q string) []byte {
+	v, _ := c.lookup(q)
+	return v
 }
 
 // Qualifiers as bytes, for the cells rowCells makes.
@@ -113,6 +153,20 @@ func (e entity) cells() cells {
 	return c
 }
 
+// createCells are the cells of a create of e by op; over a residue, also
+// the columns the deleted row may hold, reset.
+func (e entity) createCells(op OpID, overResidue bool) cells {
+	c := e.cells()
+	c[keys.QualCreateOp] = append([]byte(nil), op[:]...)
+	if overResidue {
+		c[keys.QualOwner] = append([]byte{}, e.owner...)
+		c[keys.QualDeleting] = encodeMs(e.deleting)
+		c[keys.QualUpdateOps] = []byte{}
+		c[keys.QualDeleteOp] = []byte{}
+	}
+	return c
+}
+
 func nodeFrom(id string, e entity) (Node, error) {
 	props, err := storedProperties(e.props)
 	if err != nil {
@@ -125,7 +179,7 @@ func nodeFrom(id string, e entity) (Node, error) {
 // checkAndPut), created and updated now.
 func (s *Store) create(ctx context.Context, row []byte, props []byte, owner string) (entity, error) {
 	now := s.nowMs()
-	return s.createEntity(ctx, row, entity{created: now, updated: now, props: props, owner: ownerCell(owner)}, true)
+	return s.createEntity(ctx, row, entity{created: now, updated: now, props: props, owner: ownerCell(owner)}, false, false)
 }
 
 // ownerCell is owner as stored: nil for none.
@@ -136,43 +190,94 @@ func ownerCell(owner string) []byte {
 	return []byte(owner)
 }
 
-// createEntity writes e as a new row if `c` is absent, its cells stamped
-// e.updated. A delete leaves a marker at a time that may not have passed
-// yet; a Put at or before it would be hidden although CheckAndMutate
-// reports success, so the row is read back. If it is hidden, a live create
-// (retry) tries again one millisecond later; an import, which must keep its
-// times, fails.
-func (s *Store) createEntity(ctx context.Context, row []byte, e entity, retry bool) (entity, error) {
-	err := s.casLoop(ctx, "create hidden by a delete marker", func(int) (bool, error) {
-		ok, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualCreated, nil, e.cells(), e.updated)
+// Errors of createEntity that say what its caller may do next.
+var (
+	// errHidden: the row is a residue at or after the times the create
+	// must keep (an import's, a relationship's whose index rows are
+	// written), or a delete marker hides it.
+	errHidden = fmt.Errorf("%w: the row was deleted after the time it is imported at", ErrConflict)
+)
+
+// createEntity writes e as a new row by the ctx's op: a CheckAndMutate "c
+// absent", or "u is the residue's" over a deleted row's residue, its cells
+// stamped e.updated.
+//
+// When the CheckAndMutate answers false, the row is read: if it holds the
+// op's own create (a re-send applied, or a retry with the same op), that
+// is a success with the stored entity, never ErrAlreadyExists. A live row
+// of another create is ErrAlreadyExists. Over a residue a live create
+// (keep unset) stamps its cells after the residue (max(now, u+1)), so a
+// delete from a replica whose clock is ahead never hides it; a create that
+// must keep its times (keep: an import, a relationship whose index rows
+// name its creation time) is errHidden if they are not after the residue.
+// A create the op made and somebody deleted since answers its entity as
+// created (errCreatedThenDeleted tells the caller).
+//
+// verify reads the row back after a CheckAndMutate that wrote: an import's
+// times may be before an old delete marker's, which would hide the cells.
+func (s *Store) createEntity(ctx context.Context, row []byte, e entity, keep, verify bool) (entity, error) {
+	ctx, op := withOp(ctx)
+	qualifier, expected := keys.QualCreated, []byte(nil)
+	over := false
+	var out entity
+	err := s.casLoop(ctx, "create", func(int) (bool, error) {
+		ok, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, qualifier, expected, e.createCells(op, over), e.updated)
 		if err != nil {
 			return false, err
 		}
-		if !ok {
-			return false, ErrAlreadyExists
-		}
-		got, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
-		if err != nil {
-			return false, err
-		}
-		if got[keys.QualCreated] != nil {
-			if !bytes.Equal(got[keys.QualCreated], encodeMs(e.created)) || !bytes.Equal(got[keys.QualProperties], e.props) {
-				return false, ErrAlreadyExists // a concurrent create won
-			}
+		if ok && !verify {
+			out = e
 			return true, nil
 		}
-		if !retry {
-			return false, fmt.Errorf("%w: the row was deleted after the time it is imported at", ErrConflict)
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		if err != nil {
+			return false, err
 		}
+		old, live, err := decodeEntity(row, c)
+		switch {
+		case err != nil:
+			return false, err
+		case live && old.createOp == op:
+			out = old // ours: this call's, or an earlier one's of the same op
+			return true, nil
+		case live:
+			return false, ErrAlreadyExists
+		case old.gone != nil && old.gone.createOp == op && old.gone.created != 0:
+			out = e
+			out.created = old.gone.created
+			return false, errCreatedThenDeleted
+		case old.gone != nil && old.deleted():
+			if keep && old.updated >= e.created {
+				return false, errHidden
+			}
+			if !keep {
+				next := max(s.nowMs(), old.updated+1)
+				if e.deleting != 0 {
+					e.deleting = next
+				}
+				e.created, e.updated = next, next
+			}
+			qualifier, expected, over = keys.QualUpdated, encodeMs(old.updated), true
+			return false, nil
+		case keep:
+			return false, errHidden // an older delete marker hides it
+		}
+		// Hidden by a delete marker (a version of hbgraph before the
+		// residues): one millisecond later.
 		next := max(s.nowMs(), e.updated+1)
 		e.created, e.updated = next, next
+		qualifier, expected, over = keys.QualCreated, nil, false
 		return false, nil
 	})
 	if err != nil {
-		return entity{}, err
+		return out, err
 	}
-	return e, nil
+	return out, nil
 }
+
+// errCreatedThenDeleted: the op's create was applied, and the row deleted
+// since (a retry that comes after someone deleted what it created).
+var errCreatedThenDeleted = fmt.Errorf("%w: created, then deleted", ErrNotFound)
 
 // CreateNode creates a node owned by owner (empty: nobody). It fails with
 // ErrAlreadyExists if the id is taken, ErrConflict while a node of that id
@@ -197,6 +302,7 @@ func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properti
 	if err != nil {
 		return Node{}, err
 	}
+	ctx, op := withOp(ctx)
 	remains, err := s.hasRemains(ctx, id)
 	if err != nil {
 		return Node{}, fmt.Errorf("create node %q: %w", id, err)
@@ -207,7 +313,15 @@ func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properti
 		e.deleting = now
 	}
 	row := keys.Node(id)
-	e, err = s.createEntity(ctx, row, e, true)
+	e, err = s.createEntity(ctx, row, e, false, false)
+	if errors.Is(err, errCreatedThenDeleted) {
+		// This op created it (an earlier try of a retried call), and
+		// somebody deleted it since: the create happened, once.
+		return nodeFrom(id, e)
+	}
+	if err == nil && e.deleting != 0 {
+		remains = true // ours, cut short while removing remains
+	}
 	if errors.Is(err, ErrAlreadyExists) {
 		if _, deleting, rerr := s.readNode(ctx, id); rerr == nil && deleting {
 			return Node{}, fmt.Errorf("create node %q: %w: a node of this id is being deleted; "+
@@ -233,8 +347,17 @@ func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properti
 		if err != nil {
 			return Node{}, fmt.Errorf("create node %q: %w", id, err)
 		}
-		if !won { // deleted meanwhile (DeleteNode finishing it)
-			return Node{}, fmt.Errorf("create node %q: deleted while it was being created: %w", id, ErrConflict)
+		if !won {
+			// Ours applied already (a re-send), or deleted meanwhile
+			// (DeleteNode finishing it).
+			again, deleting, err := s.readNode(ctx, id)
+			if err != nil {
+				return Node{}, fmt.Errorf("create node %q: %w", id, err)
+			}
+			if again == nil || deleting || again.createOp != op {
+				return Node{}, fmt.Errorf("create node %q: deleted while it was being created: %w", id, ErrConflict)
+			}
+			return nodeFrom(id, *again)
 		}
 		e.updated, e.deleting = next, 0
 	}
@@ -263,7 +386,7 @@ func (s *Store) removeRemains(ctx context.Context, id string) error {
 	if err := s.detach(ctx, id); err != nil {
 		return err
 	}
-	if err := s.deleteArticlesOf(ctx, id, math.MaxInt64); err != nil {
+	if err := s.deleteArticlesOf(articlesCtx(ctx), id, math.MaxInt64); err != nil {
 		return err
 	}
 	return s.deleteStrayCategoryRows(ctx, id)
@@ -317,7 +440,7 @@ func (s *Store) UpdateNodeProperties(ctx context.Context, id string, set Propert
 	if err := validateID("node id", id); err != nil {
 		return Node{}, err
 	}
-	e, err := s.updateEntity(ctx, keys.Node(id), set, remove)
+	e, err := s.updateEntity(ctx, keys.Node(id), set, remove, true)
 	if err != nil {
 		return Node{}, fmt.Errorf("update node %q: %w", id, err)
 	}
@@ -326,8 +449,15 @@ func (s *Store) UpdateNodeProperties(ctx context.Context, id string, set Propert
 
 // updateEntity is the compare-and-set loop shared by nodes and
 // relationships: read p and u, merge, write p and the new u if u is still
-// the one read.
-func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, remove []string) (entity, error) {
+// the one read, and the op among the row's recent updates (xu). A row
+// whose recent updates hold the op is this write applied already (a
+// re-send, a retry with the same op): success with the row as it is. With
+// owned (a node), the ctx's Writer must be allowed to write the owner read
+// with the u the write compares (ErrForbidden otherwise), so a node
+// deleted and created again by another subject meanwhile is not written.
+func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, remove []string, owned bool) (entity, error) {
+	ctx, op := withOp(ctx)
+	w := writerOf(ctx)
 	if _, err := encodeProperties(set); err != nil {
 		return entity{}, err
 	}
@@ -347,6 +477,13 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 		if !ok || old.deleting != 0 {
 			return false, ErrNotFound
 		}
+		if hasOp(old.updateOps, op) {
+			next = old
+			return true, nil
+		}
+		if owned && !w.mayWrite(string(old.owner)) {
+			return false, errNotYours
+		}
 		props, err := decodeProperties(old.props)
 		if err != nil {
 			return false, err
@@ -355,9 +492,10 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 		if err != nil {
 			return false, err // e.g. the merged map is too large: nothing written
 		}
-		next = entity{created: old.created, updated: s.nextUpdate(old.updated), props: encoded, owner: old.owner}
-		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated,
-			encodeMs(old.updated), cells{keys.QualProperties: encoded, keys.QualUpdated: encodeMs(next.updated)}, next.updated)
+		next = entity{created: old.created, updated: s.nextUpdate(old.updated), props: encoded, owner: old.owner,
+			createOp: old.createOp, updateOps: pushOp(old.updateOps, op)}
+		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(old.updated),
+			cells{keys.QualProperties: encoded, keys.QualUpdated: encodeMs(next.updated), keys.QualUpdateOps: next.updateOps}, next.updated)
 	})
 	if err != nil {
 		return entity{}, err
@@ -365,16 +503,29 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 	return next, nil
 }
 
-// deleteEntity deletes a c/p/u row with a compare-and-set on u, stamping the
-// delete one past u (seed 002), and returns the row as it was and the
-// delete's timestamp.
+// errNotYours is a write to a node the ctx's Writer may not write.
+var errNotYours = &Refusal{Kind: ErrForbidden, Reason: "the node belongs to another subject (or to nobody): only its owner or an admin may change it"}
+
+// deleteEntity deletes a c/p/u row with a compare-and-set on u, and returns
+// the row as it was and the delete's timestamp (one past u, seed 002).
 func (s *Store) deleteEntity(ctx context.Context, row []byte) (entity, int64, error) {
 	return s.deleteEntityCreated(ctx, row, 0)
 }
 
 // deleteEntityCreated is deleteEntity of the row only if it was created at
 // created (0: whenever): a row of another creation is ErrNotFound.
+//
+// The row is not deleted but turned into a residue: a compare-and-set on u
+// puts u and g (the deletion's timestamp, op and the creation it deleted),
+// after which the row reads as absent. No delete marker is written, so a
+// clock ahead of the others hides nothing a later create writes (which
+// stamps its cells after the residue), and a re-sent or retried delete
+// finds its own residue: a success, with the row's creation time and the
+// deletion's timestamp, for the steps that follow to be redone with the
+// same stamps. A node marked as being deleted (x) records its marking op
+// (xd) in the residue: whoever finishes the deletion, it is that op's.
 func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int64) (entity, int64, error) {
+	ctx, op := withOp(ctx)
 	var (
 		old entity
 		ts  int64
@@ -388,11 +539,21 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 		if old, ok, err = decodeEntity(row, c); err != nil {
 			return false, err
 		}
+		if g := old.gone; !ok && g != nil && g.deleteOp == op && (created == 0 || g.created == created) {
+			old.created, old.createOp, ts = g.created, g.createOp, g.at // ours, applied
+			return true, nil
+		}
 		if !ok || (created != 0 && old.created != created) {
 			return false, ErrNotFound
 		}
+		by := op
+		if old.deleting != 0 && !old.deleteOp.IsZero() {
+			by = old.deleteOp
+		}
 		ts = s.nextUpdate(old.updated)
-		return s.checkAndDeleteRow(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(old.updated), ts)
+		gone := residue{at: ts, deleteOp: by, created: old.created, createOp: old.createOp}
+		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(old.updated),
+			cells{keys.QualUpdated: encodeMs(ts), keys.QualGone: gone.encode()}, ts)
 	})
 	if err != nil {
 		return entity{}, 0, err
@@ -447,16 +608,29 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 	if err := validateID("node id", id); err != nil {
 		return err
 	}
+	ctx, op := withOp(ctx)
+	w := writerOf(ctx)
 	row := keys.Node(id)
-	resumed := false
+	resumed, done, gone := false, false, false
 	err := s.casLoop(ctx, "delete node", func(int) (bool, error) {
-		e, deleting, err := s.readNode(ctx, id)
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		if err != nil {
+			return false, err
+		}
+		e, ok, err := decodeEntity(row, c)
 		switch {
 		case err != nil:
 			return false, err
-		case e == nil:
+		case e.gone != nil && e.gone.deleteOp == op:
+			// This op deleted it already (a retry); a node created since
+			// is not ours to touch.
+			done, gone = true, !ok
+			return true, nil
+		case !ok:
 			return false, fmt.Errorf("node %q: %w", id, ErrNotFound)
-		case deleting:
+		case !w.mayWrite(string(e.owner)):
+			return false, errNotYours
+		case e.deleting != 0:
 			resumed = true // a deletion cut short
 			return true, nil
 		}
@@ -470,10 +644,17 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		}
 		ts := s.nextUpdate(e.updated)
 		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
-			cells{keys.QualDeleting: encodeMs(ts), keys.QualUpdated: encodeMs(ts)}, ts)
+			cells{keys.QualDeleting: encodeMs(ts), keys.QualUpdated: encodeMs(ts), keys.QualDeleteOp: op[:]}, ts)
 	})
 	if err != nil {
 		return err
+	}
+	if done {
+		if !gone {
+			return nil
+		}
+		// The row's deletion was the last step but the counters'.
+		return s.deleteDegreeRows(ctx, id, false)
 	}
 	return s.finishNodeDeletion(ctx, id, resumed)
 }
@@ -513,7 +694,7 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, resumed bool)
 	if err := s.faultPoint(pointNodeArticles); err != nil {
 		return err
 	}
-	if err := s.deleteArticlesOf(ctx, id, math.MaxInt64); err != nil {
+	if err := s.deleteArticlesOf(articlesCtx(ctx), id, math.MaxInt64); err != nil {
 		return fmt.Errorf("delete the articles of node %q: %w", id, err)
 	}
 	if err := s.deleteStrayCategoryRows(ctx, id); err != nil {
@@ -561,6 +742,7 @@ func (s *Store) detach(ctx context.Context, id string) error {
 	r := adjacencyOf(id)
 	r.limit, r.keyOnly = 256, true
 	removed := false
+	swept := map[string]bool{}
 	for {
 		rows, err := s.scan(ctx, r)
 		if err != nil {
@@ -571,6 +753,7 @@ func (s *Store) detach(ctx context.Context, id string) error {
 				return nil
 			}
 			r.start, removed = adjacencyOf(id).start, false
+			swept = map[string]bool{}
 			continue
 		}
 		for _, rw := range rows {
@@ -579,6 +762,13 @@ func (s *Store) detach(ctx context.Context, id string) error {
 			if err != nil {
 				return err
 			}
+			// A self-loop's two index rows come in one sweep: its
+			// deletion (which recognises its own residue) runs once.
+			rel := fmt.Sprintf("%s %d", relationshipOf(a).row(), a.Created)
+			if swept[rel] {
+				continue
+			}
+			swept[rel] = true
 			if err := s.removeIndexed(ctx, a, rw.ts); err != nil {
 				return err
 			}
@@ -641,7 +831,7 @@ func (s *Store) deleteDegreeRows(ctx context.Context, id string, whatever bool) 
 			newest = max(newest, rw.ts)
 		}
 	}
-	if len(zero) == 0 || s.waitClockPast(ctx, newest, s.clockWait) != nil {
+	if len(zero) == 0 || s.waitCounterPast(ctx, newest) != nil {
 		return nil
 	}
 	for _, rw := range zero {
@@ -650,6 +840,30 @@ func (s *Store) deleteDegreeRows(ctx context.Context, id string, whatever bool) 
 		}
 	}
 	return nil
+}
+
+// counterSettle is the real time a counter's deletion waits after reading
+// it, whatever the clock says: the region server stamps the next Increment
+// with its own clock, which a gateway's clock ahead of it (skew) says has
+// passed the counter's timestamp when it has not.
+const counterSettle = 2 * time.Millisecond
+
+// waitCounterPast waits until a delete marker stamped t (a counter's own
+// timestamp, the region server's) can no longer hide an Increment: the
+// clock past t (waitClockPast), and counterSettle of real time.
+func (s *Store) waitCounterPast(ctx context.Context, t int64) error {
+	settled := time.Now().Add(counterSettle)
+	if err := s.waitClockPast(ctx, t, s.clockWait); err != nil {
+		return err
+	}
+	timer := time.NewTimer(time.Until(settled))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
 }
 
 // waitClockPast waits until the clock reads after t (ms), so that every
@@ -681,4 +895,12 @@ func (s *Store) waitClockPast(ctx context.Context, t int64, budget time.Duration
 		}
 	}
 	return nil
+}
+
+// articlesCtx is ctx for the deletion of a node's articles: with the
+// node's op, since the article writes give each article's Increments a
+// nonce purpose of its own (its timeline row), so a retry of the deletion
+// repeats their nonces.
+func articlesCtx(ctx context.Context) context.Context {
+	return ctx
 }

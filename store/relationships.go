@@ -114,14 +114,16 @@ func relationshipOf(a keys.Adjacency) RelationshipKey {
 // Fault points of CreateRelationship besides writeIndex's and
 // countDegrees' (see Store.fault), named after the step that follows.
 const (
+	pointRelationshipPending = "relationship-pending"
 	pointRelationshipRow     = "relationship-row"
 	pointRelationshipRecheck = "relationship-recheck"
 )
 
 // CreateRelationship writes the outgoing and incoming index rows, then the
-// relationship row (CheckAndMutate "c absent"), then increments both degree
-// counters, then reads both nodes again. Both nodes must exist
-// (ErrNotFound); a second create is ErrAlreadyExists.
+// relationship row (CheckAndMutate "c absent", or "u is the residue's"),
+// then increments both degree counters, then reads both nodes again. Both
+// nodes must exist (ErrNotFound); a second create is ErrAlreadyExists; the
+// ctx's Writer must be allowed to write the start node (ErrForbidden).
 //
 // The index rows come first so that whatever a crash leaves is found
 // through the index of either end, by a DeleteNode of it and by Repair: no
@@ -129,6 +131,12 @@ const (
 // catches an end deleted (or deleted and created again) while this ran,
 // after that deletion's scan of its index: the relationship is then
 // deleted again and the create is ErrNotFound.
+//
+// Exactly once: before its index rows, the create puts its op and its
+// creation time in the relationship row (xp), so that a retry of the same
+// op writes the same index rows; a retry that finds the relationship
+// created by its op finishes the steps after it (the Increments carry
+// nonces) and answers success.
 func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props Properties) (Relationship, error) {
 	if err := k.Validate(); err != nil {
 		return Relationship{}, err
@@ -137,50 +145,44 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	if err != nil {
 		return Relationship{}, err
 	}
-	ends, err := s.relationshipEnds(ctx, k, true)
-	if errors.Is(err, ErrAlreadyExists) {
-		return Relationship{}, fmt.Errorf("create relationship: %w", err)
-	}
+	ctx, op := withOp(ctx)
+	ends, rel, err := s.relationshipEnds(ctx, k, true)
 	if err != nil {
 		return Relationship{}, err
 	}
-	var e entity
-	err = s.casLoop(ctx, "create relationship hidden by a delete marker", func(int) (bool, error) {
-		now := max(s.nowMs(), e.created+1) // after a try hidden by a marker
-		e = entity{created: now, updated: now, props: encoded}
-		if err := s.writeIndex(ctx, k, e); err != nil {
-			return false, err
-		}
-		if err := s.faultPoint(pointRelationshipRow); err != nil {
-			return false, err
-		}
-		_, err := s.createEntity(ctx, k.row(), e, false)
-		if err == nil {
-			return true, nil
-		}
-		if errors.Is(err, ErrAlreadyExists) || errors.Is(err, ErrConflict) {
-			// Lost to another create, or hidden by a recent delete's
-			// marker (then try again a millisecond later): our index rows
-			// index nothing.
-			if uerr := s.unindexLoser(ctx, k, e); uerr != nil {
-				return false, uerr
-			}
-			if errors.Is(err, ErrConflict) {
-				return false, nil
-			}
-		}
-		return false, err
-	})
-	if err != nil {
-		return Relationship{}, fmt.Errorf("create relationship: %w", err)
+	if !writerOf(ctx).mayWrite(ends.startOwner) {
+		return Relationship{}, fmt.Errorf("create relationship: %w", errNotYours)
 	}
-	if err := s.countDegrees(ctx, k, +1); err != nil {
+	var e entity
+	live := rel.created != 0 && !rel.deleted()
+	switch {
+	case live && rel.createOp == op:
+		e = rel // ours, from an earlier try: its index rows were written before it
+	case live:
+		return Relationship{}, fmt.Errorf("create relationship: %w", ErrAlreadyExists)
+	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0:
+		if rel.gone.deleteOp == op { // our own recheck took it back
+			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
+		}
+		// Created by this op, deleted by somebody since: its counts are
+		// the create's and the deletion's (nonces make a repeat count once).
+		e = entity{created: rel.gone.created, updated: rel.gone.created, props: encoded}
+		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
+			return Relationship{}, err
+		}
+		return relationshipFrom(k, e)
+	default:
+		if e, err = s.createRelationshipRow(ctx, k, rel, encoded); err != nil {
+			return Relationship{}, fmt.Errorf("create relationship: %w", err)
+		}
+	}
+	if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
 		return Relationship{}, err
 	}
 	if err := s.faultPoint(pointRelationshipRecheck); err != nil {
 		return Relationship{}, err
 	}
-	again, err := s.relationshipEnds(ctx, k, false)
+	again, _, err := s.relationshipEnds(ctx, k, false)
 	if err == nil && again != ends {
 		err = fmt.Errorf("node %q or %q: %w", k.Start, k.End, ErrNotFound)
 	}
@@ -196,51 +198,133 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	return relationshipFrom(k, e)
 }
 
-// relationshipEnds returns the creation times of k's start and end nodes,
-// which say which node of each id it is, or ErrNotFound if one does not
-// exist (or is being deleted); with absent set, ErrAlreadyExists if the
-// relationship exists. It reads the rows with one batch of Gets.
-func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, absent bool) ([2]int64, error) {
+// createRelationshipRow writes the index rows and then the row of a new
+// relationship, whose row read as rel (absent, a residue, a create under
+// way). Its creation time is after the residue's (so a delete stamped by a
+// clock ahead hides nothing), or the earlier try's of the same op (xp),
+// whose index rows are then written again, not left behind.
+func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, rel entity, props []byte) (entity, error) {
+	ctx, op := withOp(ctx)
+	floor := int64(0)
+	if rel.gone != nil {
+		floor = rel.updated // the residue's u
+	}
+	created := max(s.nowMs(), floor+1)
+	reuse := rel.pending != nil && rel.pending.op == op && rel.pending.created > floor
+	if reuse {
+		created = rel.pending.created
+	}
+	var e entity
+	err := s.casLoop(ctx, "create relationship hidden by a delete marker", func(attempt int) (bool, error) {
+		e = entity{created: created, updated: created, props: props}
+		if !reuse || attempt > 0 {
+			if err := s.faultPoint(pointRelationshipPending); err != nil {
+				return false, err
+			}
+			if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, k.row(),
+				cells{keys.QualPendingCreate: pendingCreate{op: op, created: created}.encode()}, created); err != nil {
+				return false, err
+			}
+		}
+		if err := s.writeIndex(ctx, k, e); err != nil {
+			return false, err
+		}
+		if err := s.faultPoint(pointRelationshipRow); err != nil {
+			return false, err
+		}
+		got, err := s.createEntity(ctx, k.row(), e, true, false)
+		if err == nil {
+			if got.created != e.created { // ours, of an earlier try: these index rows are not its
+				if uerr := s.deleteIndexRows(ctx, k, e); uerr != nil {
+					return false, uerr
+				}
+				e = got
+			}
+			return true, nil
+		}
+		if errors.Is(err, ErrAlreadyExists) || errors.Is(err, errHidden) {
+			// Lost to another create, or behind a deletion newer than our
+			// time (then try again after it): our index rows index nothing.
+			if uerr := s.unindexLoser(ctx, k, e); uerr != nil {
+				return false, uerr
+			}
+			if errors.Is(err, errHidden) {
+				c, gerr := s.get(ctx, keys.TableGraph, keys.FamilyGraph, k.row())
+				if gerr != nil {
+					return false, gerr
+				}
+				cur, _, derr := decodeEntity(k.row(), c)
+				if derr != nil {
+					return false, derr
+				}
+				created = max(s.nowMs(), created+1, cur.updated+1)
+				return false, nil
+			}
+		}
+		return false, err
+	})
+	return e, err
+}
+
+// relationshipEnds reads k's start and end nodes, and with rel set the
+// relationship row too, with one batch of Gets. The ends say which node of
+// each id it is (creation times) and who owns the start; an end that does
+// not exist (or is being deleted) is ErrNotFound. The relationship row is
+// returned as read, absent or not (see createEntity).
+func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel bool) (relEnds, entity, error) {
 	ids := []string{k.Start, k.End}
 	gets := make([]Get, 0, 3)
 	for _, id := range ids {
 		g, err := NodeGet(id)
 		if err != nil {
-			return [2]int64{}, err
+			return relEnds{}, entity{}, err
 		}
 		gets = append(gets, g)
 	}
-	if absent {
+	if rel {
 		g, err := k.Get()
 		if err != nil {
-			return [2]int64{}, err
+			return relEnds{}, entity{}, err
 		}
 		gets = append(gets, g)
 	}
 	rows, err := s.Read(ctx, gets)
 	if err != nil {
-		return [2]int64{}, err
+		return relEnds{}, entity{}, err
 	}
-	var out [2]int64
+	var out relEnds
 	for i, id := range ids {
 		n, err := rows[i].Node(id)
 		if err != nil {
-			return [2]int64{}, err
+			return relEnds{}, entity{}, err
 		}
 		if n == nil {
-			return [2]int64{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
+			return relEnds{}, entity{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
 		}
-		out[i] = n.Created.UnixMilli()
-	}
-	if absent {
-		if rel, err := rows[2].Relationship(k); err != nil || rel != nil {
-			if err == nil {
-				err = ErrAlreadyExists
-			}
-			return [2]int64{}, err
+		out.created[i] = n.Created.UnixMilli()
+		if i == 0 {
+			out.startOwner = n.Owner
 		}
 	}
-	return out, nil
+	var e entity
+	if rel {
+		r := rows[2]
+		var ok bool
+		if e, ok, err = decodeEntity(r.key, r.cells); err != nil {
+			return relEnds{}, entity{}, err
+		}
+		if !ok && !e.deleted() {
+			e.created = 0 // absent
+		}
+	}
+	return out, e, nil
+}
+
+// relEnds is which nodes a relationship joins: their creation times, and
+// the start's owner.
+type relEnds struct {
+	created    [2]int64
+	startOwner string
 }
 
 // unindexLoser deletes the index rows a create wrote for e before its
@@ -258,6 +342,12 @@ func (s *Store) unindexLoser(ctx context.Context, k RelationshipKey, e entity) e
 	if ok && winner.created == e.created {
 		return s.writeIndex(ctx, k, winner)
 	}
+	return s.deleteIndexRows(ctx, k, e)
+}
+
+// deleteIndexRows deletes the index rows of e's creation, stamped e's
+// update time (their own: a re-send deletes the same).
+func (s *Store) deleteIndexRows(ctx context.Context, k RelationshipKey, e entity) error {
 	out, in, err := k.index(e.created)
 	if err != nil {
 		return err
@@ -291,7 +381,11 @@ func (s *Store) writeIndex(ctx context.Context, k RelationshipKey, e entity) err
 	return nil
 }
 
-func (s *Store) countDegrees(ctx context.Context, k RelationshipKey, delta int64) error {
+// countDegrees adds delta to both degree counters of k's creation at
+// created. Each Increment's nonce purpose names the relationship, its
+// creation and the delta: stable across re-sends and retries of the write,
+// different for every relationship one op counts (a detach deletes many).
+func (s *Store) countDegrees(ctx context.Context, k RelationshipKey, delta, created int64) error {
 	out, in, err := k.degrees()
 	if err != nil {
 		return err
@@ -303,7 +397,8 @@ func (s *Store) countDegrees(ctx context.Context, k RelationshipKey, delta int64
 		if err := s.faultPoint(d.point); err != nil {
 			return err
 		}
-		if _, err := s.increment(ctx, keys.TableGraph, keys.FamilyGraph, d.row, keys.QualDegree, delta); err != nil {
+		purpose := fmt.Sprintf("%s %+d %s %d", d.point, delta, k.ID(), created)
+		if _, err := s.incrementPurpose(ctx, keys.TableGraph, keys.FamilyGraph, d.row, keys.QualDegree, delta, purpose); err != nil {
 			return err
 		}
 	}
@@ -317,7 +412,7 @@ func (s *Store) UpdateRelationshipProperties(ctx context.Context, k Relationship
 	if err := k.Validate(); err != nil {
 		return Relationship{}, err
 	}
-	e, err := s.updateEntity(ctx, k.row(), set, remove)
+	e, err := s.updateEntity(ctx, k.row(), set, remove, false)
 	if err != nil {
 		return Relationship{}, fmt.Errorf("update relationship %s: %w", k.ID(), err)
 	}
@@ -344,8 +439,10 @@ func (s *Store) deleteRelationship(ctx context.Context, k RelationshipKey) error
 // deleteRelationshipCreated is deleteRelationship of the relationship
 // created at created (0: whenever); another one of the same key is
 // ErrNotFound. The index row of node near (a node being deleted) goes
-// last, so that a crash leaves the row its deletion's re-run finds.
+// last, after the counters, so that a crash leaves the row its deletion's
+// re-run finds.
 func (s *Store) deleteRelationshipCreated(ctx context.Context, k RelationshipKey, created int64, near string) error {
+	ctx, _ = withOp(ctx)
 	old, ts, err := s.deleteEntityCreated(ctx, k.row(), created)
 	if err != nil {
 		return fmt.Errorf("delete relationship %s: %w", k.ID(), err)
@@ -362,7 +459,16 @@ func (s *Store) deleteRelationshipCreated(ctx context.Context, k RelationshipKey
 	if near == k.Start && near != k.End {
 		order[0], order[1] = order[1], order[0]
 	}
-	for _, ix := range order {
+	for i, ix := range order {
+		if i == 1 && near != "" {
+			// Counted down before the near row goes: a re-run of the
+			// near node's deletion finds the relationship by that row
+			// until everything else is done (and its op recognises the
+			// residue, so the Increments repeat with the same nonces).
+			if err := s.countDegrees(ctx, k, -1, old.created); err != nil {
+				return err
+			}
+		}
 		if err := s.faultPoint(ix.point); err != nil {
 			return err
 		}
@@ -370,7 +476,10 @@ func (s *Store) deleteRelationshipCreated(ctx context.Context, k RelationshipKey
 			return err
 		}
 	}
-	return s.countDegrees(ctx, k, -1)
+	if near != "" {
+		return nil
+	}
+	return s.countDegrees(ctx, k, -1, old.created)
 }
 
 // RelationshipPage is one page of a node's adjacent relationships.

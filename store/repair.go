@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -279,6 +280,16 @@ type graphScan struct {
 	relationships map[string]relRow // by relationship row key
 	index         map[string]row    // adjacency rows by key
 	degrees       map[string]row    // degree rows by key
+	// residues are deleted node and relationship rows (see
+	// deleteEntityCreated) and creates of relationships that never got
+	// their row (xp alone), kept a day: by key, the u to compare.
+	residues map[string]residueRow
+}
+
+type residueRow struct {
+	key    []byte
+	at     int64 // the residue's u, or the abandoned create's time
+	absent bool  // no c: compare "c absent"
 }
 
 type relRow struct {
@@ -287,7 +298,8 @@ type relRow struct {
 }
 
 func (s *Store) scanGraph(ctx context.Context) (graphScan, error) {
-	g := graphScan{nodes: map[string]bool{}, relationships: map[string]relRow{}, index: map[string]row{}, degrees: map[string]row{}}
+	g := graphScan{nodes: map[string]bool{}, relationships: map[string]relRow{}, index: map[string]row{}, degrees: map[string]row{},
+		residues: map[string]residueRow{}}
 	all := scanRange{table: keys.TableGraph, family: keys.FamilyGraph}
 	err := s.scanAll(ctx, all, func(rw row) (bool, error) {
 		if id, err := keys.DecodeNode(rw.key); err == nil {
@@ -296,6 +308,8 @@ func (s *Store) scanGraph(ctx context.Context) (graphScan, error) {
 				return false, err
 			}
 			switch {
+			case !ok && e.deleted():
+				g.residues[string(rw.key)] = residueRow{key: rw.key, at: e.updated}
 			case ok && e.deleting != 0:
 				g.deleting = append(g.deleting, id)
 			case ok:
@@ -303,10 +317,18 @@ func (s *Store) scanGraph(ctx context.Context) (graphScan, error) {
 			}
 		} else if r, err := keys.DecodeRelationship(rw.key); err == nil {
 			e, ok, err := decodeEntity(rw.key, rw.cells)
-			if err != nil || !ok {
+			switch {
+			case err != nil:
 				return false, fmt.Errorf("relationship row %q: %v", rw.key, err)
+			case ok:
+				g.relationships[string(rw.key)] = relRow{RelationshipKey{r.Start, r.Type, r.End}, e}
+			case e.deleted():
+				g.residues[string(rw.key)] = residueRow{key: rw.key, at: e.updated}
+			case e.pending != nil && e.created == 0:
+				g.residues[string(rw.key)] = residueRow{key: rw.key, at: e.pending.created, absent: true}
+			default:
+				return false, fmt.Errorf("relationship row %q: no creation time", rw.key)
 			}
-			g.relationships[string(rw.key)] = relRow{RelationshipKey{r.Start, r.Type, r.End}, e}
 		} else if _, err := keys.DecodeAdjacency(rw.key); err == nil {
 			g.index[string(rw.key)] = rw
 		} else if _, err := keys.DecodeDegree(rw.key); err == nil {
@@ -334,6 +356,9 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 		if g, err = s.scanGraph(ctx); err != nil {
 			return err
 		}
+	}
+	if err := s.removeResidues(ctx, g.residues, fix); err != nil {
+		return err
 	}
 	// A relationship whose end is gone goes; its index rows are then
 	// orphans, deleted below. (Creation times are not compared: an import
@@ -409,7 +434,7 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 			if err != nil {
 				return err
 			}
-			if !g.nodes[d.Node] && s.waitClockPast(ctx, have.ts, s.clockWait) == nil {
+			if !g.nodes[d.Node] && s.waitCounterPast(ctx, have.ts) == nil {
 				if err := s.deleteRow(ctx, keys.TableGraph, have.key, have.ts); err != nil {
 					return err
 				}
@@ -426,6 +451,32 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 			return err
 		}
 		fix("degree counter corrected", 1)
+	}
+	return nil
+}
+
+// residueKept is how long a deleted row's residue is kept: longer than a
+// client retries a write (a retry after it may apply again) and than any
+// clock is ahead of another.
+const residueKept = 24 * time.Hour
+
+// removeResidues deletes the residues older than residueKept, each with a
+// compare-and-set on the u (or absent c) it was read with, stamped with its
+// own time: a create over it meanwhile, or a clock behind, loses nothing.
+func (s *Store) removeResidues(ctx context.Context, residues map[string]residueRow, fix func(kind string, n int)) error {
+	limit := s.nowMs() - residueKept.Milliseconds()
+	for _, r := range residues {
+		if r.at >= limit {
+			continue
+		}
+		qualifier, expected := keys.QualUpdated, encodeMs(r.at)
+		if r.absent {
+			qualifier, expected = keys.QualCreated, nil
+		}
+		if _, err := s.checkAndDeleteRow(ctx, keys.TableGraph, keys.FamilyGraph, r.key, qualifier, expected, r.at); err != nil {
+			return err
+		}
+		fix("residue of a deleted row removed", 1)
 	}
 	return nil
 }

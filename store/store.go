@@ -38,6 +38,9 @@ var (
 	// ErrInvalidInput: an id, type, category, property map, page request or
 	// cursor the caller must fix. Nothing was written.
 	ErrInvalidInput = errors.New("store: invalid input")
+	// ErrForbidden: the write's Writer (WithWriter) may not write the node
+	// it changes, as read in the compare-and-set that guards the write.
+	ErrForbidden = errors.New("store: forbidden")
 	// ErrUnavailable: HBase could not be reached or did not answer in time.
 	// The operation may be retried.
 	ErrUnavailable = errors.New("store: unavailable")

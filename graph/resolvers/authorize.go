@@ -14,18 +14,12 @@ import (
 // owner or an admin. A node that does not exist is NOT_FOUND to anyone
 // but an admin, so a caller cannot write to one another creates between
 // this check and the write. The owner is written once, with the node.
+//
+// (The store checks the owner again inside the compare-and-set of a node's
+// update or deletion and of a relationship's creation: see store.Writer.
+// deleteNode leaves the check to the store alone, so that its retry after
+// the node is gone is recognised there.)
 func (r *Resolver) mayWriteNode(ctx context.Context, id string) error {
-	return r.mayWriteNodeOrDeletion(ctx, id, false)
-}
-
-// mayDeleteNode is mayWriteNode for deleteNode, which also finishes the
-// deletion of a node that one cut short (a node being deleted, which every
-// other operation sees as gone).
-func (r *Resolver) mayDeleteNode(ctx context.Context, id string) error {
-	return r.mayWriteNodeOrDeletion(ctx, id, true)
-}
-
-func (r *Resolver) mayWriteNodeOrDeletion(ctx context.Context, id string, orDeletion bool) error {
 	p := auth.From(ctx)
 	if p.Admin {
 		return nil
@@ -45,7 +39,7 @@ func (r *Resolver) mayWriteNodeOrDeletion(ctx context.Context, id string, orDele
 	switch {
 	case err != nil:
 		return err
-	case n == nil, deleting && !orDeletion:
+	case n == nil, deleting:
 		return fmt.Errorf("node %q: %w", id, errNoSuchNode)
 	}
 	if err := auth.MayWrite(p, n.Owner); err != nil {

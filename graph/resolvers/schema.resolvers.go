@@ -34,6 +34,10 @@ func (r *articleConnectionResolver) TotalCount(ctx context.Context, obj *model.A
 
 // CreateNode is the resolver for the createNode field.
 func (r *mutationResolver) CreateNode(ctx context.Context, id string, properties any) (*model.Node, error) {
+	ctx, err := writeContext(ctx)
+	if err != nil {
+		return nil, err
+	}
 	props, err := propertiesArg("properties", properties)
 	if err != nil {
 		return nil, err
@@ -48,6 +52,10 @@ func (r *mutationResolver) CreateNode(ctx context.Context, id string, properties
 
 // UpdateNodeProperties is the resolver for the updateNodeProperties field.
 func (r *mutationResolver) UpdateNodeProperties(ctx context.Context, id string, set any, remove []string) (*model.Node, error) {
+	ctx, err := writeContext(ctx)
+	if err != nil {
+		return nil, err
+	}
 	props, err := propertiesArg("set", set)
 	if err != nil {
 		return nil, err
@@ -61,14 +69,24 @@ func (r *mutationResolver) UpdateNodeProperties(ctx context.Context, id string, 
 
 // DeleteNode is the resolver for the deleteNode field.
 func (r *mutationResolver) DeleteNode(ctx context.Context, id string, detach *bool) (string, error) {
-	if err := r.mayDeleteNode(ctx, id); err != nil {
+	ctx, err := writeContext(ctx)
+	if err != nil {
 		return "", err
+	}
+	// The store checks the owner inside its compare-and-set (and a retry
+	// of a deletion that finished finds no node, which it recognises).
+	if !auth.From(ctx).Authenticated() {
+		return "", auth.ErrUnauthenticated
 	}
 	return id, r.Store.DeleteNode(ctx, id, detach != nil && *detach)
 }
 
 // CreateRelationship is the resolver for the createRelationship field.
 func (r *mutationResolver) CreateRelationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string, properties any) (*model.Relationship, error) {
+	ctx, err := writeContext(ctx)
+	if err != nil {
+		return nil, err
+	}
 	props, err := propertiesArg("properties", properties)
 	if err != nil {
 		return nil, err
@@ -82,6 +100,10 @@ func (r *mutationResolver) CreateRelationship(ctx context.Context, startNodeID s
 
 // UpdateRelationshipProperties is the resolver for the updateRelationshipProperties field.
 func (r *mutationResolver) UpdateRelationshipProperties(ctx context.Context, startNodeID string, typeArg string, endNodeID string, set any, remove []string) (*model.Relationship, error) {
+	ctx, err := writeContext(ctx)
+	if err != nil {
+		return nil, err
+	}
 	props, err := propertiesArg("set", set)
 	if err != nil {
 		return nil, err
@@ -95,6 +117,10 @@ func (r *mutationResolver) UpdateRelationshipProperties(ctx context.Context, sta
 
 // DeleteRelationship is the resolver for the deleteRelationship field.
 func (r *mutationResolver) DeleteRelationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string) (string, error) {
+	ctx, err := writeContext(ctx)
+	if err != nil {
+		return "", err
+	}
 	k := store.RelationshipKey{Start: startNodeID, Type: typeArg, End: endNodeID}
 	if err := r.mayWriteNode(ctx, startNodeID); err != nil {
 		return "", err
@@ -104,6 +130,10 @@ func (r *mutationResolver) DeleteRelationship(ctx context.Context, startNodeID s
 
 // PostArticle is the resolver for the postArticle field.
 func (r *mutationResolver) PostArticle(ctx context.Context, authorID string, title string, body string, category string) (*model.Article, error) {
+	ctx, err := writeContext(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if err := r.mayWriteNode(ctx, authorID); err != nil {
 		return nil, err
 	}
@@ -113,6 +143,10 @@ func (r *mutationResolver) PostArticle(ctx context.Context, authorID string, tit
 
 // UpdateArticle is the resolver for the updateArticle field.
 func (r *mutationResolver) UpdateArticle(ctx context.Context, id string, title *string, body *string, category *string) (*model.Article, error) {
+	ctx, err := writeContext(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if err := r.mayWriteArticle(ctx, id); err != nil {
 		return nil, err
 	}
@@ -122,6 +156,10 @@ func (r *mutationResolver) UpdateArticle(ctx context.Context, id string, title *
 
 // DeleteArticle is the resolver for the deleteArticle field.
 func (r *mutationResolver) DeleteArticle(ctx context.Context, id string) (string, error) {
+	ctx, err := writeContext(ctx)
+	if err != nil {
+		return "", err
+	}
 	if err := r.mayWriteArticle(ctx, id); err != nil {
 		return "", err
 	}

@@ -14,6 +14,19 @@ const (
 	// over what an earlier node of its id left), ms. Absent or 0: a live
 	// node.
 	QualDeleting = "x"
+	// Exactly once (docs/design.md, "Exactly once"): the ops (store.OpID,
+	// 16 bytes) of the writes that made a node or relationship row what it
+	// is, so that a write re-sent or retried recognises its own effect.
+	QualCreateOp  = "xc" // the create's op, never overwritten by updates
+	QualUpdateOps = "xu" // the ops of the row's last updates, newest first
+	QualDeleteOp  = "xd" // the op that marked a node as being deleted (x)
+	// A relationship create under way: its op and the creation time its
+	// index rows were written with (a retry reuses them).
+	QualPendingCreate = "xp"
+	// A deleted row's residue: when (ms), by which op, and which creation
+	// (time and op) it deleted. The row reads as absent while the residue
+	// is at least its u; a create over it stamps its cells after it.
+	QualGone = "g"
 	// Degree counter rows.
 	QualDegree = "n"
 
