@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -225,74 +226,171 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	if err != nil {
 		return Article{}, fmt.Errorf("post article: author: %w", err)
 	}
-	counters := keys.Counters(authorID)
-	var (
-		k   keys.Article
-		row []byte
-		a   articleCells
-	)
-	err = s.casLoop(ctx, "post article: a taken sequence number", func(attempt int) (bool, error) {
-		if attempt > 0 {
-			if err := s.faultPoint(pointArticleSeq); err != nil {
-				return false, err
-			}
-		}
-		seq, err := s.increment(ctx, keys.TableArticles, keys.FamilyArticles, counters, keys.QualSeq, 1)
-		if err != nil {
-			return false, fmt.Errorf("post article: %w", err)
-		}
-		if seq <= 0 {
-			return false, fmt.Errorf("post article: %w", corrupt(counters, "sequence counter %d", seq))
-		}
-		now := s.nowMs()
-		k = keys.Article{Author: authorID, Posted: now, Seq: uint64(seq)}
-		if row, err = k.Key(); err != nil {
-			return false, err
-		}
-		a = articleCells{title: title, body: body, category: category, updated: now}
-		if err := s.faultPoint(pointArticleTimeline); err != nil {
-			return false, err
-		}
-		// "u absent": a sequence number handed out twice (a counter row
-		// lost and rebuilt) takes a fresh one instead of overwriting.
-		ok, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU, nil, a.cells(), a.updated)
-		if err != nil {
-			return false, fmt.Errorf("post article: %w", err)
-		}
-		return ok, nil
-	})
+	if !writerOf(ctx).mayWrite(author.Owner) {
+		return Article{}, fmt.Errorf("post article: %w", errAuthorReplaced(authorID))
+	}
+	op, derived := OpFrom(ctx)
+	if !derived {
+		op = NewOpID()
+		ctx = WithOp(ctx, op) // every Increment below carries its nonce
+	}
+	a := articleCells{title: title, body: body, category: category}
+	k, row, err := s.postTimelineRow(ctx, authorID, op, derived, a)
 	if err != nil {
 		return Article{}, err
 	}
+	a.updated = k.Posted
+	// The rest is idempotent (stamped u, Increments with the op's nonce):
+	// a retry that found its timeline row makes it again.
 	if err := s.putCategoryRow(ctx, k, a); err != nil {
 		return Article{}, err
 	}
-	if err := s.countArticles(ctx, authorID, map[string]int64{keys.QualArticleCount: 1, keys.QualCategoryCount + category: 1}); err != nil {
+	if err := s.countArticles(ctx, authorID, map[string]int64{keys.QualArticleCount: 1, keys.QualCategoryCount + category: 1},
+		purposeCount("post", row)); err != nil {
 		return Article{}, err
 	}
-	if err := s.addWordCounts(ctx, authorID, articleWords(a)); err != nil {
+	if err := s.addWordCounts(ctx, authorID, articleWords(a), purposeWords("post", row)); err != nil {
 		return Article{}, err
 	}
-	// The author may have been deleted (or deleted and created again)
-	// since it was read, after its deletion had swept its timeline: then
-	// the article is the deleted node's, and goes.
+	// The author may have been deleted (or deleted and created again,
+	// by someone this writer may not write for) since it was read, after
+	// its deletion had swept its timeline: then the article is the
+	// deleted node's, and goes.
 	if err := s.faultPoint(pointArticleRecheck); err != nil {
 		return Article{}, err
 	}
 	again, err := s.getNode(ctx, authorID)
-	if err == nil && !again.Created.Equal(author.Created) {
-		err = fmt.Errorf("node %q: %w", authorID, ErrNotFound)
+	if err == nil && (!again.Created.Equal(author.Created) || !writerOf(ctx).mayWrite(again.Owner)) {
+		err = errAuthorReplaced(authorID)
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Article{}, fmt.Errorf("post article: %w", err) // as a crash: Repair or the deletion takes it
 	}
 	if err != nil {
-		if derr := s.deleteArticle(ctx, k, row); derr != nil && !errors.Is(derr, ErrNotFound) {
+		if derr := s.deleteArticle(ctx, k, row, false, false); derr != nil && !errors.Is(derr, ErrNotFound) {
 			return Article{}, derr
 		}
 		return Article{}, fmt.Errorf("post article: the author was deleted meanwhile: %w", err)
 	}
 	return articleFrom(k, a)
+}
+
+// postTimelineRow creates the timeline row of a new article of author
+// with the cells of a (their u: the posting time) and returns its key and
+// row; or, if op created one already (a re-sent compare-and-set, or the
+// caller's retry with the same op), that one's.
+//
+// The sequence number comes from an Increment of the counters row's seq,
+// whose nonce is op's: a re-sent Increment is applied once, and a retry's
+// Increment with the same purpose is answered, as HBase answers a
+// duplicate (it turns it into a Get), with seq's current value, which a
+// later post may have been handed too. Taking it is safe: the timeline
+// row's compare-and-set "u absent" catches a collision in the same
+// millisecond (the row exists, and was not created by op), after which
+// the next attempt increments with another purpose, so gets a fresh
+// number; in another millisecond the rows differ, and two articles whose
+// posting times differ may share a sequence number (it only orders the
+// articles of one millisecond).
+//
+// With a derived op (a caller's retry is possible) the article's key is
+// recorded first in the author's op row (a compare-and-set "absent"), and
+// read from it by every attempt: a retry reuses the sequence number and
+// posting time of the first, and so finds the row it created, instead of
+// posting a copy.
+func (s *Store) postTimelineRow(ctx context.Context, authorID string, op OpID, derived bool, a articleCells) (keys.Article, []byte, error) {
+	counters := keys.Counters(authorID)
+	opRow := keys.ArticleOp(authorID, op)
+	var (
+		k        keys.Article
+		row      []byte
+		record   []byte // the op row's record as last read or written; nil: none
+		read     bool   // record is the op row's current one
+		collided bool   // record names another post's row: take a new seq
+	)
+	err := s.casLoop(ctx, "post article: a taken sequence number", func(attempt int) (bool, error) {
+		if derived && !read {
+			var err error
+			if record, err = s.readArticleOp(ctx, authorID, op); err != nil {
+				return false, fmt.Errorf("post article: %w", err)
+			}
+			read = true
+		}
+		var ok bool
+		if record != nil && !collided {
+			var kind byte
+			if kind, k, ok = decodeOpRecord(authorID, record); !ok || kind != articleOpPost {
+				return false, fmt.Errorf("post article: %w", corrupt(opRow, "op record %x", record))
+			}
+		} else {
+			if attempt > 0 {
+				if err := s.faultPoint(pointArticleSeq); err != nil {
+					return false, err
+				}
+			}
+			seq, err := s.incrementFor(ctx, fmt.Sprintf("article-seq/%d", attempt),
+				keys.TableArticles, keys.FamilyArticles, counters, keys.QualSeq, 1)
+			if err != nil {
+				return false, fmt.Errorf("post article: %w", err)
+			}
+			if seq <= 0 {
+				return false, fmt.Errorf("post article: %w", corrupt(counters, "sequence counter %d", seq))
+			}
+			k = keys.Article{Author: authorID, Posted: s.nowMs(), Seq: uint64(seq)}
+			if derived {
+				next := encodeOpRecord(articleOpPost, k)
+				ts := k.Posted
+				if record != nil {
+					_, was, _ := decodeOpRecord(authorID, record)
+					ts = max(ts, was.Posted+1) // a Put older than the cell it replaces would be dropped
+				}
+				if err := s.faultPoint(pointArticleOpRow); err != nil {
+					return false, err
+				}
+				won, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, opRow, keys.QualArticleOpRecord, record,
+					cells{keys.QualArticleOpRecord: next}, ts)
+				if err != nil {
+					return false, fmt.Errorf("post article: %w", err)
+				}
+				read = false // a re-send, or a concurrent retry, may have written it: read it again
+				if !won {
+					return false, nil
+				}
+				record, read, collided = next, true, false
+			}
+		}
+		var err error
+		if row, err = k.Key(); err != nil {
+			return false, err
+		}
+		a.updated = k.Posted
+		c := a.cells()
+		c[keys.QualArticleCreatedBy] = op[:]
+		if err := s.faultPoint(pointArticleTimeline); err != nil {
+			return false, err
+		}
+		// "u absent": a sequence number handed out twice (a duplicate's
+		// answer, a counter row lost and rebuilt) takes a fresh one
+		// instead of overwriting. A row deleted since this op created it
+		// is "absent" too: the Put is then stamped before the deletion's
+		// marker and stays hidden.
+		won, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU, nil, c, a.updated)
+		if err != nil {
+			return false, fmt.Errorf("post article: %w", err)
+		}
+		if won {
+			return true, nil
+		}
+		have, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
+		if err != nil {
+			return false, fmt.Errorf("post article: %w", err)
+		}
+		if bytes.Equal(have[keys.QualArticleCreatedBy], op[:]) {
+			return true, nil // this op's own row
+		}
+		collided = true
+		return false, nil
+	})
+	return k, row, err
 }
 
 // putCategoryRow writes the category index row of k from a, stamped a's u,
@@ -309,12 +407,13 @@ func (s *Store) putCategoryRow(ctx context.Context, k keys.Article, a articleCel
 }
 
 // countArticles adds deltas to the author's counters (n, n/category) with
-// one Increment of the row, after the article-count fault point.
-func (s *Store) countArticles(ctx context.Context, author string, deltas map[string]int64) error {
+// one Increment of the row, after the article-count fault point, with the
+// nonce of ctx's op for purpose.
+func (s *Store) countArticles(ctx context.Context, author string, deltas map[string]int64, purpose string) error {
 	if err := s.faultPoint(pointArticleCount); err != nil {
 		return err
 	}
-	return s.incrementColumns(ctx, keys.TableArticles, keys.FamilyArticles, keys.Counters(author), deltas)
+	return s.incrementColumnsFor(ctx, purpose, keys.TableArticles, keys.FamilyArticles, keys.Counters(author), deltas)
 }
 
 // getArticle returns the article with public id id: one Get of its timeline
@@ -347,8 +446,16 @@ func (s *Store) getArticle(ctx context.Context, id string) (Article, error) {
 // contention up to Options.MaxAttempts, then ErrConflict. It then writes the
 // category row stamped with the new u, deletes the old category's row with
 // the same stamp if the category changed, moves the per-category counts and
-// applies the word count changes. With nothing to change it returns the
-// article as it is.
+// applies the word count changes, and clears xp. With nothing to change it
+// returns the article as it is.
+//
+// Exactly once: the compare-and-set adds the ctx's op to the row's recent
+// update ops (xo) and keeps the replaced cells with the op in xp until the
+// other writes are made. A re-sent compare-and-set answers false, and the
+// re-read finds the op; so does the caller's retry with the same op, which
+// then makes the other writes again if xp is still its own (each is
+// idempotent) and answers the article as it is. The next writer of the
+// row finishes an xp left by a crash before its own change.
 //
 // It fails with ErrInvalidInput (nothing written) for a malformed id or bad
 // new values, as PostArticle does, and ErrNotFound if there is no such
@@ -379,19 +486,54 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return Article{}, err
 	}
+	if err := s.checkAuthorWritable(ctx, k.Author); err != nil {
+		return Article{}, fmt.Errorf("article %q: %w", id, err)
+	}
+	op, ok := OpFrom(ctx)
+	if !ok {
+		op = NewOpID()
+		ctx = WithOp(ctx, op)
+	}
 	var old, next articleCells
+	done := false // the update applied, and its other writes were made
 	err = s.casLoop(ctx, "update article", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
 		if err != nil {
 			return false, err
 		}
-		var ok bool
-		if old, ok, err = decodeArticleCells(row, c); err != nil {
+		t, ok, err := decodeTimelineState(row, c)
+		if err != nil {
 			return false, err
 		}
 		if !ok {
 			return false, fmt.Errorf("article %q: %w", id, ErrNotFound)
 		}
+		if t.hasOp(op) {
+			// Applied already: a re-sent compare-and-set, or the caller's
+			// retry. Its other writes are finished below if xp is still
+			// its own; else they were made (xp cleared), or a later update
+			// (or a deletion) found and finished them.
+			next = t.articleCells
+			if pop, pold, ok := decodePrev(t.prev); ok && pop == op && !t.isMarked() {
+				old = pold
+			} else {
+				done = true
+			}
+			return true, nil
+		}
+		if t.isMarked() {
+			return false, fmt.Errorf("article %q: %w", id, ErrNotFound)
+		}
+		// An update before it whose other writes were cut short: they are
+		// made first, so that this one's deltas start where they end. (One
+		// still under way makes them itself; its deltas and this one's add
+		// up.)
+		if s.stale(t.updated) {
+			if err := s.finishPendingUpdate(ctx, k, row, t, s.recent(t.updated)); err != nil {
+				return false, err
+			}
+		}
+		old = t.articleCells
 		next = old
 		if title != nil {
 			next.title = *title
@@ -406,50 +548,56 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 			return false, err
 		}
 		next.updated = s.nextUpdate(old.updated)
+		put := next.cells()
+		put[keys.QualArticleOps] = t.withOp(op)
+		put[keys.QualArticlePrev] = encodePrev(op, old)
 		return s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU,
-			encodeMs(old.updated), next.cells(), next.updated)
+			encodeMs(old.updated), put, next.updated)
 	})
 	if err != nil {
 		return Article{}, err
 	}
-	// Only the winner of the compare-and-set gets here, once per change of
-	// u, so the counter and word count deltas below add up exactly.
-	if err := s.putCategoryRow(ctx, k, next); err != nil {
-		return Article{}, err
-	}
-	if next.category != old.category {
-		oldRow, err := categoryRow(k, old.category)
-		if err != nil {
-			return Article{}, err
-		}
-		if err := s.faultPoint(pointArticleOldCategory); err != nil {
-			return Article{}, err
-		}
-		// Stamped with the new u: it hides the old row's cells (stamped
-		// with older u's), and an update that later moves the article back
-		// writes with a newer u, which shows.
-		if err := s.deleteRow(ctx, keys.TableArticles, oldRow, next.updated); err != nil {
-			return Article{}, err
-		}
-		if err := s.countArticles(ctx, k.Author, map[string]int64{
-			keys.QualCategoryCount + next.category: 1, keys.QualCategoryCount + old.category: -1,
-		}); err != nil {
-			return Article{}, err
-		}
-	}
-	if next.title != old.title || next.body != old.body {
-		if err := s.addWordCounts(ctx, k.Author, wordDeltas(articleWords(old), articleWords(next))); err != nil {
+	if !done {
+		// Only this op's compare-and-set gets here (or its retry), and
+		// what follows is idempotent: the counter and word count deltas
+		// add up exactly.
+		if err := s.finishArticleUpdate(ctx, k, row, old, next, true); err != nil {
 			return Article{}, err
 		}
 	}
 	return articleFrom(k, next)
 }
 
-// DeleteArticle deletes an article: a compare-and-set delete of its timeline
-// row on u, stamped nextUpdate(u), then its category row with the same
-// stamp, then its counts and word counts. It fails with ErrInvalidInput for
-// a malformed id, ErrNotFound if there is no such article and ErrConflict if
-// compare-and-set attempts run out.
+// checkAuthorWritable fails with ErrNotFound unless the author of an
+// article is a node that ctx's writer may write: the resolver authorised
+// the write for the node it read, and a node deleted and created again
+// by someone else since is not that node. (Its articles went with the
+// deletion, before the new node was created, so an article read after
+// this check and written with a compare-and-set on its u is the checked
+// node's.) An admin, or a ctx without a writer, is not checked.
+func (s *Store) checkAuthorWritable(ctx context.Context, author string) error {
+	w := writerOf(ctx)
+	if w.Admin {
+		return nil
+	}
+	n, err := s.getNode(ctx, author)
+	if err != nil {
+		return err
+	}
+	if !w.mayWrite(n.Owner) {
+		return errAuthorReplaced(author)
+	}
+	return nil
+}
+
+// DeleteArticle deletes an article: a compare-and-set on its u marks its
+// timeline row with the deletion's op (x), then its category row goes,
+// its counts and word counts are decremented, and last its timeline row
+// goes, all stamped with the mark's u (see finishArticleDeletion). A
+// re-sent or retried deletion finds its own mark, or, with a derived op,
+// its op row, and succeeds. It fails with ErrInvalidInput for a malformed
+// id, ErrNotFound if there is no such article (or another deletion of it
+// is under way) and ErrConflict if compare-and-set attempts run out.
 func (s *Store) DeleteArticle(ctx context.Context, id string) error {
 	k, row, err := parseArticleID(id)
 	if err != nil {
@@ -458,49 +606,94 @@ func (s *Store) DeleteArticle(ctx context.Context, id string) error {
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return err
 	}
-	if err := s.deleteArticle(ctx, k, row); err != nil {
+	if err := s.checkAuthorWritable(ctx, k.Author); err != nil {
+		return fmt.Errorf("article %q: %w", id, err)
+	}
+	if err := s.deleteArticle(ctx, k, row, true, false); err != nil {
 		return fmt.Errorf("article %q: %w", id, err)
 	}
 	return nil
 }
 
 // deleteArticle is DeleteArticle of the article k, whose timeline row is
-// row.
-func (s *Store) deleteArticle(ctx context.Context, k keys.Article, row []byte) error {
-	var old articleCells
-	var ts int64
+// row. record says to record a derived op in an op row (DeleteArticle's
+// own deletions; not a node deletion's or a post's undo, whose op is
+// another write's). A row marked by another op is a deletion cut short
+// or under way: the answer is ErrNotFound, after finishing it with that
+// op if it is stale, or if takeOver (a node deletion, which goes on only
+// once its author's timeline is empty).
+func (s *Store) deleteArticle(ctx context.Context, k keys.Article, row []byte, record, takeOver bool) error {
+	op, derived := OpFrom(ctx)
+	if !derived {
+		op = NewOpID()
+		ctx = WithOp(ctx, op)
+	}
+	record = record && derived
+	var t timelineState
+	recorded := false
 	err := s.casLoop(ctx, "delete article", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
 		if err != nil {
 			return false, err
 		}
 		var ok bool
-		if old, ok, err = decodeArticleCells(row, c); err != nil {
+		if t, ok, err = decodeTimelineState(row, c); err != nil {
 			return false, err
 		}
 		if !ok {
+			if record {
+				// Gone: by this op's deletion, finished (a retry)?
+				rec, err := s.readArticleOp(ctx, k.Author, op)
+				if err != nil {
+					return false, err
+				}
+				if kind, was, ok := decodeOpRecord(k.Author, rec); ok && kind == articleOpDelete && was == k {
+					t = timelineState{}
+					return true, nil
+				}
+			}
 			return false, ErrNotFound
 		}
-		ts = s.nextUpdate(old.updated)
-		return s.checkAndDeleteRow(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU, encodeMs(old.updated), ts)
+		if t.isMarked() {
+			if t.markOp() == op {
+				return true, nil // this op's mark: finish it
+			}
+			// Another deletion's: cut short (finished here, with its op),
+			// or under way (it finishes itself), unless a node deletion
+			// must see the row gone before it goes on.
+			if takeOver || s.stale(t.updated) {
+				if err := s.finishArticleDeletion(ctx, k, row, t, s.recent(t.updated)); err != nil {
+					return false, err
+				}
+			}
+			return false, ErrNotFound
+		}
+		if record && !recorded {
+			// Before the mark: a retry that finds the row gone, and this
+			// record, knows the deletion was (or was finished as) its own.
+			if err := s.faultPoint(pointArticleOpRow); err != nil {
+				return false, err
+			}
+			if err := s.put(ctx, keys.TableArticles, keys.FamilyArticles, keys.ArticleOp(k.Author, op),
+				cells{keys.QualArticleOpRecord: encodeOpRecord(articleOpDelete, k)}, s.nowMs()); err != nil {
+				return false, err
+			}
+			recorded = true
+		}
+		if err := s.faultPoint(pointArticleMark); err != nil {
+			return false, err
+		}
+		old := t.updated
+		t.updated = s.nextUpdate(old)
+		t.deleting = op[:]
+		// A re-sent mark answers false, and the next attempt finds its op.
+		return s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU, encodeMs(old),
+			cells{keys.QualArticleDeleting: op[:], keys.QualArticleU: encodeMs(t.updated)}, t.updated)
 	})
-	if err != nil {
+	if err != nil || !t.isMarked() {
 		return err
 	}
-	crow, err := categoryRow(k, old.category)
-	if err != nil {
-		return err
-	}
-	if err := s.faultPoint(pointArticleCategory); err != nil {
-		return err
-	}
-	if err := s.deleteRow(ctx, keys.TableArticles, crow, ts); err != nil {
-		return err
-	}
-	if err := s.countArticles(ctx, k.Author, map[string]int64{keys.QualArticleCount: -1, keys.QualCategoryCount + old.category: -1}); err != nil {
-		return err
-	}
-	return s.addWordCounts(ctx, k.Author, wordDeltas(articleWords(old), nil))
+	return s.finishArticleDeletion(ctx, k, row, t, true)
 }
 
 // hasArticles reports whether author has a timeline row posted before
@@ -558,7 +751,7 @@ func (s *Store) deleteArticlesOf(ctx context.Context, author string, before int6
 			if err != nil {
 				return err
 			}
-			if err := s.deleteArticle(ctx, k, rw.key); err != nil && !errors.Is(err, ErrNotFound) {
+			if err := s.deleteArticle(ctx, k, rw.key, false, true); err != nil && !errors.Is(err, ErrNotFound) {
 				return err
 			}
 			removed = true

@@ -138,8 +138,8 @@ func (s *Store) ScanArticles(ctx context.Context, fn func(ArticleRecord) error) 
 		if err != nil {
 			return false, err
 		}
-		if !ok {
-			return true, nil
+		if x, _ := rw.raw.lookup(keys.QualArticleDeleting); !ok || x != nil {
+			return true, nil // gone, or its deletion under way
 		}
 		return true, page.add(ctx, ArticleRecord{Author: k.Author, Seq: k.Seq, Title: a.title, Body: a.body,
 			Category: a.category, Posted: k.Posted, Updated: a.updated})

@@ -115,10 +115,11 @@ func (s *Store) ImportArticle(ctx context.Context, authorID string, seq uint64, 
 	if err := s.putCategoryRow(ctx, k, a); err != nil {
 		return id, false, err
 	}
-	if err := s.countArticles(ctx, authorID, map[string]int64{keys.QualArticleCount: 1, keys.QualCategoryCount + category: 1}); err != nil {
+	if err := s.countArticles(ctx, authorID, map[string]int64{keys.QualArticleCount: 1, keys.QualCategoryCount + category: 1},
+		purposeCount("import", row)); err != nil {
 		return id, false, err
 	}
-	return id, true, s.addWordCounts(ctx, authorID, articleWords(a))
+	return id, true, s.addWordCounts(ctx, authorID, articleWords(a), purposeWords("import", row))
 }
 
 // ImportRelationship creates relationship k with the given properties and
@@ -185,47 +186,26 @@ func (s *Store) Degrees(ctx context.Context, ks []DegreeKey) ([]int64, error) {
 }
 
 // RebuildWordCounts recomputes the author's word count row from the
-// author's articles (one scan of the timeline) and writes the difference:
-// a Put of every count that changed and a Delete of every word that no
-// article has any more (so no zero cells stay), both stamped with the
-// rebuild's start time T, as seed 004 stamps its deletes so that the
-// rebuild can run beside the writers.
+// author's articles (one scan of the timeline, then one Get of the row)
+// and adds the difference with Increments, which the region server
+// stamps: a count that is off is corrected, and a word no article has any
+// more is brought to 0 and left as a 0 cell, as writers leave them. It
+// never stamps a count with this machine's clock, so a machine whose clock
+// is ahead of the region server's writes no delete marker that would hide
+// the writers' next Increments (see rebuildWordCounts).
 //
-// How that meets the writers' Increments. HBase keeps one version per cell
-// and stamps an Increment with the current time, or one past the cell's
-// timestamp if the clock is behind it: a counter incremented many times in
-// one millisecond runs ahead of the clock. So T is one past the later of
-// the clock and the row's newest cell when the rebuild starts, and the
-// rebuild waits for the clock to pass T before it scans. Then:
+// Beside writers: a write whose article row changed before the scan and
+// whose Increment came after the Get is counted twice, as one that changed
+// after the scan and incremented before the Get is undone; the next
+// rebuild, once writers are quiet, makes the row exact. While it runs,
+// TopWords may see some words recomputed and others not.
 //
-//   - An Increment stamped at or before T was made before the scan, after
-//     its article write, which the scan therefore sees: the rebuild's cell,
-//     stamped T, replaces it, and the word is counted once.
-//   - An Increment stamped after T (every one made after the wait) is
-//     newer than the rebuild's cells: it is never hidden by the rebuild's
-//     Deletes, and a rebuild Put that arrives after it is older and
-//     dropped, leaving the writer's count in place (not corrected by this
-//     rebuild; the next one does it). One that arrives after the rebuild's
-//     Put adds to the recomputed count.
+// A corrupt cell (not an 8-byte int64: a hand-made Put, a torn write) is
+// overwritten with the recount, or deleted if no article has the word, at
+// its own timestamp. No writer's Increment can have landed on it (HBase
+// refuses to increment a cell that is not a long), so none is lost.
 //
-// The one case a rebuild beside writers cannot tell from a crash is a write
-// in flight across it: its article row changed before the scan read it and
-// its Increments came after the rebuild's Put; that change is counted
-// twice. Run it again once the writers are quiet to make the row exact.
-// While it runs, TopWords may see some words recomputed and others not.
-//
-// A corrupt cell (not an 8-byte int64: a hand-made Put, a torn write) is a
-// wrong count like any other: the recount is Put over it, or, if no
-// article has the word, it is deleted, with the same stamp T. No writer's
-// Increment can have landed on it (HBase refuses to increment a cell that
-// is not a long), so none is lost. Until the rebuild, TopWords fails for
-// the whole row, and a writer whose change has the word fails at its
-// Increment, after its article write, leaving all of that change's words
-// uncounted: the rebuild counts them from the articles.
-//
-// It fails with ErrInvalidInput for a bad author id; if the row's cells are
-// stamped more than maxStampLead ahead of the clock it gives up rather than
-// wait.
+// It fails with ErrInvalidInput for a bad author id.
 func (s *Store) RebuildWordCounts(ctx context.Context, authorID string) error {
 	if err := validateID("author id", authorID); err != nil {
 		return err

@@ -526,8 +526,9 @@ func runMatrixCase(t *testing.T, w matrixWrite, pos rpcPosition, mode hbasefault
 	s, fc, f := openMatrixStore(t)
 	fc.Add(hbasefault.Rule{Kind: pos.kind, Nth: pos.n, Mode: mode,
 		Match: func(table string, row []byte) bool { return rowRole(pos.kind, table, row) == pos.role }})
-	// A retry is the same call made again: with the same context, which
-	// carries the op an idempotency key would derive.
+	// A retry is the same call made again: with the same context, whose
+	// op (what a mutation derives from its idempotency key) lets the
+	// retry recognise the first attempt's effect.
 	ctx := WithOp(bg, DeriveOpID("fault matrix", w.name))
 	first := w.run(ctx, s, f)
 	if !slices.ContainsFunc(fc.Calls(), func(c hbasefault.Call) bool { return c.Mode != hbasefault.Pass }) {

@@ -1,10 +1,14 @@
 package store
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/hex"
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -77,9 +81,10 @@ const (
 //     posted hides the row: ErrConflict, as ImportArticle);
 //  3. a SendBatch of Puts of their category rows;
 //  4. a SendBatch of Increments of the authors' counter rows, one per
-//     author by the sums of its articles' n and n/<category>;
+//     author by the sums of its articles' n and n/<category> (one per
+//     author and attempt on a retry: see importArticleRound);
 //  5. a SendBatch of Increments of the authors' word count rows, one per
-//     author by the sum of its articles' word counts;
+//     author by the sum of its articles' word counts (likewise);
 //  6. the authors' top-words lists, as PostArticle updates one
 //     (updateTopWords), importTopWordsWorkers authors at a time.
 //
@@ -89,10 +94,11 @@ const (
 // The order is the live PostArticle's, batch-wide: timeline rows, then
 // category rows, counters, word counts. A crash between them leaves what
 // one of PostArticle would, for many articles at once: Repair restores the
-// category rows, counters and word counts. A rerun
-// skips the timeline rows already written and cannot tell which of them
-// lack the rest. ImportArticles does not touch seq: call
-// AdvanceArticleSeq afterwards.
+// category rows, counters and word counts. A rerun with the same op (the
+// ctx's: see importArticleRound) finds the timeline rows it wrote and
+// makes the rest again, counting each article once; a rerun with another
+// op skips them and cannot tell which of them lack the rest. ImportArticles
+// does not touch seq: call AdvanceArticleSeq afterwards.
 //
 // An article that appears more than once in arts (the same author, seq and
 // posting time) is imported by its first occurrence; the later ones are
@@ -129,12 +135,34 @@ type articleImport struct {
 	importItem // row: the timeline row
 	k          keys.Article
 	a          articleCells
+	attempt    string // the id of the attempt that created its row (xc)
 }
 
 // importArticleRound imports items, which name distinct articles. It
 // returns an error only for a fault point; every other failure is an
 // item's.
+//
+// Exactly once: each timeline row carries the batch's op and this
+// attempt's id (xc: the ctx's op, or a fresh one, then 8 random bytes), so
+// a compare-and-set that answers false, re-sent after it applied or made
+// again by the caller's retry of the batch with the same op, is
+// recognised as the batch's own, and the article's other writes are made
+// (again). Each author's counts go in one Increment per attempt that
+// created articles, whose nonce names the op, the attempt and the author:
+// the articles a retry finds from an earlier attempt are counted in that
+// attempt's Increment again (applied once), those it creates in its own.
+// The set is the same both times (the rows that carry the attempt's id,
+// as read back after the compare-and-sets), unless a read-back of some of
+// an author's rows failed while others succeeded; then an article counted
+// by neither is left for Repair.
 func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) error {
+	op, ok := OpFrom(ctx)
+	if !ok {
+		op = NewOpID()
+		ctx = WithOp(ctx, op)
+	}
+	attempt := NewOpID()
+	createdBy := append(slices.Clip(op[:]), attempt[:importAttemptBytes]...)
 	items = sortedByRow(items)
 	authors := make([]string, len(items))
 	for i, it := range items {
@@ -146,15 +174,31 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 			it.fail(err)
 		}
 	}
+	tried := live(items)
 	err := createEach(ctx, s, pointImportTimeline, keys.TableArticles, keys.FamilyArticles, keys.QualArticleU, items,
-		func(it *articleImport) (cells, int64) { return it.a.cells(), it.a.updated })
+		func(it *articleImport) (cells, int64) {
+			c := it.a.cells()
+			c[keys.QualArticleCreatedBy] = createdBy
+			return c, it.a.updated
+		})
 	if err != nil {
 		return err
 	}
-	readBack(ctx, s, keys.TableArticles, keys.FamilyArticles, []string{keys.QualArticleU}, live(items),
+	// Every row tried: one this op created, in this attempt or an earlier
+	// one (a re-sent or failed compare-and-set that applied, a retry), is
+	// the batch's own and goes on as created; a row created here that
+	// does not show is hidden by a delete marker.
+	readBack(ctx, s, keys.TableArticles, keys.FamilyArticles, []string{keys.QualArticleU, keys.QualArticleCreatedBy}, tried,
 		func(it *articleImport, c rowCells) {
-			if c.get(keys.QualArticleU) == nil {
-				it.fail(errHiddenImport)
+			xc := c.get(keys.QualArticleCreatedBy)
+			switch {
+			case c.get(keys.QualArticleU) == nil:
+				if it.created {
+					it.fail(errHiddenImport)
+				}
+			case len(xc) == len(createdBy) && bytes.Equal(xc[:len(op)], op[:]):
+				it.created, it.settled, it.err = true, false, nil
+				it.attempt = string(xc[len(op):])
 			}
 		})
 	if items = live(items); len(items) == 0 {
@@ -163,6 +207,9 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 		// marker fails the repeat too.)
 		return nil
 	}
+	// The count groups, fixed now: an article whose category row fails
+	// below exists, and is counted all the same.
+	counted := slices.Clone(items)
 	if err := s.faultPoint(pointImportCategory); err != nil {
 		return err
 	}
@@ -170,24 +217,15 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 	if err := s.faultPoint(pointImportCounters); err != nil {
 		return err
 	}
-	counts := counterDeltas[*articleImport]{}
-	for _, it := range live(items) {
-		crow := keys.Counters(it.k.Author)
-		counts.add(it, crow, keys.QualArticleCount, 1)
-		counts.add(it, crow, keys.QualCategoryCount+it.a.category, 1)
-	}
-	incrementAll(ctx, s, keys.TableArticles, keys.FamilyArticles, counts)
+	s.incrementByAttempt(ctx, keys.TableArticles, keys.FamilyArticles, counted, "count", func(it *articleImport) ([]byte, map[string]int64) {
+		return keys.Counters(it.k.Author), map[string]int64{keys.QualArticleCount: 1, keys.QualCategoryCount + it.a.category: 1}
+	})
 	if err := s.faultPoint(pointImportWordCounts); err != nil {
 		return err
 	}
-	words := counterDeltas[*articleImport]{}
-	for _, it := range live(items) {
-		wrow := keys.WordCounts(it.k.Author)
-		for w, n := range articleWords(it.a) {
-			words.add(it, wrow, w, n)
-		}
-	}
-	incrementAll(ctx, s, keys.TableWordCounts, keys.FamilyWordCounts, words)
+	s.incrementByAttempt(ctx, keys.TableWordCounts, keys.FamilyWordCounts, counted, "words", func(it *articleImport) ([]byte, map[string]int64) {
+		return keys.WordCounts(it.k.Author), articleWords(it.a)
+	})
 	if err := s.faultPoint(pointImportTopWords); err != nil {
 		return err
 	}
@@ -196,6 +234,56 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 		it.settled = true
 	}
 	return nil
+}
+
+// importAttemptBytes is the length of an import attempt's id in xc.
+const importAttemptBytes = 8
+
+// incrementByAttempt sends one Increment per (row, attempt) of items, by
+// the sum of what inc says each item adds to its row, with the nonce of
+// the ctx's op for a purpose naming what, the attempt and the row (see
+// importArticleRound); an item whose Increment failed fails.
+func (s *Store) incrementByAttempt(ctx context.Context, table, family string, items []*articleImport, what string,
+	inc func(*articleImport) ([]byte, map[string]int64)) {
+	type group struct {
+		purposeIncrement
+		items []*articleImport
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, it := range items {
+		row, deltas := inc(it)
+		key := string(row) + "\x00" + it.attempt
+		g := byKey[key]
+		if g == nil {
+			g = &group{purposeIncrement: purposeIncrement{row: row, deltas: map[string]int64{},
+				purpose: "article-import/" + what + "/" + hex.EncodeToString([]byte(it.attempt))}}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		for q, n := range deltas {
+			g.deltas[q] += n
+		}
+		g.items = append(g.items, it)
+	}
+	groups = slices.DeleteFunc(groups, func(g *group) bool { return len(g.deltas) == 0 })
+	slices.SortFunc(groups, func(a, b *group) int {
+		return cmp.Or(bytes.Compare(a.row, b.row), strings.Compare(a.purpose, b.purpose))
+	})
+	incs := make([]purposeIncrement, len(groups))
+	for i, g := range groups {
+		incs[i] = g.purposeIncrement
+	}
+	for i, err := range s.incrementEachPurpose(ctx, table, family, incs) {
+		if err == nil {
+			continue
+		}
+		for _, it := range groups[i].items {
+			if !it.settled {
+				it.fail(err)
+			}
+		}
+	}
 }
 
 // updateTopWordsOf updates the top-words list of each author of items

@@ -890,11 +890,10 @@ func (s *Store) waitClockPast(ctx context.Context, t int64, budget time.Duration
 	return nil
 }
 
-// articlesCtx is ctx for the deletion of a node's articles: without the
-// node's op, so that each article's Increments get nonces of their own
-// (the article writes of main use one nonce purpose per counters row and
-// op). TODO(i23-articleonce): the article writes name a purpose per
-// article; then pass ctx itself, so that a retry repeats their nonces.
+// articlesCtx is ctx for the deletion of a node's articles: with the
+// node's op, since the article writes give each article's Increments a
+// nonce purpose of its own (its timeline row), so a retry of the deletion
+// repeats their nonces.
 func articlesCtx(ctx context.Context) context.Context {
-	return WithOp(ctx, OpID{})
+	return ctx
 }

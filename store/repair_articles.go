@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/hbgraph/hbgraph/store/keys"
 )
@@ -18,7 +19,14 @@ const (
 	fixCategoryRowDeleted   = "orphan category row deleted"
 	fixArticleCounter       = "article counter corrected"
 	fixArticleSeq           = "article sequence advanced"
+	fixArticleDeletion      = "article deletions finished"
+	fixArticleUpdate        = "article updates finished"
+	fixArticleOpRowExpired  = "article op rows expired"
 )
+
+// articleOpRowTTL is how long an op row is kept: far longer than a client
+// retries a write (and than HBase's nonce grace period, 30 minutes).
+const articleOpRowTTL = 24 * time.Hour
 
 // repairArticles makes the articles table consistent again after crashes
 // between the writes of PostArticle, UpdateArticle and DeleteArticle, in one
@@ -30,6 +38,12 @@ const (
 //     one rewritten, stamped with the article's u;
 //   - a category row whose article is gone, or files it under another
 //     category, is deleted;
+//   - a deletion cut short after its mark, or an update cut short after its
+//     compare-and-set, has its rows finished (finishArticleDeletion,
+//     finishPendingUpdate) but not its counts: it may be older than the
+//     nonces that would recognise them, and the counters are recounted
+//     below (and the word counts by repairWordCounts) anyway;
+//   - op rows older than articleOpRowTTL are deleted;
 //   - every counter, n and n/<category>, equals the number of timeline rows
 //     it counts (0 for a category with none left, written rather than
 //     deleted, see wordcounts.go), and seq is at least the highest sequence
@@ -94,6 +108,10 @@ type articleRepair struct {
 	// countersTs is the counters row's newest cell timestamp.
 	countersTs int64
 	strays     []row // category rows to look at again
+	// unfinished are the timeline rows marked for deletion or holding an
+	// update's xp: finished first.
+	unfinished []row
+	expired    []row // op rows past articleOpRowTTL
 }
 
 func (r *articleRepair) digestCells(c cells) uint64 {
@@ -124,7 +142,7 @@ func (r *articleRepair) enter(ctx context.Context, author string) error {
 	r.author, r.started = author, true
 	r.articles = map[articleKey]*scannedArticle{}
 	r.counts = map[string]int64{}
-	r.maxSeq, r.counters, r.strays = 0, nil, nil
+	r.maxSeq, r.counters, r.strays, r.unfinished, r.expired = 0, nil, nil, nil, nil
 	return nil
 }
 
@@ -133,13 +151,21 @@ func (r *articleRepair) visit(ctx context.Context, rw row) error {
 		if err := r.enter(ctx, k.Author); err != nil {
 			return err
 		}
-		a, ok, err := decodeArticleCells(rw.key, rw.cells)
+		t, ok, err := decodeTimelineState(rw.key, rw.cells)
 		if err == nil && !ok {
 			err = corrupt(rw.key, "a timeline row without its article cells")
 		}
 		if err != nil {
 			return err
 		}
+		r.maxSeq = max(r.maxSeq, k.Seq)
+		if t.isMarked() || t.prev != nil {
+			r.unfinished = append(r.unfinished, row{key: rw.key, ts: rw.ts})
+			if t.isMarked() {
+				return nil // gone, once finished: neither counted nor indexed
+			}
+		}
+		a := t.articleCells
 		r.articles[articleKey{k.Posted, k.Seq}] = &scannedArticle{category: a.category, digest: r.digestCells(rw.cells)}
 		r.counts[keys.QualArticleCount]++
 		r.counts[keys.QualCategoryCount+a.category]++
@@ -163,6 +189,15 @@ func (r *articleRepair) visit(ctx context.Context, rw row) error {
 			return err
 		}
 		r.counters, r.countersTs = rw.cells, rw.ts
+		return nil
+	}
+	if author, _, err := keys.DecodeArticleOp(rw.key); err == nil {
+		if err := r.enter(ctx, author); err != nil {
+			return err
+		}
+		if rw.ts < r.s.nowMs()-articleOpRowTTL.Milliseconds() {
+			r.expired = append(r.expired, row{key: rw.key, ts: rw.ts})
+		}
 		return nil
 	}
 	return nil // not an articles row: nothing here to repair it from
@@ -193,10 +228,17 @@ func (r *articleRepair) flush(ctx context.Context) error {
 		r.fix(fixArticleOfGoneNode, orphans)
 	}
 	done := map[articleKey]bool{} // articles whose category row was rewritten
+	finished, err := r.finishWrites(ctx)
+	if err != nil {
+		return err
+	}
 	for _, st := range r.strays {
 		c, err := keys.DecodeCategory(st.key)
 		if err != nil {
 			return err
+		}
+		if finished[articleKey{c.Article.Posted, c.Article.Seq}] {
+			continue // its write, finished, put or deleted it
 		}
 		fresh, ok, err := s.readTimeline(ctx, c.Article)
 		if err != nil {
@@ -226,7 +268,7 @@ func (r *articleRepair) flush(ctx context.Context) error {
 		}
 	}
 	for ak, a := range r.articles {
-		if a.indexed || done[ak] {
+		if a.indexed || done[ak] || finished[ak] {
 			continue
 		}
 		k := keys.Article{Author: r.author, Posted: ak.posted, Seq: ak.seq}
@@ -251,6 +293,13 @@ func (r *articleRepair) flush(ctx context.Context) error {
 			return fmt.Errorf("counters of %q: %w", r.author, err)
 		}
 	}
+	for _, op := range r.expired {
+		// At its own stamp: nothing writes the row again.
+		if err := s.deleteRow(ctx, keys.TableArticles, op.key, op.ts); err != nil {
+			return err
+		}
+		r.fix(fixArticleOpRowExpired, 1)
+	}
 	if gone && r.counters != nil {
 		if err := r.deleteCounters(ctx); err != nil {
 			return fmt.Errorf("counters of %q: %w", r.author, err)
@@ -258,6 +307,45 @@ func (r *articleRepair) flush(ctx context.Context) error {
 	}
 	r.started = false
 	return nil
+}
+
+// finishWrites finishes the deletions and updates of the author that a
+// crash cut short (see repairArticles), each as read again, and returns
+// the articles it finished.
+func (r *articleRepair) finishWrites(ctx context.Context) (map[articleKey]bool, error) {
+	finished := map[articleKey]bool{}
+	for _, u := range r.unfinished {
+		k, err := keys.DecodeTimeline(u.key)
+		if err != nil {
+			return nil, err
+		}
+		c, err := r.s.get(ctx, keys.TableArticles, keys.FamilyArticles, u.key)
+		if err != nil {
+			return nil, err
+		}
+		t, ok, err := decodeTimelineState(u.key, c)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case !ok:
+			continue // finished meanwhile
+		case t.isMarked():
+			if err := r.s.finishArticleDeletion(ctx, k, u.key, t, false); err != nil {
+				return nil, err
+			}
+			r.fix(fixArticleDeletion, 1)
+		case t.prev != nil:
+			if err := r.s.finishPendingUpdate(ctx, k, u.key, t, false); err != nil {
+				return nil, err
+			}
+			r.fix(fixArticleUpdate, 1)
+		default:
+			continue
+		}
+		finished[articleKey{k.Posted, k.Seq}] = true
+	}
+	return finished, nil
 }
 
 // deleteCounters deletes the counters row of an author that is gone, once
@@ -329,7 +417,8 @@ func counterCells(counts map[string]int64, counters cells) (want, have map[strin
 	return want, have
 }
 
-// readTimeline reads an article's timeline row; ok is false if it is gone.
+// readTimeline reads an article's timeline row; ok is false if it is gone
+// or being deleted (marked), but the cells of a marked row are returned.
 func (s *Store) readTimeline(ctx context.Context, k keys.Article) (articleCells, bool, error) {
 	row, err := k.Key()
 	if err != nil {
@@ -339,7 +428,8 @@ func (s *Store) readTimeline(ctx context.Context, k keys.Article) (articleCells,
 	if err != nil {
 		return articleCells{}, false, err
 	}
-	return decodeArticleCells(row, c)
+	t, ok, err := decodeTimelineState(row, c)
+	return t.articleCells, ok && !t.isMarked(), err
 }
 
 // fixArticleCounters sets author's counters to the rows they count. It reads
@@ -368,16 +458,19 @@ func (s *Store) fixArticleCounters(ctx context.Context, author string, fix func(
 			if err != nil {
 				return false, err
 			}
-			a, ok, err := decodeArticleCells(rw.key, rw.cells)
+			a, ok, err := decodeTimelineState(rw.key, rw.cells)
 			if err == nil && !ok {
 				err = corrupt(rw.key, "a timeline row without its article cells")
 			}
 			if err != nil {
 				return false, err
 			}
+			maxSeq = max(maxSeq, k.Seq)
+			if a.isMarked() {
+				return true, nil // being deleted: counted out already, or soon
+			}
 			counts[keys.QualArticleCount]++
 			counts[keys.QualCategoryCount+a.category]++
-			maxSeq = max(maxSeq, k.Seq)
 			return true, nil
 		})
 		if err != nil {
@@ -390,15 +483,25 @@ func (s *Store) fixArticleCounters(ctx context.Context, author string, fix func(
 			fix(fixArticleSeq, 1)
 		}
 		want, have := counterCells(counts, counters)
-		// A Put older than the cell it replaces would be dropped.
-		ts := max(s.nowMs(), rowTs)
 		lost := false
+		missing := map[string]int64{}
 		for q, n := range want {
-			if h, present := have[q]; h == n && (present || n == 0) {
+			h, present := have[q]
+			if h == n && (present || n == 0) {
 				continue
 			}
+			if !present {
+				missing[q] = n
+				continue
+			}
+			// Stamped with the row's newest cell's own timestamp, never
+			// the clock: a counter Put ahead of the region server's clock
+			// is harmless to Increments (HBase stamps one past the cell it
+			// adds to), but this keeps every counter cell stamped by the
+			// region server or before. At that stamp it replaces the
+			// cell, which is no newer.
 			wrote, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, crow, q, counters[q],
-				cells{q: encodeMs(n)}, ts)
+				cells{q: encodeMs(n)}, rowTs)
 			if err != nil {
 				return false, err
 			}
@@ -407,6 +510,16 @@ func (s *Store) fixArticleCounters(ctx context.Context, author string, fix func(
 				continue
 			}
 			fix(fixArticleCounter, 1)
+		}
+		if len(missing) > 0 {
+			// No cell to compare and set: an Increment, stamped by the
+			// region server (one that raced it adds to it, and the next
+			// attempt, seeing the cell, corrects it).
+			if err := s.incrementColumnsFor(WithOp(ctx, NewOpID()), "recount", keys.TableArticles, keys.FamilyArticles, crow, missing); err != nil {
+				return false, err
+			}
+			fix(fixArticleCounter, len(missing))
+			lost = true // read again: the next attempt checks what the Increment left
 		}
 		return !lost, nil
 	})

@@ -29,7 +29,8 @@ import (
 // writers, because HBase stamps an Increment with the current time, and
 // one made in the same millisecond as the delete marker, or before a
 // marker stamped ahead of the clock, would be hidden by it and lost.
-// RebuildWordCounts removes zero cells safely and rewrites corrupt ones;
+// RebuildWordCounts corrects counts with Increments (never a marker) and
+// rewrites corrupt ones;
 // Repair runs it for every author.
 //
 // Top lists. Reading the whole row to sort it would make wordCounts cost
@@ -151,15 +152,18 @@ func wordDeltas(before, after map[string]int64) map[string]int64 {
 }
 
 // addWordCounts adds deltas to the author's word counts with one
-// Increment of all the words' columns: one round trip, atomic on the row.
-func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[string]int64) error {
+// Increment of all the words' columns: one round trip, atomic on the row,
+// with the nonce of ctx's op for purpose (so a re-send, or a retry with
+// the same op, counts once); then it updates the top list, which is safe
+// to do again (it merges the counts as they are, not the deltas).
+func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[string]int64, purpose string) error {
 	if len(deltas) == 0 {
 		return nil
 	}
 	if err := s.faultPoint(pointWordCount); err != nil {
 		return err
 	}
-	if err := s.incrementColumns(ctx, keys.TableWordCounts, keys.FamilyWordCounts, keys.WordCounts(author), deltas); err != nil {
+	if err := s.incrementColumnsFor(ctx, purpose, keys.TableWordCounts, keys.FamilyWordCounts, keys.WordCounts(author), deltas); err != nil {
 		return fmt.Errorf("count words: %w", err)
 	}
 	if err := s.faultPoint(pointTopWords); err != nil {
@@ -413,7 +417,11 @@ func (s *Store) updateTopWords(ctx context.Context, author string, words []strin
 	if errors.Is(err, ErrConflict) {
 		// Rather than leave the list without this writer's counts, make
 		// it answer nothing until the next writer recomputes it.
-		if _, err := s.increment(ctx, keys.TableWordCounts, keys.FamilyWordCounts, trow, keys.QualTopDirty, 1); err != nil {
+		// Only dirty != dirtySeen matters, so counting twice does no
+		// harm, but a nonce that a retry shared with an earlier mark
+		// would drop this one: each mark's purpose is its own.
+		if _, err := s.incrementFor(ctx, "top-dirty/"+NewOpID().String(),
+			keys.TableWordCounts, keys.FamilyWordCounts, trow, keys.QualTopDirty, 1); err != nil {
 			return fmt.Errorf("top words: %w", err)
 		}
 		return nil
@@ -580,21 +588,16 @@ func splitWordCounts(c cells) (counts map[string]int64, corrupt map[string]bool)
 	return counts, corrupt
 }
 
-// wordCountChunk bounds the cells of one Put or Delete of a rebuild.
+// wordCountChunk bounds the cells of one Increment of a rebuild.
 const wordCountChunk = 4096
-
-// maxStampLead bounds how far ahead of the clock a rebuild accepts the
-// word count row's newest cell (see RebuildWordCounts) before giving up.
-const maxStampLead = time.Minute
 
 // wordCountFixes counts the cells a rebuild of a word count row wrote.
 type wordCountFixes struct {
-	corrected int // counts Put: absent, or another value than the recount
-	// deleted counts the cells of words no article has that were deleted,
-	// but not the 0 cells among them: writers leave those by design (see
-	// the top of this file), so deleting one is no fix.
+	corrected int // counts incremented to the recount: absent, or another value
+	// deleted counts the cells of words no article has that were brought
+	// to 0 (and left, as writers leave them), not those that were 0.
 	deleted int
-	corrupt int // cells that were not an int64, Put or deleted; in neither count above
+	corrupt int // cells that were not an int64, Put or deleted at their own stamp; in neither count above
 	// topList is 1 if the top-words row was rewritten: missing (written
 	// before top lists), stale after a crash, dirty or corrupt.
 	topList int
@@ -603,91 +606,122 @@ type wordCountFixes struct {
 // rebuildWordCounts is RebuildWordCounts without the check of the author
 // id, which a repair reads from a row key. The fixes count the cells
 // written before any error.
+//
+// It never writes a delete marker stamped with this machine's clock,
+// which may be ahead of the region server's (replicas, and the machine
+// Repair runs on, are only as close as NTP keeps them): such a marker
+// hides every Increment the server stamps before it. So a count that is
+// off is corrected by an Increment of the difference (stamped by the
+// server, past the cell it adds to), and a word no article has any more
+// is brought to 0 the same way and left, as writers leave them; a 0 cell
+// older than zeroCellAge is deleted at its own timestamp, which no later
+// Increment can be stamped at or before. A word without a cell is Put,
+// stamped one past the row's newest cell and the clock: a Put ahead of
+// the clock hides nothing (the next Increment is stamped past it), and
+// this one is newer than a marker a foreign tool or an older rebuild may
+// have left on the word. A corrupt cell (not an int64, which no Increment
+// can add to) is overwritten at its own timestamp, or deleted at it.
 func (s *Store) rebuildWordCounts(ctx context.Context, authorID string) (wordCountFixes, error) {
 	var fixed wordCountFixes
 	wrow := keys.WordCounts(authorID)
-	wrange := scanRange{table: keys.TableWordCounts, family: keys.FamilyWordCounts,
-		start: wrow, stop: keys.After(wrow), limit: 1}
-	stamp := s.nowMs()
-	current, err := s.scan(ctx, wrange)
-	if err != nil {
-		return fixed, err
-	}
-	if len(current) == 1 {
-		stamp = max(stamp, current[0].ts)
-	}
-	// One past: a Put at T loses to a Delete at T, and Deletes the scan
-	// cannot see (a hand-made fix, a rebuild run from a machine whose clock
-	// is ahead) may share the newest cell's millisecond.
-	stamp++
-	if err := s.waitClockPast(ctx, stamp, maxStampLead); err != nil {
-		return fixed, err
-	}
 	want := map[string]int64{}
-	err = s.scanAll(ctx, timelineRange(authorID), func(rw row) (bool, error) {
-		a, ok, err := decodeArticleCells(rw.key, rw.cells)
+	err := s.scanAll(ctx, timelineRange(authorID), func(rw row) (bool, error) {
+		t, ok, err := decodeTimelineState(rw.key, rw.cells)
 		if err != nil {
 			return false, err
 		}
-		if ok {
-			countWords(want, a.title)
-			countWords(want, a.body)
+		if ok && !t.isMarked() { // a marked article is being deleted: its words are going
+			countWords(want, t.title)
+			countWords(want, t.body)
 		}
 		return true, nil
 	})
 	if err != nil {
 		return fixed, err
 	}
-	// Read the row again: words added since the first read may need
-	// deleting too, and unchanged counts need no write.
-	c, err := s.get(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow)
+	// Read after the articles: a count changed since the scan belongs to
+	// an article the scan saw (writers write the timeline row first).
+	res, err := s.getBatch(ctx, keys.TableWordCounts, keys.FamilyWordCounts, [][]byte{wrow})
 	if err != nil {
 		return fixed, err
 	}
+	c := res[0].asMap()
+	stamps := make(map[string]int64, len(res[0]))
+	var newest int64
+	for _, cell := range res[0] {
+		if cell.Timestamp != nil {
+			stamps[string(cell.Qualifier)] = int64(*cell.Timestamp)
+			newest = max(newest, int64(*cell.Timestamp))
+		}
+	}
 	have, corrupt := splitWordCounts(c) // a corrupt word is absent from have
-	put := cells{}
+	deltas, puts := map[string]int64{}, cells{}
+	var zeros []string
 	for w, n := range want {
-		if h, ok := have[w]; !ok || h != n {
-			put[w] = encodeMs(n)
+		h, ok := have[w]
+		switch {
+		case corrupt[w]:
+		case !ok:
+			puts[w] = encodeMs(n)
+		case h != n:
+			deltas[w] = n - h
 		}
 	}
-	var gone []string
-	for w := range c { // corrupt cells too
+	for w, h := range have {
 		if _, ok := want[w]; !ok {
-			gone = append(gone, w)
-		}
-	}
-	for len(put) > 0 {
-		chunk := cells{}
-		for w, v := range put {
-			if len(chunk) == wordCountChunk {
-				break
-			}
-			chunk[w] = v
-			delete(put, w)
-		}
-		if err := s.put(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow, chunk, stamp); err != nil {
-			return fixed, err
-		}
-		for w := range chunk {
-			if corrupt[w] {
-				fixed.corrupt++
-			} else {
-				fixed.corrected++
+			switch {
+			case h != 0:
+				deltas[w] = -h
+			case stamps[w] < s.nowMs()-zeroCellAge.Milliseconds():
+				zeros = append(zeros, w)
 			}
 		}
 	}
-	for chunk := range slices.Chunk(gone, wordCountChunk) {
-		if err := s.deleteColumns(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow, chunk, stamp); err != nil {
+	for chunk := range slices.Chunk(slices.Sorted(maps.Keys(deltas)), wordCountChunk) {
+		d := make(map[string]int64, len(chunk))
+		for _, w := range chunk {
+			d[w] = deltas[w]
+		}
+		// A fresh op each: a re-send counts once, a later rebuild again.
+		if err := s.incrementColumnsFor(WithOp(ctx, NewOpID()), "rebuild", keys.TableWordCounts, keys.FamilyWordCounts, wrow, d); err != nil {
 			return fixed, err
 		}
 		for _, w := range chunk {
-			switch {
-			case corrupt[w]:
-				fixed.corrupt++
-			case have[w] != 0:
+			if _, ok := want[w]; ok {
+				fixed.corrected++
+			} else {
 				fixed.deleted++
 			}
+		}
+	}
+	if len(puts) > 0 {
+		stamp := max(s.nowMs(), newest) + 1
+		for chunk := range slices.Chunk(slices.Sorted(maps.Keys(puts)), wordCountChunk) {
+			p := make(cells, len(chunk))
+			for _, w := range chunk {
+				p[w] = puts[w]
+			}
+			if err := s.put(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow, p, stamp); err != nil {
+				return fixed, err
+			}
+			fixed.corrected += len(chunk)
+		}
+	}
+	for w := range corrupt {
+		var err error
+		if n, ok := want[w]; ok {
+			err = s.put(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow, cells{w: encodeMs(n)}, stamps[w])
+		} else {
+			err = s.deleteColumns(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow, []string{w}, stamps[w])
+		}
+		if err != nil {
+			return fixed, err
+		}
+		fixed.corrupt++
+	}
+	for _, w := range zeros { // no fix: writers leave them by design
+		if err := s.deleteColumns(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow, []string{w}, stamps[w]); err != nil {
+			return fixed, err
 		}
 	}
 	// After the counts: the list is picked from them.
@@ -697,3 +731,9 @@ func (s *Store) rebuildWordCounts(ctx context.Context, authorID string) (wordCou
 	}
 	return fixed, err
 }
+
+// zeroCellAge is how old a 0 word count cell must be for a rebuild to
+// delete it at its own timestamp: far more than the clock skew between
+// the machines that stamp the row's cells, so that every Increment made
+// after the delete is stamped after it.
+const zeroCellAge = time.Hour

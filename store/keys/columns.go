@@ -35,6 +35,19 @@ const (
 	QualBody     = "b"
 	QualCategory = "k"
 	QualArticleU = "u" // last update time, ms: the compare-and-set token
+	// Exactly once (DESIGN.md, "Exactly once", "Articles"), timeline rows
+	// only: the OpID (16 bytes) of the write that created the article,
+	// never rewritten; the OpIDs of the last updates (16 bytes each,
+	// newest last); the last update's op and the cells it replaced, until
+	// the update's other writes are done; the OpID of the deletion under
+	// way (the row is marked, then its other rows go, then it).
+	QualArticleCreatedBy = "xc"
+	QualArticleOps       = "xo"
+	QualArticlePrev      = "xp"
+	QualArticleDeleting  = "x"
+	// An article op row (ArticleOpLayout): the write's kind byte, then
+	// the article's posted (ms) and seq, 8 bytes each.
+	QualArticleOpRecord = "r"
 	// An author's counters row: the article sequence, the article count,
 	// and one count per category (QualCategoryCount + the category).
 	QualSeq           = "seq"

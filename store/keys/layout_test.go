@@ -126,6 +126,7 @@ func TestLayoutStrings(t *testing.T) {
 		{CountersLayout, "articles", "a", "H(author) str(author) 0x02"},
 		{WordCountsLayout, "wordcounts", "w", "H(author) str(author)"},
 		{TopWordsLayout, "wordcounts", "w", "H(author) str(author) 0x01"},
+		{ArticleOpLayout, "articles", "a", "H(author) str(author) 0x03 u64(opHi) u64(opLo)"},
 	} {
 		t.Run(tc.l.Name(), func(t *testing.T) {
 			if got := tc.l.String(); got != tc.want {

@@ -16,9 +16,10 @@ const (
 	tagDegree       byte = 0x03
 
 	// table articles, after str(author)
-	tagTimeline byte = 0x00
-	tagCategory byte = 0x01
-	tagCounters byte = 0x02
+	tagTimeline  byte = 0x00
+	tagCategory  byte = 0x01
+	tagCounters  byte = 0x02
+	tagArticleOp byte = 0x03
 
 	// table wordcounts, after str(author) (the word count row has none)
 	tagTopWords byte = 0x01
@@ -140,6 +141,20 @@ var CategoryLayout = mustLayout("category", TableArticles,
 var CountersLayout = mustLayout("counters", TableArticles,
 	hashPart(1), strPart("author"), tagPart(tagCounters))
 
+// ArticleOpLayout is the row that records one article write of an author
+// by its OpID (store.OpID: the 16 bytes as two u64 parts, high half
+// first), in table articles, family a: what a retry of the write with the
+// same op needs to find its earlier effect (the article a post created,
+// whose key the retry cannot derive). Short-lived: Repair deletes those
+// older than a day.
+//
+//	+-----------+-------------+------+----------+----------+
+//	| H(author) | str(author) | 0x03 | u64(opHi)| u64(opLo)|
+//	| 4 bytes   |             | tag  | 8 bytes  | 8 bytes  |
+//	+-----------+-------------+------+----------+----------+
+var ArticleOpLayout = mustLayout("articleop", TableArticles,
+	hashPart(1), strPart("author"), tagPart(tagArticleOp), u64Part("opHi"), u64Part("opLo"))
+
 // WordCountsLayout is the word count row of an author (seed 004, row =
 // source, qualifier = word) in table wordcounts, family w; one int64 cell per
 // word.
@@ -170,7 +185,7 @@ var TopWordsLayout = mustLayout("topwords", TableWordCounts,
 var layouts = []*Layout{
 	NodeLayout, RelationshipLayout, AdjacencyLayout, DegreeLayout,
 	TimelineLayout, CategoryLayout, CountersLayout, WordCountsLayout,
-	TopWordsLayout,
+	TopWordsLayout, ArticleOpLayout,
 }
 
 // mustEncode encodes values that cannot be invalid (strings only).
@@ -347,6 +362,28 @@ func DecodeCounters(row []byte) (string, error) {
 	return f.strs[0], nil
 }
 
+// ArticleOp returns the op row of author's write op (ArticleOpLayout).
+func ArticleOp(author string, op [16]byte) []byte {
+	b, err := ArticleOpLayout.Encode(author, binary.BigEndian.Uint64(op[:8]), binary.BigEndian.Uint64(op[8:]))
+	if err != nil {
+		panic(err) // a bug in this package: strings and u64s always encode
+	}
+	return b
+}
+
+// DecodeArticleOp returns the author and op of an op row; errors wrap
+// ErrInvalidKey.
+func DecodeArticleOp(row []byte) (string, [16]byte, error) {
+	var f fields
+	var op [16]byte
+	if err := ArticleOpLayout.decode(row, &f); err != nil {
+		return "", op, err
+	}
+	binary.BigEndian.PutUint64(op[:8], f.nums[0])
+	binary.BigEndian.PutUint64(op[8:], f.nums[1])
+	return f.strs[0], op, nil
+}
+
 // AuthorPrefix returns H(author) str(author): the prefix of every row of
 // author in table articles (timeline, category index, counters; scan
 // [prefix, PrefixEnd(prefix)) for all of them), and the whole of author's
@@ -358,7 +395,7 @@ func AuthorPrefix(author string) []byte {
 }
 
 // DecodeAuthor returns the author of a row of table articles: a timeline,
-// category index or counters row. Errors wrap ErrInvalidKey.
+// category index, counters or op row. Errors wrap ErrInvalidKey.
 func DecodeAuthor(row []byte) (string, error) {
 	if a, err := DecodeTimeline(row); err == nil {
 		return a.Author, nil
@@ -369,7 +406,10 @@ func DecodeAuthor(row []byte) (string, error) {
 	if author, err := DecodeCounters(row); err == nil {
 		return author, nil
 	}
-	return "", fmt.Errorf("%w: not a timeline, category or counters row", ErrInvalidKey)
+	if author, _, err := DecodeArticleOp(row); err == nil {
+		return author, nil
+	}
+	return "", fmt.Errorf("%w: not a timeline, category, counters or op row", ErrInvalidKey)
 }
 
 // WordCounts returns the word count row of author.
