@@ -62,6 +62,8 @@ var (
 	simRate    = flag.Float64("sim.rate", 0.02, "replica simulation: the share of RPCs faulted")
 	simSkew    = flag.Duration("sim.skew", 5*time.Second, "replica simulation: the clock offset of replicas 1 (+) and 2 (-)")
 	simWorkers = flag.Int("sim.workers", 3, "replica simulation: goroutines per replica")
+	simSerial  = flag.Bool("sim.serial", false, "replica simulation: one operation at a time (the goroutines still interleave theirs)")
+	simWithout = flag.String("sim.without", "", "replica simulation: a comma list of operations the workload leaves out (e.g. deleteNode)")
 )
 
 // The key space: small, so that operations collide.
@@ -114,14 +116,16 @@ const (
 )
 
 // simMix is the workload's mix: each kind with its weight.
-var simMix = []struct {
-	kind   simKind
-	weight int
-}{
+var simMix = []simWeight{
 	{simCreateNode, 10}, {simUpdateNode, 7}, {simDeleteNode, 7}, {simReadNode, 7},
 	{simCreateRel, 12}, {simUpdateRel, 6}, {simDeleteRel, 6}, {simReadRel, 6}, {simAdjacent, 6},
 	{simPostArticle, 10}, {simUpdateArticle, 5}, {simDeleteArticle, 4}, {simReadArticle, 4},
 	{simArticlesPage, 4}, {simTopWords, 3},
+}
+
+type simWeight struct {
+	kind   simKind
+	weight int
 }
 
 func (k simKind) isWrite() bool {
@@ -166,7 +170,9 @@ type simulation struct {
 	fc       *hbasefault.Client
 	replicas []*Store
 	tick     atomic.Int64
+	without  map[simKind]bool
 
+	serial   sync.Mutex // held by each operation with -sim.serial
 	mu       sync.Mutex
 	ops      []*simOp
 	pool     []string // ids of articles posted with success, for updates and deletes
@@ -177,6 +183,24 @@ func (sim *simulation) fail(format string, args ...any) {
 	sim.mu.Lock()
 	defer sim.mu.Unlock()
 	sim.failures = append(sim.failures, fmt.Sprintf(format, args...))
+}
+
+// simWithoutKinds parses -sim.without.
+func simWithoutKinds(t *testing.T) map[simKind]bool {
+	out := map[simKind]bool{}
+	if *simWithout == "" {
+		return out
+	}
+	for name := range strings.SplitSeq(*simWithout, ",") {
+		if !slices.ContainsFunc(simMix, func(m simWeight) bool { return string(m.kind) == name }) {
+			t.Fatalf("-sim.without: %q is no operation of the workload", name)
+		}
+		out[simKind(name)] = true
+	}
+	if len(out) == len(simMix) {
+		t.Fatal("-sim.without leaves no operation")
+	}
+	return out
 }
 
 func simModes(t *testing.T) []hbasefault.Mode {
@@ -217,7 +241,7 @@ func runSimulation(t *testing.T, seed uint64, modes []hbasefault.Mode) {
 	t.Logf("seed %d, faults %s at %.3f, %d operations, skew ±%s (reproduce: go test ./store -run TestReplicaSimulation -seed %d -sim.faults=%s -sim.ops=%d)",
 		seed, *simFaults, *simRate, *simOps, *simSkew, seed, *simFaults, *simOps)
 	fc := hbasefault.New(openTestEngine(t, nil))
-	sim := &simulation{t: t, seed: seed, fc: fc}
+	sim := &simulation{t: t, seed: seed, fc: fc, without: simWithoutKinds(t)}
 	for _, offset := range []time.Duration{0, *simSkew, -*simSkew} {
 		s, err := New(fc, Options{Clock: func() time.Time { return time.Now().Add(offset) }})
 		if err != nil {
@@ -291,14 +315,15 @@ func runSimulation(t *testing.T, seed uint64, modes []hbasefault.Mode) {
 // r, from its own random stream.
 func (sim *simulation) worker(w, r, n int) {
 	rng := rand.New(rand.NewPCG(sim.seed, uint64(w)))
+	mix := slices.DeleteFunc(slices.Clone(simMix), func(m simWeight) bool { return sim.without[m.kind] })
 	total := 0
-	for _, m := range simMix {
+	for _, m := range mix {
 		total += m.weight
 	}
 	for i := range n {
 		pick := rng.IntN(total)
 		var kind simKind
-		for _, m := range simMix {
+		for _, m := range mix {
 			if pick < m.weight {
 				kind = m.kind
 				break
@@ -351,6 +376,10 @@ func (sim *simulation) choose(o *simOp, rng *rand.Rand) bool {
 // exec runs o, retrying after UNAVAILABLE with the same op, on a replica
 // picked at random, and records it.
 func (sim *simulation) exec(o *simOp, rng *rand.Rand) {
+	if *simSerial {
+		sim.serial.Lock()
+		defer sim.serial.Unlock()
+	}
 	ctx := WithOp(context.Background(), o.op)
 	o.call = sim.tick.Add(1)
 	for {
