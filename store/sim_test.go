@@ -71,6 +71,7 @@ var (
 	simSkew    = flag.Duration("sim.skew", 5*time.Second, "replica simulation: the clock offset of replicas 1 (+) and 2 (-)")
 	simWorkers = flag.Int("sim.workers", 3, "replica simulation: goroutines per replica")
 	simSerial  = flag.Bool("sim.serial", true, "replica simulation: one operation at a time (the goroutines still interleave theirs)")
+	simTrace   = flag.Bool("sim.trace", false, "replica simulation: log every operation as it is answered")
 	simWithout = flag.String("sim.without", "", "replica simulation: a comma list of operations the workload leaves out (e.g. deleteNode)")
 )
 
@@ -252,10 +253,13 @@ func simReproduce(seed uint64) string {
 
 func runSimulation(t *testing.T, seed uint64, modes []hbasefault.Mode) {
 	t.Logf("seed %d: %s", seed, simReproduce(seed))
-	// One clock, the engine's (the region servers'): the wall clock, moved
-	// on by a millisecond at every reading so that waits for it to pass a
-	// timestamp end quickly. The replicas read it with their offsets.
-	clk := &simClock{}
+	// One clock, the engine's (the region servers'), that every reading
+	// moves on by a millisecond: timestamps, and so article ids, index
+	// rows and the fault plan's choices, are the same in every serial run
+	// of a seed, and a wait for the clock to pass a timestamp ends
+	// quickly. The replicas read it with their offsets.
+	clk := newFakeClock()
+	clk.step = 1
 	db, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop(), Clock: clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -345,19 +349,6 @@ func runSimulation(t *testing.T, seed uint64, modes []hbasefault.Mode) {
 			t.Errorf("seed %d: and %d more", seed, len(fs)-show)
 		}
 		t.Errorf("seed %d failed; reproduce with: %s", seed, simReproduce(seed))
-	}
-}
-
-// simClock is the wall clock, moved on by a millisecond at every reading.
-type simClock struct{ ms atomic.Int64 }
-
-func (c *simClock) Now() time.Time {
-	for {
-		last := c.ms.Load()
-		next := max(time.Now().UnixMilli(), last+1)
-		if c.ms.CompareAndSwap(last, next) {
-			return time.UnixMilli(next)
-		}
 	}
 }
 
@@ -456,6 +447,10 @@ func (sim *simulation) exec(o *simOp, rng *rand.Rand) {
 	}
 	o.ret = sim.tick.Add(1)
 	sim.record(o)
+	if *simTrace {
+		sim.t.Logf("[%d, %d] client %d, replica %d: %s: %s after %d attempts (%v) %s", o.call, o.ret, o.client, o.replica,
+			o.describe(), answerName(o.err), o.attempts, o.err, o.article)
+	}
 }
 
 func (sim *simulation) record(o *simOp) {
@@ -731,7 +726,7 @@ func linStep(st linState, in linInput, out linOutput, withEnds bool) []linState 
 	case in.target == 0 && in.kind == "delete":
 		may, next.exists, next.val = st.exists, false, 0
 		refused = out.code == "NOT_FOUND" && !st.exists
-		if !withEnds && out.code == "success" && !st.exists {
+		if simNodeDeleteHelps && !withEnds && out.code == "success" && !st.exists {
 			return []linState{st} // a node's deletion finished for another (simNodeDeleteHelps)
 		}
 	case in.kind == "read":
@@ -752,7 +747,7 @@ func linStep(st linState, in linInput, out linOutput, withEnds bool) []linState 
 			next.exists, next.val = false, 0
 		}
 		refused = out.code == "NOT_FOUND" && !st.ends[in.target-1]
-		if out.code == "success" && !st.ends[in.target-1] {
+		if simNodeDeleteHelps && out.code == "success" && !st.ends[in.target-1] {
 			return []linState{st} // simNodeDeleteHelps
 		}
 	}
@@ -964,9 +959,12 @@ func (sim *simulation) checkArticlesOnce() {
 			titles[a][art.Title]++
 		}
 	}
-	deleted := map[string]bool{} // articles whose deletion may have applied
+	// Articles whose deletion may have applied: a deletion answered
+	// NOT_FOUND after an UNAVAILABLE may be its own (the history of the
+	// article says whether it was).
+	deleted := map[string]bool{}
 	for _, o := range sim.ops {
-		if o.kind == simDeleteArticle && (o.err == nil || errors.Is(o.err, ErrUnavailable)) {
+		if o.kind == simDeleteArticle && (o.err == nil || errors.Is(o.err, ErrUnavailable) || o.attempts > 1) {
 			deleted[o.article] = true
 		}
 	}
