@@ -254,12 +254,14 @@ func simReproduce(seed uint64) string {
 func runSimulation(t *testing.T, seed uint64, modes []hbasefault.Mode) {
 	t.Logf("seed %d: %s", seed, simReproduce(seed))
 	// One clock, the engine's (the region servers'), that every reading
-	// moves on by a millisecond: timestamps, and so article ids, index
+	// moves on by two milliseconds: timestamps, and so article ids, index
 	// rows and the fault plan's choices, are the same in every serial run
-	// of a seed, and a wait for the clock to pass a timestamp ends
-	// quickly. The replicas read it with their offsets.
+	// of a seed, and a wait for the clock to pass a timestamp (which polls
+	// it every millisecond of the wall clock, and gives up after the wait
+	// it expected and a second) ends sooner than on the wall clock. The
+	// replicas read it with their offsets.
 	clk := newFakeClock()
-	clk.step = 1
+	clk.step = 2
 	db, err := embedded.Open(embedded.Options{Tables: keys.Tables(), Logger: zerolog.Nop(), Clock: clk.Now})
 	if err != nil {
 		t.Fatal(err)
