@@ -70,7 +70,7 @@ var (
 	simRate    = flag.Float64("sim.rate", 0.02, "replica simulation: the share of RPCs faulted")
 	simSkew    = flag.Duration("sim.skew", 5*time.Second, "replica simulation: the clock offset of replicas 1 (+) and 2 (-)")
 	simWorkers = flag.Int("sim.workers", 3, "replica simulation: goroutines per replica")
-	simSerial  = flag.Bool("sim.serial", true, "replica simulation: one operation at a time (the goroutines still interleave theirs)")
+	simSerial  = flag.Bool("sim.serial", true, "replica simulation: one operation at a time, the workers taking turns drawn from the seed (the same run every time); false: each worker in its own goroutine")
 	simTrace   = flag.Bool("sim.trace", false, "replica simulation: log every operation as it is answered")
 	simWithout = flag.String("sim.without", "", "replica simulation: a comma list of operations the workload leaves out (e.g. deleteNode)")
 )
