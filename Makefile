@@ -7,7 +7,7 @@ BIN    := $(CURDIR)/bin/hbgraph
 NPM_CI := npm ci --no-audit --no-fund
 
 .PHONY: test fmt-check generate-check vendor-check vet staticcheck unit build \
-	federation-test client-test browser-test http-audit-test chromium bench bench-roundtrips bench-go peers-up peers-down
+	federation-test client-test browser-test http-audit-test chromium bench bench-roundtrips bench-go peers-up peers-down soak
 
 test: fmt-check generate-check vendor-check vet staticcheck unit federation-test client-test browser-test http-audit-test
 
@@ -99,3 +99,15 @@ peers-down:
 # Go micro-benchmarks of the engine, the store and the gateway.
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./store/... .
+
+# The replica simulation of make test (store/sim_test.go), longer: SOAK_SEEDS
+# seeds from SOAK_SEED, SOAK_OPS operations each, with SOAK_ARGS (by default
+# the full simulation: concurrent, every fault). A failure prints its seed
+# and the flags that reproduce it.
+SOAK_SEED  ?= 1
+SOAK_SEEDS ?= 100
+SOAK_OPS   ?= 2000
+SOAK_ARGS  ?= -sim.serial=false -sim.faults=all
+soak:
+	$(GO) test -race -count=1 -timeout 0 -run '^TestReplicaSimulation$$' ./store \
+		-seed $(SOAK_SEED) -sim.seeds $(SOAK_SEEDS) -sim.ops $(SOAK_OPS) $(SOAK_ARGS)

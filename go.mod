@@ -69,6 +69,7 @@ require (
 require (
 	github.com/99designs/gqlgen v0.17.95
 	github.com/VictoriaMetrics/fastcache v1.12.2
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/graph-gophers/dataloader/v7 v7.2.0
