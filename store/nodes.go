@@ -605,6 +605,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 	w := writerOf(ctx)
 	row := keys.Node(id)
 	resumed, done, gone := false, false, false
+	var marked int64 // the creation time of the node this deletion marked (or found marked)
 	err := s.casLoop(ctx, "delete node", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
 		if err != nil {
@@ -624,7 +625,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		case !w.mayWrite(string(e.owner)):
 			return false, errNotYours
 		case e.deleting != 0:
-			resumed = true // a deletion cut short
+			resumed, marked = true, e.created // a deletion cut short
 			return true, nil
 		}
 		if !detach {
@@ -636,6 +637,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 			return false, err
 		}
 		ts := s.nextUpdate(e.updated)
+		marked = e.created
 		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
 			cells{keys.QualDeleting: encodeMs(ts), keys.QualUpdated: encodeMs(ts), keys.QualDeleteOp: op[:]}, ts)
 	})
@@ -649,7 +651,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		// The row's deletion was the last step but the counters'.
 		return s.deleteDegreeRows(ctx, id, false)
 	}
-	return s.finishNodeDeletion(ctx, id, resumed)
+	return s.finishNodeDeletion(ctx, id, marked, resumed)
 }
 
 // refuseAttached is ErrConflict if node id still has relationships or
@@ -677,8 +679,18 @@ func (s *Store) refuseAttached(ctx context.Context, id string) error {
 // deletion, after which the counters and word counts it had still to
 // decrement are recounted (recountAuthor). A fresh deletion trusts the
 // deltas instead: a post racing it adds and removes its own counts.
-func (s *Store) finishNodeDeletion(ctx context.Context, id string, resumed bool) error {
+//
+// created is the creation time of the node marked (0: whichever is
+// marked, Repair's). Another deletion may finish this one's work while it
+// runs (DeleteNode helps a deletion it finds under way), after which the
+// id may be created again: a deletion that finds its node no longer
+// marked stops, and deletes the row only if it is still that creation's,
+// so that a slow deletion never deletes a node created after it.
+func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64, resumed bool) error {
 	if err := s.faultPoint(pointNodeDetach); err != nil {
+		return err
+	}
+	if still, err := s.stillMarked(ctx, id, created); err != nil || !still {
 		return err
 	}
 	if err := s.detach(ctx, id); err != nil {
@@ -701,13 +713,32 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, resumed bool)
 	if err := s.faultPoint(pointNodeRow); err != nil {
 		return err
 	}
-	if _, _, err := s.deleteEntity(ctx, keys.Node(id)); err != nil && !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("delete node %q: %w", id, err) // not found: a concurrent deletion finished first
+	if _, _, err := s.deleteEntityCreated(ctx, keys.Node(id), created); errors.Is(err, ErrNotFound) {
+		// A concurrent deletion finished first; if the id was created
+		// again since, its counters are the new node's.
+		if still, err := s.stillMarked(ctx, id, created); err != nil || !still {
+			return err
+		}
+	} else if err != nil {
+		return fmt.Errorf("delete node %q: %w", id, err)
 	}
 	if err := s.faultPoint(pointNodeDegrees); err != nil {
 		return err
 	}
 	return s.deleteDegreeRows(ctx, id, resumed)
+}
+
+// stillMarked reports whether node id's deletion of the creation at
+// created (0: any) is still to be finished: the row is that node's,
+// marked as being deleted, or gone (a residue, no row). A live node is
+// another creation's, or ours no longer marked: nothing of it is this
+// deletion's to delete.
+func (s *Store) stillMarked(ctx context.Context, id string, created int64) (bool, error) {
+	e, deleting, err := s.readNode(ctx, id)
+	if err != nil || e == nil {
+		return e == nil, err
+	}
+	return deleting && (created == 0 || e.created == created), nil
 }
 
 // adjacencyOf is the scan range of every adjacency row of a node, both
