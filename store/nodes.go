@@ -606,6 +606,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 	row := keys.Node(id)
 	resumed, done, gone := false, false, false
 	var marked int64 // the creation time of the node this deletion marked (or found marked)
+	ownMark, markU := false, int64(0) // marked by this op, and the u it left
 	err := s.casLoop(ctx, "delete node", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
 		if err != nil {
@@ -626,6 +627,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 			return false, errNotYours
 		case e.deleting != 0:
 			resumed, marked = true, e.created // a deletion cut short
+			ownMark, markU = e.deleteOp == op, e.updated
 			return true, nil
 		}
 		if !detach {
@@ -637,7 +639,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 			return false, err
 		}
 		ts := s.nextUpdate(e.updated)
-		marked = e.created
+		marked, ownMark, markU = e.created, true, ts
 		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
 			cells{keys.QualDeleting: encodeMs(ts), keys.QualUpdated: encodeMs(ts), keys.QualDeleteOp: op[:]}, ts)
 	})
@@ -651,7 +653,44 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		// The row's deletion was the last step but the counters'.
 		return s.deleteDegreeRows(ctx, id, false)
 	}
+	if !detach && ownMark {
+		if err := s.refuseAttachedMarked(ctx, id, markU); err != nil {
+			return err
+		}
+	}
 	return s.finishNodeDeletion(ctx, id, marked, resumed)
+}
+
+// refuseAttachedMarked is refuseAttached again once a deletion without
+// detach has marked node id (leaving u at markU): a relationship or
+// article written between the first check and the mark (its writer read
+// the node live before the mark, so its recheck let it stand) would
+// otherwise go with the node, deleted by a deletion that was not to
+// detach anything. The mark is then taken back and the deletion is
+// ErrConflict. If the mark cannot be taken back (another deletion is
+// finishing it), the deletion goes on.
+func (s *Store) refuseAttachedMarked(ctx context.Context, id string, markU int64) error {
+	refusal := s.refuseAttached(ctx, id)
+	if !errors.Is(refusal, ErrConflict) {
+		return refusal
+	}
+	next := s.nextUpdate(markU)
+	won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(id), keys.QualUpdated, encodeMs(markU),
+		cells{keys.QualDeleting: encodeMs(0), keys.QualUpdated: encodeMs(next), keys.QualDeleteOp: []byte{}}, next)
+	if err != nil {
+		return err
+	}
+	if !won {
+		e, _, rerr := s.readNode(ctx, id)
+		if rerr != nil {
+			return rerr
+		}
+		if e != nil && e.deleting == 0 && e.updated == next {
+			return refusal // ours, re-sent
+		}
+		return nil
+	}
+	return refusal
 }
 
 // refuseAttached is ErrConflict if node id still has relationships or
@@ -693,10 +732,15 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 	if still, err := s.stillMarked(ctx, id, created); err != nil || !still {
 		return err
 	}
-	if err := s.detach(ctx, id); err != nil {
+	if err := s.detachMarked(ctx, id, created); errors.Is(err, errNoLongerMarked) {
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("detach node %q: %w", id, err)
 	}
 	if err := s.faultPoint(pointNodeArticles); err != nil {
+		return err
+	}
+	if still, err := s.stillMarked(ctx, id, created); err != nil || !still {
 		return err
 	}
 	if err := s.deleteArticlesOf(articlesCtx(ctx), id, math.MaxInt64); err != nil {
@@ -763,6 +807,19 @@ func (s *Store) hasRelationships(ctx context.Context, id string) (bool, error) {
 // too. It deletes relationships that start at other nodes too, whoever
 // owns them: an edge never outlives either of its ends.
 func (s *Store) detach(ctx context.Context, id string) error {
+	return s.detachMarked(ctx, id, 0)
+}
+
+// errNoLongerMarked: a node's deletion found its node no longer marked
+// (finished by another, and the id perhaps created again).
+var errNoLongerMarked = errors.New("the node is no longer being deleted")
+
+// detachMarked is detach by the deletion of node id's creation at created
+// (0: no deletion, or Repair's): before each relationship it deletes, it
+// checks that the node is still marked (stillMarked), and stops with
+// errNoLongerMarked if not, so that a slow deletion that another finished
+// never deletes the relationships of a node created after it.
+func (s *Store) detachMarked(ctx context.Context, id string, created int64) error {
 	r := adjacencyOf(id)
 	r.limit, r.keyOnly = 256, true
 	removed := false
@@ -793,6 +850,13 @@ func (s *Store) detach(ctx context.Context, id string) error {
 				continue
 			}
 			swept[rel] = true
+			if created != 0 {
+				if still, err := s.stillMarked(ctx, id, created); err != nil {
+					return err
+				} else if !still {
+					return errNoLongerMarked
+				}
+			}
 			if err := s.removeIndexed(ctx, a, rw.ts); err != nil {
 				return err
 			}
