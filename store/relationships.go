@@ -190,7 +190,14 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		return Relationship{}, fmt.Errorf("create relationship: %w", err) // as a crash
 	}
 	if err != nil {
-		if derr := s.deleteRelationshipCreated(ctx, k, e.created, ""); derr != nil && !errors.Is(derr, ErrNotFound) {
+		derr := s.deleteRelationshipCreated(ctx, k, e.created, "")
+		if errors.Is(derr, ErrNotFound) {
+			// Somebody else deleted it first (an end's deletion found it
+			// in the index): it was created and others may have seen it,
+			// so the create happened, and then that deletion.
+			return relationshipFrom(k, e)
+		}
+		if derr != nil {
 			return Relationship{}, derr
 		}
 		return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", err)
