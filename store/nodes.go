@@ -605,7 +605,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 	w := writerOf(ctx)
 	row := keys.Node(id)
 	resumed, done, gone := false, false, false
-	var marked int64 // the creation time of the node this deletion marked (or found marked)
+	var marked int64                  // the creation time of the node this deletion marked (or found marked)
 	ownMark, markU := false, int64(0) // marked by this op, and the u it left
 	err := s.casLoop(ctx, "delete node", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
