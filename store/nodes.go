@@ -544,7 +544,7 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 			by = old.deleteOp
 		}
 		ts = s.nextUpdate(old.updated)
-		gone := residue{at: ts, deleteOp: by, created: old.created, createOp: old.createOp}
+		gone := residue{at: ts, deleteOp: by, created: old.created, createOp: old.createOp, earlier: old.gone.next()}
 		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(old.updated),
 			cells{keys.QualUpdated: encodeMs(ts), keys.QualGone: gone.encode()}, ts)
 	})
@@ -616,9 +616,10 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		switch {
 		case err != nil:
 			return false, err
-		case e.gone != nil && e.gone.deleteOp == op:
-			// This op deleted it already (a retry); a node created since
-			// is not ours to touch.
+		case e.gone.deletedBy(op):
+			// This op deleted it already (a retry), or marked it for
+			// another deletion to finish; a node created (and perhaps
+			// deleted) since is not ours to touch.
 			done, gone = true, !ok
 			return true, nil
 		case !ok:
