@@ -158,9 +158,10 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	switch {
 	case live && rel.createOp == op:
 		e = rel // ours, from an earlier try: its index rows were written before it
-	case live:
-		return Relationship{}, fmt.Errorf("create relationship: %w", ErrAlreadyExists)
 	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0:
+		// (Also when live: created by this op, deleted by somebody, and
+		// created again by another op since; the residue stays in the
+		// row. The deletion counted it down: this op counts it up.)
 		if rel.gone.deleteOp == op { // our own recheck took it back
 			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
 		}
@@ -171,6 +172,8 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 			return Relationship{}, err
 		}
 		return relationshipFrom(k, e)
+	case live:
+		return Relationship{}, fmt.Errorf("create relationship: %w", ErrAlreadyExists)
 	default:
 		if e, err = s.createRelationshipRow(ctx, k, rel, encoded); err != nil {
 			return Relationship{}, fmt.Errorf("create relationship: %w", err)
