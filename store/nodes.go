@@ -730,8 +730,19 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 	if err := s.faultPoint(pointNodeDetach); err != nil {
 		return err
 	}
-	if still, err := s.stillMarked(ctx, id, created); err != nil || !still {
+	e, _, err := s.readNode(ctx, id)
+	if err != nil {
 		return err
+	}
+	if e != nil && (e.deleting == 0 || (created != 0 && e.created != created)) {
+		return nil // finished by another deletion, and created again
+	}
+	if e != nil && !e.deleteOp.IsZero() {
+		// Whoever finishes a deletion does it as the op that marked the
+		// node: a relationship or article deletion cut short is then
+		// recognised (its residue) and finished, its Increments repeating
+		// the same nonces, by any DeleteNode that helps, and by Repair.
+		ctx = WithOp(ctx, e.deleteOp)
 	}
 	if err := s.detachMarked(ctx, id, created); errors.Is(err, errNoLongerMarked) {
 		return nil
