@@ -147,6 +147,9 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	}
 	ctx, op := withOp(ctx)
 	ends, rel, err := s.relationshipEnds(ctx, k, true)
+	if errors.Is(err, ErrNotFound) {
+		return s.createRelationshipEndGone(ctx, k, encoded, err)
+	}
 	if err != nil {
 		return Relationship{}, err
 	}
@@ -206,6 +209,44 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", err)
 	}
 	return relationshipFrom(k, e)
+}
+
+// createRelationshipEndGone answers a create that finds an end gone
+// (notFound). If an earlier try of its op wrote the relationship row (its
+// answer lost), the end's deletion may have found it and counted it down:
+// the create's own counts are made (nonces: once), and then a live row of
+// the op is undone as the recheck does (ErrNotFound); one that somebody
+// deleted was created, and then deleted: success, as after the recheck.
+func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey, props []byte, notFound error) (Relationship, error) {
+	ctx, op := withOp(ctx)
+	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, k.row())
+	if err != nil {
+		return Relationship{}, err
+	}
+	rel, live, err := decodeEntity(k.row(), c)
+	if err != nil {
+		return Relationship{}, err
+	}
+	switch {
+	case live && rel.createOp == op:
+		if err := s.countDegrees(ctx, k, +1, rel.created); err != nil {
+			return Relationship{}, err
+		}
+		derr := s.deleteRelationshipCreated(ctx, k, rel.created, "")
+		if errors.Is(derr, ErrNotFound) {
+			return relationshipFrom(k, rel) // deleted by another meanwhile
+		}
+		if derr != nil {
+			return Relationship{}, derr
+		}
+	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0 && rel.gone.deleteOp != op:
+		e := entity{created: rel.gone.created, updated: rel.gone.created, props: props}
+		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
+			return Relationship{}, err
+		}
+		return relationshipFrom(k, e)
+	}
+	return Relationship{}, notFound
 }
 
 // createRelationshipRow writes the index rows and then the row of a new
