@@ -316,7 +316,10 @@ func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properti
 		remains = true // ours, cut short while removing remains
 	}
 	if errors.Is(err, ErrAlreadyExists) {
-		if _, deleting, rerr := s.readNode(ctx, id); rerr == nil && deleting {
+		// The row was live; read again, it may be marked, or gone already
+		// (its deletion finished in between): either way a deletion was
+		// under way, not a node there to answer ALREADY_EXISTS for.
+		if again, deleting, rerr := s.readNode(ctx, id); rerr == nil && (deleting || again == nil) {
 			return Node{}, fmt.Errorf("create node %q: %w: a node of this id is being deleted; "+
 				"try again once its deletion has finished", id, ErrConflict)
 		}
