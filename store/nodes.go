@@ -313,13 +313,23 @@ func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properti
 		return nodeFrom(id, e)
 	}
 	if err == nil && e.deleting != 0 {
+		if !e.deleteOp.IsZero() {
+			// Ours (an earlier try of this op), and a deletion has marked
+			// it since (a create's own mark records no op): the create
+			// happened, once; its remains are the deletion's to remove.
+			return nodeFrom(id, e)
+		}
 		remains = true // ours, cut short while removing remains
 	}
 	if errors.Is(err, ErrAlreadyExists) {
 		// The row was live; read again, it may be marked, or gone already
 		// (its deletion finished in between): either way a deletion was
 		// under way, not a node there to answer ALREADY_EXISTS for.
-		if again, deleting, rerr := s.readNode(ctx, id); rerr == nil && (deleting || again == nil) {
+		again, deleting, rerr := s.readNode(ctx, id)
+		if rerr != nil {
+			return Node{}, fmt.Errorf("create node %q: %w", id, rerr) // not known to be there
+		}
+		if deleting || again == nil {
 			return Node{}, fmt.Errorf("create node %q: %w: a node of this id is being deleted; "+
 				"try again once its deletion has finished", id, ErrConflict)
 		}
