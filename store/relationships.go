@@ -280,6 +280,20 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		if err := s.writeIndex(ctx, k, e); err != nil {
 			return false, err
 		}
+		if reuse && attempt == 0 {
+			// The earlier try's index rows may have been found and
+			// deleted since (an end's detach, removeIndexed): a delete
+			// marker at or after their time then hides them, rewritten
+			// or not. If so, this create starts again at a new time.
+			hidden, err := s.indexHidden(ctx, k, created)
+			if err != nil {
+				return false, err
+			}
+			if hidden {
+				reuse, created = false, max(s.nowMs(), created+1)
+				return false, nil
+			}
+		}
 		if err := s.faultPoint(pointRelationshipRow); err != nil {
 			return false, err
 		}
@@ -315,6 +329,25 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		return false, err
 	})
 	return e, err
+}
+
+// indexHidden reports whether either index row of k's creation at created
+// reads as absent right after it was written.
+func (s *Store) indexHidden(ctx context.Context, k RelationshipKey, created int64) (bool, error) {
+	out, in, err := k.index(created)
+	if err != nil {
+		return false, err
+	}
+	for _, ix := range [][]byte{out, in} {
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, ix)
+		if err != nil {
+			return false, err
+		}
+		if len(c) == 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // relationshipEnds reads k's start and end nodes, and with rel set the
