@@ -545,7 +545,9 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 		if old, ok, err = decodeEntity(row, c); err != nil {
 			return false, err
 		}
-		if g := old.gone; !ok && g != nil && g.deleteOp == op && (created == 0 || g.created == created) {
+		// Ours, applied: also when the row was created again since (the
+		// residue stays in it), which is not this op's to delete.
+		if g := old.gone; g != nil && g.deleteOp == op && (created == 0 || g.created == created) {
 			old.created, old.createOp, ts = g.created, g.createOp, g.at // ours, applied
 			return true, nil
 		}
