@@ -796,7 +796,13 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 	if err := s.faultPoint(pointNodeDegrees); err != nil {
 		return err
 	}
-	return s.deleteDegreeRows(ctx, id, resumed)
+	// Counters that still count go too only for Repair (created 0): a
+	// DeleteNode finishing another's deletion runs as its op, so the
+	// relationship deletions that one cut short were finished above with
+	// their own decrements, and a counter that counts is a concurrent
+	// DeleteRelationship's whose decrement is still to come (deleting it
+	// first would leave that decrement at -1).
+	return s.deleteDegreeRows(ctx, id, resumed && created == 0)
 }
 
 // stillMarked reports whether node id's deletion of the creation at
