@@ -290,6 +290,10 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 				return false, err
 			}
 			if hidden {
+				// Both rows go (one may still show), stamped their own time.
+				if err := s.deleteIndexRows(ctx, k, e); err != nil {
+					return false, err
+				}
 				reuse, created = false, max(s.nowMs(), created+1)
 				return false, nil
 			}
