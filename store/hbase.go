@@ -350,10 +350,14 @@ func (s *Store) incrementWith(ctx context.Context, op OpID, purpose, table, fami
 	if len(res.Cells) != 1 {
 		// A duplicate is answered with a Get of the cell, which a delete
 		// marker may hide.
-		return 0, classify("increment "+table, fmt.Errorf("increment returned %d cells, but we expected exactly one", len(res.Cells)))
+		return 0, classify("increment "+table, fmt.Errorf("%w: increment returned %d cells, but we expected exactly one", errIncrementHidden, len(res.Cells)))
 	}
 	return int64(binary.BigEndian.Uint64(res.Cells[0].Value)), nil
 }
+
+// errIncrementHidden: an Increment answered without its cell, a duplicate
+// of one applied earlier (its nonce) whose cell was deleted since.
+var errIncrementHidden = errors.New("the counter was deleted since")
 
 // incrementColumns adds each delta to its int64 column of one row in a
 // single Increment (atomic on the row). Its nonce is the ctx's op's for the

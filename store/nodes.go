@@ -313,10 +313,23 @@ func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properti
 		return nodeFrom(id, e)
 	}
 	if err == nil && e.deleting != 0 {
+		if !e.deleteOp.IsZero() {
+			// Ours (an earlier try of this op), and a deletion has marked
+			// it since (a create's own mark records no op): the create
+			// happened, once; its remains are the deletion's to remove.
+			return nodeFrom(id, e)
+		}
 		remains = true // ours, cut short while removing remains
 	}
 	if errors.Is(err, ErrAlreadyExists) {
-		if _, deleting, rerr := s.readNode(ctx, id); rerr == nil && deleting {
+		// The row was live; read again, it may be marked, or gone already
+		// (its deletion finished in between): either way a deletion was
+		// under way, not a node there to answer ALREADY_EXISTS for.
+		again, deleting, rerr := s.readNode(ctx, id)
+		if rerr != nil {
+			return Node{}, fmt.Errorf("create node %q: %w", id, rerr) // not known to be there
+		}
+		if deleting || again == nil {
 			return Node{}, fmt.Errorf("create node %q: %w: a node of this id is being deleted; "+
 				"try again once its deletion has finished", id, ErrConflict)
 		}
@@ -532,7 +545,9 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 		if old, ok, err = decodeEntity(row, c); err != nil {
 			return false, err
 		}
-		if g := old.gone; !ok && g != nil && g.deleteOp == op && (created == 0 || g.created == created) {
+		// Ours, applied: also when the row was created again since (the
+		// residue stays in it), which is not this op's to delete.
+		if g := old.gone; g != nil && g.deleteOp == op && (created == 0 || g.created == created) {
 			old.created, old.createOp, ts = g.created, g.createOp, g.at // ours, applied
 			return true, nil
 		}
@@ -544,7 +559,7 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 			by = old.deleteOp
 		}
 		ts = s.nextUpdate(old.updated)
-		gone := residue{at: ts, deleteOp: by, created: old.created, createOp: old.createOp}
+		gone := residue{at: ts, deleteOp: by, created: old.created, createOp: old.createOp, earlier: old.gone.next()}
 		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(old.updated),
 			cells{keys.QualUpdated: encodeMs(ts), keys.QualGone: gone.encode()}, ts)
 	})
@@ -605,6 +620,8 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 	w := writerOf(ctx)
 	row := keys.Node(id)
 	resumed, done, gone := false, false, false
+	var marked int64                  // the creation time of the node this deletion marked (or found marked)
+	ownMark, markU := false, int64(0) // marked by this op, and the u it left
 	err := s.casLoop(ctx, "delete node", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
 		if err != nil {
@@ -614,9 +631,10 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		switch {
 		case err != nil:
 			return false, err
-		case e.gone != nil && e.gone.deleteOp == op:
-			// This op deleted it already (a retry); a node created since
-			// is not ours to touch.
+		case e.gone.deletedBy(op):
+			// This op deleted it already (a retry), or marked it for
+			// another deletion to finish; a node created (and perhaps
+			// deleted) since is not ours to touch.
 			done, gone = true, !ok
 			return true, nil
 		case !ok:
@@ -624,7 +642,8 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		case !w.mayWrite(string(e.owner)):
 			return false, errNotYours
 		case e.deleting != 0:
-			resumed = true // a deletion cut short
+			resumed, marked = true, e.created // a deletion cut short
+			ownMark, markU = e.deleteOp == op, e.updated
 			return true, nil
 		}
 		if !detach {
@@ -636,6 +655,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 			return false, err
 		}
 		ts := s.nextUpdate(e.updated)
+		marked, ownMark, markU = e.created, true, ts
 		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
 			cells{keys.QualDeleting: encodeMs(ts), keys.QualUpdated: encodeMs(ts), keys.QualDeleteOp: op[:]}, ts)
 	})
@@ -649,7 +669,44 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		// The row's deletion was the last step but the counters'.
 		return s.deleteDegreeRows(ctx, id, false)
 	}
-	return s.finishNodeDeletion(ctx, id, resumed)
+	if !detach && ownMark {
+		if err := s.refuseAttachedMarked(ctx, id, markU); err != nil {
+			return err
+		}
+	}
+	return s.finishNodeDeletion(ctx, id, marked, resumed)
+}
+
+// refuseAttachedMarked is refuseAttached again once a deletion without
+// detach has marked node id (leaving u at markU): a relationship or
+// article written between the first check and the mark (its writer read
+// the node live before the mark, so its recheck let it stand) would
+// otherwise go with the node, deleted by a deletion that was not to
+// detach anything. The mark is then taken back and the deletion is
+// ErrConflict. If the mark cannot be taken back (another deletion is
+// finishing it), the deletion goes on.
+func (s *Store) refuseAttachedMarked(ctx context.Context, id string, markU int64) error {
+	refusal := s.refuseAttached(ctx, id)
+	if !errors.Is(refusal, ErrConflict) {
+		return refusal
+	}
+	next := s.nextUpdate(markU)
+	won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(id), keys.QualUpdated, encodeMs(markU),
+		cells{keys.QualDeleting: encodeMs(0), keys.QualUpdated: encodeMs(next), keys.QualDeleteOp: []byte{}}, next)
+	if err != nil {
+		return err
+	}
+	if !won {
+		e, _, rerr := s.readNode(ctx, id)
+		if rerr != nil {
+			return rerr
+		}
+		if e != nil && e.deleting == 0 && e.updated == next {
+			return refusal // ours, re-sent
+		}
+		return nil
+	}
+	return refusal
 }
 
 // refuseAttached is ErrConflict if node id still has relationships or
@@ -677,14 +734,40 @@ func (s *Store) refuseAttached(ctx context.Context, id string) error {
 // deletion, after which the counters and word counts it had still to
 // decrement are recounted (recountAuthor). A fresh deletion trusts the
 // deltas instead: a post racing it adds and removes its own counts.
-func (s *Store) finishNodeDeletion(ctx context.Context, id string, resumed bool) error {
+//
+// created is the creation time of the node marked (0: whichever is
+// marked, Repair's). Another deletion may finish this one's work while it
+// runs (DeleteNode helps a deletion it finds under way), after which the
+// id may be created again: a deletion that finds its node no longer
+// marked stops, and deletes the row only if it is still that creation's,
+// so that a slow deletion never deletes a node created after it.
+func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64, resumed bool) error {
 	if err := s.faultPoint(pointNodeDetach); err != nil {
 		return err
 	}
-	if err := s.detach(ctx, id); err != nil {
+	e, _, err := s.readNode(ctx, id)
+	if err != nil {
+		return err
+	}
+	if e != nil && (e.deleting == 0 || (created != 0 && e.created != created)) {
+		return nil // finished by another deletion, and created again
+	}
+	if e != nil && !e.deleteOp.IsZero() {
+		// Whoever finishes a deletion does it as the op that marked the
+		// node: a relationship or article deletion cut short is then
+		// recognised (its residue) and finished, its Increments repeating
+		// the same nonces, by any DeleteNode that helps, and by Repair.
+		ctx = WithOp(ctx, e.deleteOp)
+	}
+	if err := s.detachMarked(ctx, id, created); errors.Is(err, errNoLongerMarked) {
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("detach node %q: %w", id, err)
 	}
 	if err := s.faultPoint(pointNodeArticles); err != nil {
+		return err
+	}
+	if still, err := s.stillMarked(ctx, id, created); err != nil || !still {
 		return err
 	}
 	if err := s.deleteArticlesOf(articlesCtx(ctx), id, math.MaxInt64); err != nil {
@@ -701,13 +784,38 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, resumed bool)
 	if err := s.faultPoint(pointNodeRow); err != nil {
 		return err
 	}
-	if _, _, err := s.deleteEntity(ctx, keys.Node(id)); err != nil && !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("delete node %q: %w", id, err) // not found: a concurrent deletion finished first
+	if _, _, err := s.deleteEntityCreated(ctx, keys.Node(id), created); errors.Is(err, ErrNotFound) {
+		// A concurrent deletion finished first; if the id was created
+		// again since, its counters are the new node's.
+		if still, err := s.stillMarked(ctx, id, created); err != nil || !still {
+			return err
+		}
+	} else if err != nil {
+		return fmt.Errorf("delete node %q: %w", id, err)
 	}
 	if err := s.faultPoint(pointNodeDegrees); err != nil {
 		return err
 	}
-	return s.deleteDegreeRows(ctx, id, resumed)
+	// Counters that still count go too only for Repair (created 0): a
+	// DeleteNode finishing another's deletion runs as its op, so the
+	// relationship deletions that one cut short were finished above with
+	// their own decrements, and a counter that counts is a concurrent
+	// DeleteRelationship's whose decrement is still to come (deleting it
+	// first would leave that decrement at -1).
+	return s.deleteDegreeRows(ctx, id, resumed && created == 0)
+}
+
+// stillMarked reports whether node id's deletion of the creation at
+// created (0: any) is still to be finished: the row is that node's,
+// marked as being deleted, or gone (a residue, no row). A live node is
+// another creation's, or ours no longer marked: nothing of it is this
+// deletion's to delete.
+func (s *Store) stillMarked(ctx context.Context, id string, created int64) (bool, error) {
+	e, deleting, err := s.readNode(ctx, id)
+	if err != nil || e == nil {
+		return e == nil, err
+	}
+	return deleting && (created == 0 || e.created == created), nil
 }
 
 // adjacencyOf is the scan range of every adjacency row of a node, both
@@ -732,6 +840,19 @@ func (s *Store) hasRelationships(ctx context.Context, id string) (bool, error) {
 // too. It deletes relationships that start at other nodes too, whoever
 // owns them: an edge never outlives either of its ends.
 func (s *Store) detach(ctx context.Context, id string) error {
+	return s.detachMarked(ctx, id, 0)
+}
+
+// errNoLongerMarked: a node's deletion found its node no longer marked
+// (finished by another, and the id perhaps created again).
+var errNoLongerMarked = errors.New("the node is no longer being deleted")
+
+// detachMarked is detach by the deletion of node id's creation at created
+// (0: no deletion, or Repair's): before each relationship it deletes, it
+// checks that the node is still marked (stillMarked), and stops with
+// errNoLongerMarked if not, so that a slow deletion that another finished
+// never deletes the relationships of a node created after it.
+func (s *Store) detachMarked(ctx context.Context, id string, created int64) error {
 	r := adjacencyOf(id)
 	r.limit, r.keyOnly = 256, true
 	removed := false
@@ -762,6 +883,13 @@ func (s *Store) detach(ctx context.Context, id string) error {
 				continue
 			}
 			swept[rel] = true
+			if created != 0 {
+				if still, err := s.stillMarked(ctx, id, created); err != nil {
+					return err
+				} else if !still {
+					return errNoLongerMarked
+				}
+			}
 			if err := s.removeIndexed(ctx, a, rw.ts); err != nil {
 				return err
 			}

@@ -31,27 +31,54 @@ type residue struct {
 	deleteOp OpID
 	created  int64 // the creation it deleted
 	createOp OpID
+	// earlier are the ops of the row's earlier deletions, newest first
+	// (at most earlierDeletes): a node's deletion finished by another
+	// DeleteNode (which records the marking op), then created again and
+	// deleted again, is still recognised by a retry of its op.
+	earlier []byte
 }
 
 const residueLen = 8 + 16 + 8 + 16
 
+// earlierDeletes is how many earlier deletions' ops a residue keeps.
+const earlierDeletes = 7
+
 func (r residue) encode() []byte {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, residueLen), uint64(r.at))
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, residueLen+len(r.earlier)), uint64(r.at))
 	b = append(b, r.deleteOp[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(r.created))
-	return append(b, r.createOp[:]...)
+	b = append(b, r.createOp[:]...)
+	return append(b, r.earlier...)
 }
 
 func decodeResidue(b []byte) (residue, bool) {
-	if len(b) != residueLen {
+	if len(b) < residueLen || (len(b)-residueLen)%16 != 0 {
 		return residue{}, false
 	}
 	var r residue
 	r.at = int64(binary.BigEndian.Uint64(b))
 	copy(r.deleteOp[:], b[8:24])
 	r.created = int64(binary.BigEndian.Uint64(b[24:32]))
-	copy(r.createOp[:], b[32:])
+	copy(r.createOp[:], b[32:48])
+	if len(b) > residueLen {
+		r.earlier = b[residueLen:]
+	}
 	return r, true
+}
+
+// deletedBy reports whether op made the row's last deletion or one of
+// the earlier ones it keeps.
+func (r *residue) deletedBy(op OpID) bool {
+	return r != nil && (r.deleteOp == op || hasOp(r.earlier, op))
+}
+
+// next is the residue's ops as the earlier ones of the row's next
+// deletion: its op first, the oldest dropped.
+func (r *residue) next() []byte {
+	if r == nil {
+		return nil
+	}
+	return pushOp(r.earlier[:16*min(len(r.earlier)/16, earlierDeletes-1)], r.deleteOp)
 }
 
 // pendingCreate is a relationship row's xp: a create under way.

@@ -147,6 +147,9 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	}
 	ctx, op := withOp(ctx)
 	ends, rel, err := s.relationshipEnds(ctx, k, true)
+	if errors.Is(err, ErrNotFound) {
+		return s.createRelationshipEndGone(ctx, k, encoded, err)
+	}
 	if err != nil {
 		return Relationship{}, err
 	}
@@ -158,9 +161,10 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	switch {
 	case live && rel.createOp == op:
 		e = rel // ours, from an earlier try: its index rows were written before it
-	case live:
-		return Relationship{}, fmt.Errorf("create relationship: %w", ErrAlreadyExists)
 	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0:
+		// (Also when live: created by this op, deleted by somebody, and
+		// created again by another op since; the residue stays in the
+		// row. The deletion counted it down: this op counts it up.)
 		if rel.gone.deleteOp == op { // our own recheck took it back
 			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
 		}
@@ -171,6 +175,8 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 			return Relationship{}, err
 		}
 		return relationshipFrom(k, e)
+	case live:
+		return Relationship{}, fmt.Errorf("create relationship: %w", ErrAlreadyExists)
 	default:
 		if e, err = s.createRelationshipRow(ctx, k, rel, encoded); err != nil {
 			return Relationship{}, fmt.Errorf("create relationship: %w", err)
@@ -190,12 +196,57 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		return Relationship{}, fmt.Errorf("create relationship: %w", err) // as a crash
 	}
 	if err != nil {
-		if derr := s.deleteRelationshipCreated(ctx, k, e.created, ""); derr != nil && !errors.Is(derr, ErrNotFound) {
+		derr := s.deleteRelationshipCreated(ctx, k, e.created, "")
+		if errors.Is(derr, ErrNotFound) {
+			// Somebody else deleted it first (an end's deletion found it
+			// in the index): it was created and others may have seen it,
+			// so the create happened, and then that deletion.
+			return relationshipFrom(k, e)
+		}
+		if derr != nil {
 			return Relationship{}, derr
 		}
 		return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", err)
 	}
 	return relationshipFrom(k, e)
+}
+
+// createRelationshipEndGone answers a create that finds an end gone
+// (notFound). If an earlier try of its op wrote the relationship row (its
+// answer lost), the end's deletion may have found it and counted it down:
+// the create's own counts are made (nonces: once), and then a live row of
+// the op is undone as the recheck does (ErrNotFound); one that somebody
+// deleted was created, and then deleted: success, as after the recheck.
+func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey, props []byte, notFound error) (Relationship, error) {
+	ctx, op := withOp(ctx)
+	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, k.row())
+	if err != nil {
+		return Relationship{}, err
+	}
+	rel, live, err := decodeEntity(k.row(), c)
+	if err != nil {
+		return Relationship{}, err
+	}
+	switch {
+	case live && rel.createOp == op:
+		if err := s.countDegrees(ctx, k, +1, rel.created); err != nil {
+			return Relationship{}, err
+		}
+		derr := s.deleteRelationshipCreated(ctx, k, rel.created, "")
+		if errors.Is(derr, ErrNotFound) {
+			return relationshipFrom(k, rel) // deleted by another meanwhile
+		}
+		if derr != nil {
+			return Relationship{}, derr
+		}
+	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0 && rel.gone.deleteOp != op:
+		e := entity{created: rel.gone.created, updated: rel.gone.created, props: props}
+		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
+			return Relationship{}, err
+		}
+		return relationshipFrom(k, e)
+	}
+	return Relationship{}, notFound
 }
 
 // createRelationshipRow writes the index rows and then the row of a new
@@ -228,6 +279,24 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		}
 		if err := s.writeIndex(ctx, k, e); err != nil {
 			return false, err
+		}
+		if reuse && attempt == 0 {
+			// The earlier try's index rows may have been found and
+			// deleted since (an end's detach, removeIndexed): a delete
+			// marker at or after their time then hides them, rewritten
+			// or not. If so, this create starts again at a new time.
+			hidden, err := s.indexHidden(ctx, k, created)
+			if err != nil {
+				return false, err
+			}
+			if hidden {
+				// Both rows go (one may still show), stamped their own time.
+				if err := s.deleteIndexRows(ctx, k, e); err != nil {
+					return false, err
+				}
+				reuse, created = false, max(s.nowMs(), created+1)
+				return false, nil
+			}
 		}
 		if err := s.faultPoint(pointRelationshipRow); err != nil {
 			return false, err
@@ -264,6 +333,25 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		return false, err
 	})
 	return e, err
+}
+
+// indexHidden reports whether either index row of k's creation at created
+// reads as absent right after it was written.
+func (s *Store) indexHidden(ctx context.Context, k RelationshipKey, created int64) (bool, error) {
+	out, in, err := k.index(created)
+	if err != nil {
+		return false, err
+	}
+	for _, ix := range [][]byte{out, in} {
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, ix)
+		if err != nil {
+			return false, err
+		}
+		if len(c) == 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // relationshipEnds reads k's start and end nodes, and with rel set the
@@ -398,7 +486,10 @@ func (s *Store) countDegrees(ctx context.Context, k RelationshipKey, delta, crea
 			return err
 		}
 		purpose := fmt.Sprintf("%s %+d %s %d", d.point, delta, k.ID(), created)
-		if _, err := s.incrementPurpose(ctx, keys.TableGraph, keys.FamilyGraph, d.row, keys.QualDegree, delta, purpose); err != nil {
+		_, err := s.incrementPurpose(ctx, keys.TableGraph, keys.FamilyGraph, d.row, keys.QualDegree, delta, purpose)
+		if err != nil && !errors.Is(err, errIncrementHidden) {
+			// (Hidden: this count applied before, and a node's
+			// deletion has deleted the counter since.)
 			return err
 		}
 	}

@@ -348,7 +348,7 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 	// articles, node row: DeleteNode), then the graph read again.
 	if len(g.deleting) > 0 {
 		for _, id := range g.deleting {
-			if err := s.finishNodeDeletion(ctx, id, true); err != nil {
+			if err := s.finishNodeDeletion(ctx, id, 0, true); err != nil {
 				return fmt.Errorf("finish the deletion of node %q: %w", id, err)
 			}
 			fix(fixNodeDeletionFinished, 1)
