@@ -522,16 +522,22 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 			return true, nil
 		}
 		if t.isMarked() {
-			return false, fmt.Errorf("article %q: %w", id, ErrNotFound)
-		}
-		// An update before it whose other writes were cut short: they are
-		// made first, so that this one's deltas start where they end. (One
-		// still under way makes them itself; its deltas and this one's add
-		// up.)
-		if s.stale(t.updated) {
-			if err := s.finishPendingUpdate(ctx, k, row, t, s.recent(t.updated)); err != nil {
+			// A deletion under way (or cut short): finished first (see
+			// deleteArticle), so that no read after this NOT_FOUND finds
+			// the article.
+			if err := s.finishArticleDeletion(ctx, k, row, t, s.recent(t.updated)); err != nil {
 				return false, err
 			}
+			return false, fmt.Errorf("article %q: %w", id, ErrNotFound)
+		}
+		// An update before it whose other writes are not made yet (cut
+		// short, or under way): they are made first, with its op, since
+		// this compare-and-set replaces its xp, and that update's retry,
+		// finding its op in xo and xp not its own, takes them for made.
+		// Each is idempotent (stamped with its u, or an Increment with its
+		// op's nonce), so one still under way making them too counts once.
+		if err := s.finishPendingUpdate(ctx, k, row, t, s.recent(t.updated)); err != nil {
+			return false, err
 		}
 		old = t.articleCells
 		next = old
@@ -658,13 +664,15 @@ func (s *Store) deleteArticle(ctx context.Context, k keys.Article, row []byte, r
 			if t.markOp() == op {
 				return true, nil // this op's mark: finish it
 			}
-			// Another deletion's: cut short (finished here, with its op),
-			// or under way (it finishes itself), unless a node deletion
-			// must see the row gone before it goes on.
-			if takeOver || s.stale(t.updated) {
-				if err := s.finishArticleDeletion(ctx, k, row, t, s.recent(t.updated)); err != nil {
-					return false, err
-				}
+			// Another deletion's, cut short or under way: finished here,
+			// with its op (its writes are stamped with the mark's u or
+			// carry the op's nonces, so making them twice is harmless),
+			// before the answer: a NOT_FOUND answered while the row still
+			// reads as there would let a later read find the article this
+			// call said was gone (and a node deletion must see the row
+			// gone before it goes on).
+			if err := s.finishArticleDeletion(ctx, k, row, t, s.recent(t.updated)); err != nil {
+				return false, err
 			}
 			return false, ErrNotFound
 		}
