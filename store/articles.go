@@ -686,7 +686,11 @@ func (s *Store) deleteArticle(ctx context.Context, k keys.Article, row []byte, r
 			// reads as there would let a later read find the article this
 			// call said was gone (and a node deletion must see the row
 			// gone before it goes on).
-			if err := s.finishArticleDeletion(ctx, k, row, t, s.recent(t.updated)); err != nil {
+			withCounts := s.recent(t.updated)
+			if !withCounts {
+				s.uncountedAuthors.Store(k.Author, struct{}{})
+			}
+			if err := s.finishArticleDeletion(ctx, k, row, t, withCounts); err != nil {
 				return false, err
 			}
 			return false, ErrNotFound
@@ -826,11 +830,19 @@ func (s *Store) deleteStrayCategoryRows(ctx context.Context, author string) erro
 }
 
 // recountAuthor sets author's article counters and word counts to a
-// recount of the author's articles: after a crash between the writes of an
-// article's deletion, the deltas it had still to apply are lost with it.
-// A write in flight meanwhile can leave them one article off (as with
-// Repair), so it runs only where a crash was seen.
+// recount of the author's articles if an article deletion of the author
+// was finished without its counts (its mark older than nonceRecent, so
+// its op's Increments could no longer be told from new ones). A deletion
+// cut short more recently is finished with its op's nonces and counts
+// exactly, and needs none. A write in flight meanwhile can leave a
+// recount one article off (as with Repair): a post that wrote its
+// timeline row before the recount and counts it after, then finds its
+// author gone and undoes it, leaves one too many. So it runs only where
+// counts were lost (a node deletion that resumes one cut short calls it).
 func (s *Store) recountAuthor(ctx context.Context, author string) error {
+	if _, lost := s.uncountedAuthors.LoadAndDelete(author); !lost {
+		return nil
+	}
 	if err := s.fixArticleCounters(ctx, author, func(string, int) {}); err != nil {
 		return err
 	}
