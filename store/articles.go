@@ -250,9 +250,35 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 		ctx = WithOp(ctx, op) // every Increment below carries its nonce
 	}
 	a := articleCells{title: title, body: body, category: category}
-	k, row, err := s.postTimelineRow(ctx, authorID, op, derived, a)
+	k, row, resumed, err := s.postTimelineRow(ctx, authorID, op, derived, a)
 	if err != nil {
 		return Article{}, err
+	}
+	if resumed && !authorGone {
+		// An earlier attempt of this op made the row, which a deletion
+		// (the author's, or the attempt's own undo) may have marked since
+		// and not finished, cut short: it is finished here, with its op,
+		// before this attempt's writes (whose Puts it hides, and whose
+		// Increments count once, as the earlier attempt's), so that no
+		// marked row and no count of it is left behind. (A row a deletion
+		// finished is gone: this attempt's Put is hidden under its marker.)
+		c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
+		if err != nil {
+			return Article{}, fmt.Errorf("post article: %w", err)
+		}
+		t, ok, err := decodeTimelineState(row, c)
+		if err != nil {
+			return Article{}, fmt.Errorf("post article: %w", err)
+		}
+		if ok && t.isMarked() {
+			withCounts := s.recent(t.updated)
+			if !withCounts {
+				s.uncountedAuthors.Store(k.Author, struct{}{})
+			}
+			if err := s.finishArticleDeletion(ctx, k, row, t, withCounts); err != nil {
+				return Article{}, fmt.Errorf("post article: %w", err)
+			}
+		}
 	}
 	a.updated = k.Posted
 	// The rest is idempotent (stamped u, Increments with the op's nonce):
@@ -293,7 +319,8 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 // postTimelineRow creates the timeline row of a new article of author
 // with the cells of a (their u: the posting time) and returns its key and
 // row; or, if op created one already (a re-sent compare-and-set, or the
-// caller's retry with the same op), that one's.
+// caller's retry with the same op), that one's, with again true (also
+// when a retry found its op row: the row may have been made, and gone).
 //
 // The sequence number comes from an Increment of the counters row's seq,
 // whose nonce is op's: a re-sent Increment is applied once, and a retry's
@@ -312,23 +339,22 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 // read from it by every attempt: a retry reuses the sequence number and
 // posting time of the first, and so finds the row it created, instead of
 // posting a copy.
-func (s *Store) postTimelineRow(ctx context.Context, authorID string, op OpID, derived bool, a articleCells) (keys.Article, []byte, error) {
+func (s *Store) postTimelineRow(ctx context.Context, authorID string, op OpID, derived bool, a articleCells) (k keys.Article, row []byte, again bool, err error) {
 	counters := keys.Counters(authorID)
 	opRow := keys.ArticleOp(authorID, op)
 	var (
-		k        keys.Article
-		row      []byte
 		record   []byte // the op row's record as last read or written; nil: none
 		read     bool   // record is the op row's current one
 		collided bool   // record names another post's row: take a new seq
 	)
-	err := s.casLoop(ctx, "post article: a taken sequence number", func(attempt int) (bool, error) {
+	err = s.casLoop(ctx, "post article: a taken sequence number", func(attempt int) (bool, error) {
 		if derived && !read {
 			var err error
 			if record, err = s.readArticleOp(ctx, authorID, op); err != nil {
 				return false, fmt.Errorf("post article: %w", err)
 			}
 			read = true
+			again = again || record != nil && attempt == 0
 		}
 		var ok bool
 		if record != nil && !collided {
@@ -400,12 +426,13 @@ func (s *Store) postTimelineRow(ctx context.Context, authorID string, op OpID, d
 			return false, fmt.Errorf("post article: %w", err)
 		}
 		if bytes.Equal(have[keys.QualArticleCreatedBy], op[:]) {
+			again = true
 			return true, nil // this op's own row
 		}
 		collided = true
 		return false, nil
 	})
-	return k, row, err
+	return k, row, again, err
 }
 
 // putCategoryRow writes the category index row of k from a, stamped a's u,
