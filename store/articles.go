@@ -538,6 +538,7 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 	}
 	var old, next articleCells
 	done := false // the update applied, and its other writes were made
+	sent := false // a compare-and-set of this call was sent: it may have applied
 	err = s.casLoop(ctx, "update article", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
 		if err != nil {
@@ -546,6 +547,13 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 		t, ok, err := decodeTimelineState(row, c)
 		if err != nil {
 			return false, err
+		}
+		if !ok && sent {
+			// A compare-and-set of this call answered false (a re-send of
+			// one that applied does) or failed, and the row is gone since:
+			// deleted after this update applied, or before. Nothing left
+			// says which: the outcome is unknown, not NOT_FOUND.
+			return false, fmt.Errorf("article %q: deleted while this update was made: %w", id, ErrUnavailable)
 		}
 		if !ok {
 			return false, fmt.Errorf("article %q: %w", id, ErrNotFound)
@@ -599,6 +607,7 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 		put := next.cells()
 		put[keys.QualArticleOps] = t.withOp(op)
 		put[keys.QualArticlePrev] = encodePrev(op, old)
+		sent = true
 		return s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU,
 			encodeMs(old.updated), put, next.updated)
 	})
