@@ -222,22 +222,63 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return Article{}, err
 	}
+	op, derived := OpFrom(ctx)
 	author, err := s.getNode(ctx, authorID)
-	if err != nil {
+	authorGone := false
+	if errors.Is(err, ErrNotFound) && derived {
+		// A retry whose author went since an earlier attempt: that
+		// attempt may have left its article, or some of its writes,
+		// behind (a deletion of the author that swept the article
+		// decremented counts the attempt may not have incremented yet).
+		// If it recorded its article, the post is made to its end (each
+		// write again, idempotent) and then undone, so its counts add up
+		// to nothing; the answer is NOT_FOUND all the same.
+		rec, rerr := s.readArticleOp(ctx, authorID, op)
+		if rerr != nil {
+			return Article{}, fmt.Errorf("post article: %w", rerr)
+		}
+		authorGone = rec != nil
+	}
+	if err != nil && !authorGone {
 		return Article{}, fmt.Errorf("post article: author: %w", err)
 	}
-	if !writerOf(ctx).mayWrite(author.Owner) {
+	if !authorGone && !writerOf(ctx).mayWrite(author.Owner) {
 		return Article{}, fmt.Errorf("post article: %w", errAuthorReplaced(authorID))
 	}
-	op, derived := OpFrom(ctx)
 	if !derived {
 		op = NewOpID()
 		ctx = WithOp(ctx, op) // every Increment below carries its nonce
 	}
 	a := articleCells{title: title, body: body, category: category}
-	k, row, err := s.postTimelineRow(ctx, authorID, op, derived, a)
+	k, row, resumed, err := s.postTimelineRow(ctx, authorID, op, derived, a)
 	if err != nil {
 		return Article{}, err
+	}
+	if resumed && !authorGone {
+		// An earlier attempt of this op made the row, which a deletion
+		// (the author's, or the attempt's own undo) may have marked since
+		// and not finished, cut short: it is finished here, with its op,
+		// before this attempt's writes (whose Puts it hides, and whose
+		// Increments count once, as the earlier attempt's), so that no
+		// marked row and no count of it is left behind. (A row a deletion
+		// finished is gone: this attempt's Put is hidden under its marker.)
+		c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
+		if err != nil {
+			return Article{}, fmt.Errorf("post article: %w", err)
+		}
+		t, ok, err := decodeTimelineState(row, c)
+		if err != nil {
+			return Article{}, fmt.Errorf("post article: %w", err)
+		}
+		if ok && t.isMarked() {
+			withCounts := s.recent(t.updated)
+			if !withCounts {
+				s.uncountedAuthors.Store(k.Author, struct{}{})
+			}
+			if err := s.finishArticleDeletion(ctx, k, row, t, withCounts); err != nil {
+				return Article{}, fmt.Errorf("post article: %w", err)
+			}
+		}
 	}
 	a.updated = k.Posted
 	// The rest is idempotent (stamped u, Increments with the op's nonce):
@@ -260,7 +301,7 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 		return Article{}, err
 	}
 	again, err := s.getNode(ctx, authorID)
-	if err == nil && (!again.Created.Equal(author.Created) || !writerOf(ctx).mayWrite(again.Owner)) {
+	if authorGone || err == nil && (!again.Created.Equal(author.Created) || !writerOf(ctx).mayWrite(again.Owner)) {
 		err = errAuthorReplaced(authorID)
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
@@ -278,7 +319,8 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 // postTimelineRow creates the timeline row of a new article of author
 // with the cells of a (their u: the posting time) and returns its key and
 // row; or, if op created one already (a re-sent compare-and-set, or the
-// caller's retry with the same op), that one's.
+// caller's retry with the same op), that one's, with again true (also
+// when a retry found its op row: the row may have been made, and gone).
 //
 // The sequence number comes from an Increment of the counters row's seq,
 // whose nonce is op's: a re-sent Increment is applied once, and a retry's
@@ -297,23 +339,22 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 // read from it by every attempt: a retry reuses the sequence number and
 // posting time of the first, and so finds the row it created, instead of
 // posting a copy.
-func (s *Store) postTimelineRow(ctx context.Context, authorID string, op OpID, derived bool, a articleCells) (keys.Article, []byte, error) {
+func (s *Store) postTimelineRow(ctx context.Context, authorID string, op OpID, derived bool, a articleCells) (k keys.Article, row []byte, again bool, err error) {
 	counters := keys.Counters(authorID)
 	opRow := keys.ArticleOp(authorID, op)
 	var (
-		k        keys.Article
-		row      []byte
 		record   []byte // the op row's record as last read or written; nil: none
 		read     bool   // record is the op row's current one
 		collided bool   // record names another post's row: take a new seq
 	)
-	err := s.casLoop(ctx, "post article: a taken sequence number", func(attempt int) (bool, error) {
+	err = s.casLoop(ctx, "post article: a taken sequence number", func(attempt int) (bool, error) {
 		if derived && !read {
 			var err error
 			if record, err = s.readArticleOp(ctx, authorID, op); err != nil {
 				return false, fmt.Errorf("post article: %w", err)
 			}
 			read = true
+			again = again || record != nil && attempt == 0
 		}
 		var ok bool
 		if record != nil && !collided {
@@ -385,12 +426,13 @@ func (s *Store) postTimelineRow(ctx context.Context, authorID string, op OpID, d
 			return false, fmt.Errorf("post article: %w", err)
 		}
 		if bytes.Equal(have[keys.QualArticleCreatedBy], op[:]) {
+			again = true
 			return true, nil // this op's own row
 		}
 		collided = true
 		return false, nil
 	})
-	return k, row, err
+	return k, row, again, err
 }
 
 // putCategoryRow writes the category index row of k from a, stamped a's u,
@@ -496,6 +538,7 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 	}
 	var old, next articleCells
 	done := false // the update applied, and its other writes were made
+	sent := false // a compare-and-set of this call was sent: it may have applied
 	err = s.casLoop(ctx, "update article", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
 		if err != nil {
@@ -504,6 +547,13 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 		t, ok, err := decodeTimelineState(row, c)
 		if err != nil {
 			return false, err
+		}
+		if !ok && sent {
+			// A compare-and-set of this call answered false (a re-send of
+			// one that applied does) or failed, and the row is gone since:
+			// deleted after this update applied, or before. Nothing left
+			// says which: the outcome is unknown, not NOT_FOUND.
+			return false, fmt.Errorf("article %q: deleted while this update was made: %w", id, ErrUnavailable)
 		}
 		if !ok {
 			return false, fmt.Errorf("article %q: %w", id, ErrNotFound)
@@ -522,16 +572,22 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 			return true, nil
 		}
 		if t.isMarked() {
-			return false, fmt.Errorf("article %q: %w", id, ErrNotFound)
-		}
-		// An update before it whose other writes were cut short: they are
-		// made first, so that this one's deltas start where they end. (One
-		// still under way makes them itself; its deltas and this one's add
-		// up.)
-		if s.stale(t.updated) {
-			if err := s.finishPendingUpdate(ctx, k, row, t, s.recent(t.updated)); err != nil {
+			// A deletion under way (or cut short): finished first (see
+			// deleteArticle), so that no read after this NOT_FOUND finds
+			// the article.
+			if err := s.finishArticleDeletion(ctx, k, row, t, s.recent(t.updated)); err != nil {
 				return false, err
 			}
+			return false, fmt.Errorf("article %q: %w", id, ErrNotFound)
+		}
+		// An update before it whose other writes are not made yet (cut
+		// short, or under way): they are made first, with its op, since
+		// this compare-and-set replaces its xp, and that update's retry,
+		// finding its op in xo and xp not its own, takes them for made.
+		// Each is idempotent (stamped with its u, or an Increment with its
+		// op's nonce), so one still under way making them too counts once.
+		if err := s.finishPendingUpdate(ctx, k, row, t, s.recent(t.updated)); err != nil {
+			return false, err
 		}
 		old = t.articleCells
 		next = old
@@ -551,6 +607,7 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 		put := next.cells()
 		put[keys.QualArticleOps] = t.withOp(op)
 		put[keys.QualArticlePrev] = encodePrev(op, old)
+		sent = true
 		return s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU,
 			encodeMs(old.updated), put, next.updated)
 	})
@@ -658,13 +715,19 @@ func (s *Store) deleteArticle(ctx context.Context, k keys.Article, row []byte, r
 			if t.markOp() == op {
 				return true, nil // this op's mark: finish it
 			}
-			// Another deletion's: cut short (finished here, with its op),
-			// or under way (it finishes itself), unless a node deletion
-			// must see the row gone before it goes on.
-			if takeOver || s.stale(t.updated) {
-				if err := s.finishArticleDeletion(ctx, k, row, t, s.recent(t.updated)); err != nil {
-					return false, err
-				}
+			// Another deletion's, cut short or under way: finished here,
+			// with its op (its writes are stamped with the mark's u or
+			// carry the op's nonces, so making them twice is harmless),
+			// before the answer: a NOT_FOUND answered while the row still
+			// reads as there would let a later read find the article this
+			// call said was gone (and a node deletion must see the row
+			// gone before it goes on).
+			withCounts := s.recent(t.updated)
+			if !withCounts {
+				s.uncountedAuthors.Store(k.Author, struct{}{})
+			}
+			if err := s.finishArticleDeletion(ctx, k, row, t, withCounts); err != nil {
+				return false, err
 			}
 			return false, ErrNotFound
 		}
@@ -803,11 +866,19 @@ func (s *Store) deleteStrayCategoryRows(ctx context.Context, author string) erro
 }
 
 // recountAuthor sets author's article counters and word counts to a
-// recount of the author's articles: after a crash between the writes of an
-// article's deletion, the deltas it had still to apply are lost with it.
-// A write in flight meanwhile can leave them one article off (as with
-// Repair), so it runs only where a crash was seen.
+// recount of the author's articles if an article deletion of the author
+// was finished without its counts (its mark older than nonceRecent, so
+// its op's Increments could no longer be told from new ones). A deletion
+// cut short more recently is finished with its op's nonces and counts
+// exactly, and needs none. A write in flight meanwhile can leave a
+// recount one article off (as with Repair): a post that wrote its
+// timeline row before the recount and counts it after, then finds its
+// author gone and undoes it, leaves one too many. So it runs only where
+// counts were lost (a node deletion that resumes one cut short calls it).
 func (s *Store) recountAuthor(ctx context.Context, author string) error {
+	if _, lost := s.uncountedAuthors.LoadAndDelete(author); !lost {
+		return nil
+	}
 	if err := s.fixArticleCounters(ctx, author, func(string, int) {}); err != nil {
 		return err
 	}

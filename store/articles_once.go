@@ -265,14 +265,12 @@ func (s *Store) finishPendingUpdate(ctx context.Context, k keys.Article, row []b
 // deletion) counts it once. withCounts false (a deletion cut short long
 // ago, or Repair, which recounts) leaves the counts out.
 func (s *Store) finishArticleDeletion(ctx context.Context, k keys.Article, row []byte, t timelineState, withCounts bool) error {
-	// An update whose writes were cut short is finished first: the
-	// counts below start from its text. (One still under way finishes
-	// itself: its rows are stamped before the mark, and its counts and
-	// this deletion's add up.) Repair finishes it whatever its age.
-	if !withCounts || s.stale(t.updated) {
-		if err := s.finishPendingUpdate(ctx, k, row, t, withCounts && s.recent(t.updated)); err != nil {
-			return err
-		}
+	// An update whose writes are not made yet is finished first, with its
+	// op: the counts below start from its text. It may be cut short (its
+	// retry, finding the row marked, takes its writes for made) or under
+	// way (then its Increments carry the same nonces and count once).
+	if err := s.finishPendingUpdate(ctx, k, row, t, withCounts && s.recent(t.updated)); err != nil {
+		return err
 	}
 	ctx = WithOp(ctx, t.markOp())
 	ts := t.updated // the mark's

@@ -685,6 +685,9 @@ type linInput struct {
 	kind   string
 	detach bool
 	val    int64
+	// retriedArticleUpdate: an article's update answered NOT_FOUND after
+	// UNAVAILABLE (see simRetriedUpdateGone).
+	retriedArticleUpdate bool
 }
 
 type linOutput struct {
@@ -728,6 +731,9 @@ func linStep(st linState, in linInput, out linOutput, withEnds bool) []linState 
 	case in.target == 0 && in.kind == "update":
 		may, next.val = st.exists, in.val
 		refused = out.code == "NOT_FOUND" && !st.exists
+		if in.retriedArticleUpdate && st.exists {
+			return []linState{next} // simRetriedUpdateGone
+		}
 	case in.target == 0 && in.kind == "delete":
 		may, next.exists, next.val = st.exists, false, 0
 		refused = out.code == "NOT_FOUND" && !st.exists
@@ -766,6 +772,17 @@ func linStep(st linState, in linInput, out linOutput, withEnds bool) []linState 
 	}
 	return when(refused, st)
 }
+
+// simRetriedUpdateGone: an article's update whose attempt answered
+// UNAVAILABLE may have applied; if the article is deleted before the
+// caller's retry, the retry finds no row (a deletion keeps nothing of the
+// row, so nothing says which updates it had) and answers NOT_FOUND. So
+// such an answer is either a NOT_FOUND (the article absent) or the
+// update applied, within the call, by the attempt before: what the model
+// does not allow is that it applied outside the call, or that it is lost
+// (applied, answered success, never seen). The store's limitation: the
+// retry cannot tell the client its update applied before the deletion.
+const simRetriedUpdateGone = true
 
 // simNodeDeleteHelps: DeleteNode that finds a node's deletion in
 // progress (marked, so reading as gone) finishes it and answers success:
@@ -816,7 +833,8 @@ func linModel(withEnds bool) porcupine.Model {
 // linOp is o as an operation on target of a history; ok is false for what
 // tells nothing (a read that failed, an answer outside the model).
 func linOp(o *simOp, target int) (porcupine.Operation, bool) {
-	in := linInput{target: target, detach: o.detach, val: o.val}
+	in := linInput{target: target, detach: o.detach, val: o.val,
+		retriedArticleUpdate: simRetriedUpdateGone && o.kind == simUpdateArticle && o.attempts > 1 && errors.Is(o.err, ErrNotFound)}
 	switch o.kind {
 	case simCreateNode, simCreateRel, simPostArticle:
 		in.kind = "create"

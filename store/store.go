@@ -20,6 +20,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -84,6 +85,10 @@ type Store struct {
 	// articleLayoutOK is set once CheckArticleLayout has found the table
 	// articles of the current layout.
 	articleLayoutOK atomic.Bool
+	// uncountedAuthors holds the authors (string keys) of article
+	// deletions finished without their counts (a mark older than
+	// nonceRecent): recountAuthor recounts only those.
+	uncountedAuthors sync.Map
 }
 
 // New returns a Store over hc. It fails on invalid options.
