@@ -31,10 +31,11 @@ package store
 // failure prints its seed and flags; -seed N runs that one, -sim.seeds K
 // the K seeds from N on. make soak runs many seeds, longer.
 //
-// The defaults are what holds on main today, before issue 23's store work
-// is merged: -sim.serial, -sim.faults=none. The full simulation is
-// -sim.serial=false -sim.faults=all, and becomes the default when that
-// work is merged (the README's "Tests and benchmarks").
+// The defaults are what holds on main today: seeds 1-20, one operation at a
+// time (-sim.serial), every fault (-sim.faults=all). The full simulation,
+// -sim.serial=false, still fails on some seeds (a relationship read or
+// written while an end is being deleted; see the README's "Tests and
+// benchmarks"), and becomes the default when it holds.
 
 import (
 	"context"
@@ -63,10 +64,10 @@ import (
 )
 
 var (
-	simSeed    = flag.Uint64("seed", 0, "replica simulation: the seed to run (0: one from the clock, printed)")
-	simSeeds   = flag.Int("sim.seeds", 1, "replica simulation: how many seeds to run, from -seed on")
+	simSeed    = flag.Uint64("seed", 1, "replica simulation: the first seed to run (0: one from the clock, printed); make test runs seeds 1-20, make soak SOAK_SEEDS from SOAK_SEED")
+	simSeeds   = flag.Int("sim.seeds", 20, "replica simulation: how many seeds to run, from -seed on")
 	simOps     = flag.Int("sim.ops", 360, "replica simulation: operations per seed, over all replicas")
-	simFaults  = flag.String("sim.faults", "none", "replica simulation: none, all, or a comma list of fail-before, fail-after, apply-twice")
+	simFaults  = flag.String("sim.faults", "all", "replica simulation: none, all, or a comma list of fail-before, fail-after, apply-twice")
 	simRate    = flag.Float64("sim.rate", 0.02, "replica simulation: the share of RPCs faulted")
 	simSkew    = flag.Duration("sim.skew", 5*time.Second, "replica simulation: the clock offset of replicas 1 (+) and 2 (-)")
 	simWorkers = flag.Int("sim.workers", 3, "replica simulation: goroutines per replica")
