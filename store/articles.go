@@ -328,6 +328,9 @@ func (s *Store) getArticle(ctx context.Context, id string) (Article, error) {
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return Article{}, err
 	}
+	if err := s.migrateAuthorFirst(ctx, k.Author); err != nil {
+		return Article{}, err
+	}
 	c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
 	if err != nil {
 		return Article{}, err
@@ -377,6 +380,9 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 		return s.getArticle(ctx, id)
 	}
 	if err := s.CheckArticleLayout(ctx); err != nil {
+		return Article{}, err
+	}
+	if err := s.migrateAuthorFirst(ctx, k.Author); err != nil {
 		return Article{}, err
 	}
 	var old, next articleCells
@@ -458,6 +464,9 @@ func (s *Store) DeleteArticle(ctx context.Context, id string) error {
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return err
 	}
+	if err := s.migrateAuthorFirst(ctx, k.Author); err != nil {
+		return err
+	}
 	if err := s.deleteArticle(ctx, k, row); err != nil {
 		return fmt.Errorf("article %q: %w", id, err)
 	}
@@ -530,6 +539,9 @@ func (s *Store) deleteArticlesOf(ctx context.Context, author string, before int6
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return err
 	}
+	if err := s.migrateAuthorFirst(ctx, author); err != nil {
+		return err
+	}
 	prefix := keys.TimelinePrefix(author)
 	lo, hi, err := keys.Window(prefix, 0, before)
 	if errors.Is(err, keys.ErrEmptyWindow) {
@@ -571,6 +583,9 @@ func (s *Store) deleteArticlesOf(ctx context.Context, author string, before int6
 // article's deletion leaves, which a sweep of the timeline cannot find.
 func (s *Store) deleteStrayCategoryRows(ctx context.Context, author string) error {
 	if err := s.CheckArticleLayout(ctx); err != nil {
+		return err
+	}
+	if err := s.migrateAuthorFirst(ctx, author); err != nil {
 		return err
 	}
 	prefix := keys.AuthorPrefix(author)
@@ -615,6 +630,9 @@ func (s *Store) deleteStrayCategoryRows(ctx context.Context, author string) erro
 // A write in flight meanwhile can leave them one article off (as with
 // Repair), so it runs only where a crash was seen.
 func (s *Store) recountAuthor(ctx context.Context, author string) error {
+	if err := s.migrateAuthorFirst(ctx, author); err != nil {
+		return err
+	}
 	if err := s.fixArticleCounters(ctx, author, func(string, int) {}); err != nil {
 		return err
 	}
@@ -689,6 +707,9 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 		return ArticlePage{}, err
 	}
 	if err := s.CheckArticleLayout(ctx); err != nil {
+		return ArticlePage{}, err
+	}
+	if err := s.migrateAuthorFirst(ctx, authorID); err != nil {
 		return ArticlePage{}, err
 	}
 	if req.Cursor != "" {

@@ -81,6 +81,8 @@ type Store struct {
 	// articleLayoutOK is set once CheckArticleLayout has found the table
 	// articles of the current layout.
 	articleLayoutOK atomic.Bool
+	// migration is the state of an online layout migration (migrate.go).
+	migration articleMigration
 }
 
 // New returns a Store over hc. It fails on invalid options.
