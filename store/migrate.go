@@ -124,6 +124,21 @@ func (s *Store) migrateAuthorsOfGets(ctx context.Context, gets []Get, idx []int)
 	return nil
 }
 
+// migrateAuthorsOfImports is migrateAuthorFirst for the authors of arts:
+// an article imported again must find its row of the current layout, or it
+// would be created (and counted) twice.
+func (s *Store) migrateAuthorsOfImports(ctx context.Context, arts []ArticleImport) error {
+	if s.articleLayoutOK.Load() || !s.migration.active.Load() {
+		return nil
+	}
+	for _, a := range arts {
+		if err := s.migrateAuthorFirst(ctx, a.Author); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *Store) migrateAuthorPrefix(ctx context.Context, prefix []byte) error {
 	m := &s.migration
 	if m.done(prefix) {
@@ -181,35 +196,11 @@ func (s *Store) MigrateArticles(ctx context.Context, opts MigrateOptions) error 
 	if opts.BatchRows <= 0 {
 		opts.BatchRows = DefaultMigrateBatchRows
 	}
-	layout, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, keys.ArticleLayoutRow())
-	if err != nil {
+	pos, migrating, err := s.beginArticleMigration(ctx)
+	if err != nil || !migrating {
 		return err
 	}
-	if layout[keys.QualLayoutVersion] != nil {
-		return s.CheckArticleLayout(ctx)
-	}
 	m := &s.migration
-	if raw := layout[keys.QualLayoutMigratingFrom]; raw == nil {
-		rows, err := s.scan(ctx, scanRange{table: keys.TableArticles, family: keys.FamilyArticles, limit: 2, keyOnly: true})
-		if err != nil {
-			return err
-		}
-		if !hasArticleRows(rows) {
-			return s.CheckArticleLayout(ctx) // empty: claimed for the current layout
-		}
-		if err := s.put(ctx, keys.TableArticles, keys.FamilyArticles, keys.ArticleLayoutRow(),
-			cells{keys.QualLayoutMigratingFrom: encodeMs(1)}, s.nowMs()); err != nil {
-			return err
-		}
-	} else if from, ok := decodeMs(raw); !ok || from != 1 {
-		return fmt.Errorf("%w: it records a migration from layout %x; this hbgraph migrates from layout 1", ErrArticleLayout, raw)
-	}
-	var pos []byte
-	if c := layout[keys.QualLayoutCursor]; c != nil {
-		pos = bytes.Clone(c)
-		m.cursor.Store(&pos)
-	}
-	m.active.Store(true)
 	report := func(done bool) {
 		if opts.Progress != nil {
 			p := s.ArticleMigration()
@@ -291,6 +282,51 @@ func (s *Store) migrateBatchOfAuthor(ctx context.Context, prefix []byte, rows []
 		}
 	}
 	return nil
+}
+
+// BeginArticleMigration records that a table articles of layout 1 is
+// migrating, so that this Store serves it at once (MigrateArticles moves
+// its rows); for a table of the current layout, or empty, it does nothing.
+// A table of another version is ErrArticleLayout.
+func (s *Store) BeginArticleMigration(ctx context.Context) error {
+	_, _, err := s.beginArticleMigration(ctx)
+	return err
+}
+
+// beginArticleMigration is BeginArticleMigration; it returns where the
+// migration resumes and whether there is one to run.
+func (s *Store) beginArticleMigration(ctx context.Context) (cursor []byte, migrating bool, err error) {
+	layout, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, keys.ArticleLayoutRow())
+	if err != nil {
+		return nil, false, err
+	}
+	if layout[keys.QualLayoutVersion] != nil {
+		return nil, false, s.CheckArticleLayout(ctx)
+	}
+	m := &s.migration
+	if raw := layout[keys.QualLayoutMigratingFrom]; raw == nil {
+		rows, err := s.scan(ctx, scanRange{table: keys.TableArticles, family: keys.FamilyArticles, limit: 2, keyOnly: true})
+		if err != nil {
+			return nil, false, err
+		}
+		if !hasArticleRows(rows) {
+			return nil, false, s.CheckArticleLayout(ctx) // empty: claimed for the current layout
+		}
+		if err := s.put(ctx, keys.TableArticles, keys.FamilyArticles, keys.ArticleLayoutRow(),
+			cells{keys.QualLayoutMigratingFrom: encodeMs(1)}, s.nowMs()); err != nil {
+			return nil, false, err
+		}
+	} else if from, ok := decodeMs(raw); !ok || from != 1 {
+		return nil, false, fmt.Errorf("%w: it records a migration from layout %x; this hbgraph migrates from layout 1", ErrArticleLayout, raw)
+	}
+	if c := layout[keys.QualLayoutCursor]; c != nil {
+		cursor = bytes.Clone(c)
+		if old := m.cursor.Load(); old == nil || bytes.Compare(cursor, *old) > 0 {
+			m.cursor.Store(&cursor)
+		}
+	}
+	m.active.Store(true)
+	return cursor, true, nil
 }
 
 // hasArticleRows reports whether rows holds a row other than the layout
