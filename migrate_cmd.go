@@ -13,14 +13,14 @@ import (
 
 // startArticleMigration serves a table articles of an older layout while
 // it is migrated: it records the migration (so every request is answered
-// from the start), then moves the rows in the background, paced by
+// from the start), or finds it recorded by the last run, then moves the rows in the background, paced by
 // --migrate-batch-rows and --migrate-pause, logging its progress every 5 s
 // and at the end. A table of a newer layout is refused.
 func startArticleMigration(ctx context.Context, st *store.Store, cfg config, log zerolog.Logger) error {
 	beginCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err := st.BeginArticleMigration(beginCtx)
+	migrating, err := st.BeginArticleMigration(beginCtx)
 	cancel()
-	if err != nil {
+	if err != nil || !migrating {
 		return err
 	}
 	log.Info().Int("batch_rows", cfg.migrateBatchRows).Int64("pause_ms", cfg.migratePause.Milliseconds()).

@@ -172,7 +172,7 @@ func run(args []string) error {
 	layoutCtx, cancelLayout := context.WithTimeout(context.Background(), 30*time.Second)
 	err = st.CheckArticleLayout(layoutCtx)
 	cancelLayout()
-	if errors.Is(err, store.ErrArticleLayout) {
+	if err == nil || errors.Is(err, store.ErrArticleLayout) {
 		err = startArticleMigration(ctx, st, cfg, log)
 	}
 	if err != nil {

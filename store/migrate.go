@@ -286,11 +286,12 @@ func (s *Store) migrateBatchOfAuthor(ctx context.Context, prefix []byte, rows []
 
 // BeginArticleMigration records that a table articles of layout 1 is
 // migrating, so that this Store serves it at once (MigrateArticles moves
-// its rows); for a table of the current layout, or empty, it does nothing.
-// A table of another version is ErrArticleLayout.
-func (s *Store) BeginArticleMigration(ctx context.Context) error {
-	_, _, err := s.beginArticleMigration(ctx)
-	return err
+// its rows), and reports whether there is a migration to run (begun now
+// or before); for a table of the current layout, or empty, it does nothing
+// and reports false. A table of another version is ErrArticleLayout.
+func (s *Store) BeginArticleMigration(ctx context.Context) (bool, error) {
+	_, migrating, err := s.beginArticleMigration(ctx)
+	return migrating, err
 }
 
 // beginArticleMigration is BeginArticleMigration; it returns where the

@@ -79,8 +79,8 @@ func TestOnlineMigrationReads(t *testing.T) {
 	if _, err := s.Articles(ctx, "tie0", ArticleQuery{}, PageRequest{Size: 1}); !errors.Is(err, ErrArticleLayout) {
 		t.Fatalf("Articles before the migration began: %v; want ErrArticleLayout", err)
 	}
-	if err := s.BeginArticleMigration(ctx); err != nil {
-		t.Fatal(err)
+	if migrating, err := s.BeginArticleMigration(ctx); err != nil || !migrating {
+		t.Fatal(migrating, err)
 	}
 	batches := 0
 	err := s.MigrateArticles(ctx, MigrateOptions{BatchRows: 3, Progress: func(p MigrationProgress) {
@@ -213,8 +213,8 @@ func TestOnlineMigrationWrites(t *testing.T) {
 		arts = append(arts, postTies(t, old, oldClk, a)...)
 	}
 	s, _ := layout1Store(t, old)
-	if err := s.BeginArticleMigration(ctx); err != nil {
-		t.Fatal(err)
+	if migrating, err := s.BeginArticleMigration(ctx); err != nil || !migrating {
+		t.Fatal(migrating, err)
 	}
 
 	var mu sync.Mutex
