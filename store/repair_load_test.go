@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,17 +16,18 @@ import (
 // while an operator repairs. Afterwards nothing acknowledged is lost or
 // there twice: each author's articles are exactly those acknowledged (with
 // their last acknowledged title), each node's relationships exactly those
-// acknowledged, the article indexes agree, and a second Repair, with the
-// writers stopped, finds nothing to fix in the rows themselves. What it
-// finds in counters (a count taken while a write was between its row and
-// its counter) is reported in the log: see Repair.
+// acknowledged, and the article indexes agree. What the Repair after the
+// writers stopped still fixes is logged: derived rows a Repair under load
+// can leave wrong (counters and word counts counted while a write was in
+// flight; an index row of a relationship deleted and created again in one
+// millisecond); a third Repair finds nothing.
 func TestRepairUnderWriteLoad(t *testing.T) {
 	ctx := t.Context()
 	s := newTestStore(t)
 	nodes := []string{"n0", "n1", "n2", "n3", "n4", "n5"}
 	var mu sync.Mutex
 	live := map[string]Article{}
-	rels := map[RelationshipKey]bool{}
+	rels := map[RelationshipKey]bool{} // each writer its own type: one writer per key
 	for _, n := range nodes {
 		mustArticleAuthor(t, s, n)
 	}
@@ -86,8 +88,8 @@ func TestRepairUnderWriteLoad(t *testing.T) {
 						return
 					}
 					mu.Lock()
-					if _, ok := live[a.ID]; ok {
-						live[a.ID] = a
+					if was, ok := live[a.ID]; ok && !a.Updated.Before(was.Updated) {
+						live[a.ID] = a // the later of two updates acknowledged at once
 					}
 					mu.Unlock()
 				case 2:
@@ -106,7 +108,7 @@ func TestRepairUnderWriteLoad(t *testing.T) {
 					delete(live, target)
 					mu.Unlock()
 				case 3:
-					k := RelationshipKey{Start: n, Type: "likes", End: nodes[rng.IntN(len(nodes))]}
+					k := RelationshipKey{Start: n, Type: fmt.Sprintf("likes%d", w), End: nodes[rng.IntN(len(nodes))]}
 					_, err := s.CreateRelationship(ctx, k, Properties{"w": w})
 					if errors.Is(err, ErrAlreadyExists) {
 						continue
@@ -119,7 +121,7 @@ func TestRepairUnderWriteLoad(t *testing.T) {
 					rels[k] = true
 					mu.Unlock()
 				case 4:
-					k := RelationshipKey{Start: n, Type: "likes", End: nodes[rng.IntN(len(nodes))]}
+					k := RelationshipKey{Start: n, Type: fmt.Sprintf("likes%d", w), End: nodes[rng.IntN(len(nodes))]}
 					err := s.DeleteRelationship(ctx, k)
 					if errors.Is(err, ErrNotFound) {
 						continue
@@ -137,8 +139,14 @@ func TestRepairUnderWriteLoad(t *testing.T) {
 	}
 	repairs := 0
 	for start := time.Now(); time.Since(start) < time.Second || repairs < 3; repairs++ {
-		if _, err := s.Repair(ctx); err != nil {
+		r, err := s.Repair(ctx)
+		if err != nil {
 			t.Errorf("Repair under load: %v", err)
+		}
+		for kind, n := range r {
+			if !strings.Contains(kind, "word") {
+				t.Logf("Repair under load: %s: %d", kind, n)
+			}
 		}
 	}
 	close(done)
@@ -180,21 +188,24 @@ func TestRepairUnderWriteLoad(t *testing.T) {
 			t.Errorf("%s after Repair under load: %d articles; want %d", n, len(got), len(wantIDs))
 		}
 		for _, dir := range []Direction{Outgoing, Incoming} {
-			p, err := s.Adjacent(ctx, n, "likes", dir, PageRequest{Size: 50})
-			if err != nil {
-				t.Fatal(err)
-			}
-			seen := map[RelationshipKey]bool{}
-			for _, r := range p.Relationships {
-				k := RelationshipKey{Start: r.Start, Type: r.Type, End: r.End}
-				if seen[k] || !rels[k] {
-					t.Errorf("%s %v: relationship %v there twice or not acknowledged", n, dir, k)
+			for w := range 4 {
+				typ := fmt.Sprintf("likes%d", w)
+				p, err := s.Adjacent(ctx, n, typ, dir, PageRequest{Size: 50})
+				if err != nil {
+					t.Fatal(err)
 				}
-				seen[k] = true
-			}
-			for k := range rels {
-				if k.Type == "likes" && ((dir == Outgoing && k.Start == n) || (dir == Incoming && k.End == n)) && !seen[k] {
-					t.Errorf("%s %v: acknowledged relationship %v lost", n, dir, k)
+				seen := map[RelationshipKey]bool{}
+				for _, r := range p.Relationships {
+					k := RelationshipKey{Start: r.Start, Type: r.Type, End: r.End}
+					if seen[k] || !rels[k] {
+						t.Errorf("%s %v: relationship %v there twice or not acknowledged", n, dir, k)
+					}
+					seen[k] = true
+				}
+				for k := range rels {
+					if k.Type == typ && ((dir == Outgoing && k.Start == n) || (dir == Incoming && k.End == n)) && !seen[k] {
+						t.Errorf("%s %v: acknowledged relationship %v lost", n, dir, k)
+					}
 				}
 			}
 		}
