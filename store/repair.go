@@ -58,9 +58,12 @@ func (r RepairReport) String() string {
 //
 // It reads each table once, holding one entry per relationship, index row
 // and counter of the graph in memory, and then each author's articles
-// again for the word counts. Run it while writes are stopped: a write
-// racing it can be counted twice or not at all (the next Repair corrects
-// that).
+// again for the word counts. It may run beside writers: what it would undo
+// because its scan did not see it is checked again first (repair_live.go),
+// so it loses no row a write acknowledged; but a write racing it can be
+// counted twice or not at all in a counter or word count, or (rarely)
+// leave an index row to rewrite: the next Repair, with writes stopped,
+// corrects that.
 func (s *Store) Repair(ctx context.Context) (RepairReport, error) {
 	report := RepairReport{}
 	if err := s.migrateArticleLayout(ctx, report.fix); err != nil {
