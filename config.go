@@ -14,6 +14,7 @@ import (
 	"github.com/hbgraph/hbgraph/graph/limits"
 	"github.com/hbgraph/hbgraph/importer"
 	"github.com/hbgraph/hbgraph/loaders"
+	"github.com/hbgraph/hbgraph/store"
 )
 
 type config struct {
@@ -57,7 +58,11 @@ type config struct {
 	batchSize      int
 	scanConc       int
 
-	maxInFlight           int
+	maxInFlight int
+	// migrateBatchRows and migratePause pace the background migration of
+	// an older article layout (store.MigrateArticles).
+	migrateBatchRows      int
+	migratePause          time.Duration
 	maxComplexityInFlight int
 	queryCacheEntries     int
 	queryCacheBytes       int64
@@ -162,6 +167,8 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 		&cli.DurationFlag{Name: "batch-wait", Value: loaders.DefaultConfig.Wait, Usage: "how long a loader gathers keys before one batched store call", Sources: cli.EnvVars("HBGRAPH_BATCH_WAIT"), Destination: &cfg.batchWait, Local: true},
 		&cli.IntFlag{Name: "batch-size", Value: loaders.DefaultConfig.BatchSize, Usage: "keys per batched store call; 1 turns batching off", Sources: cli.EnvVars("HBGRAPH_BATCH_SIZE"), Destination: &cfg.batchSize, Local: true},
 		&cli.IntFlag{Name: "scan-concurrency", Usage: "page scans of one batch run at once; 0: 1 on the embedded engine (its scans use CPU, not round trips), 16 on a cluster", Sources: cli.EnvVars("HBGRAPH_SCAN_CONCURRENCY"), Destination: &cfg.scanConc, Local: true},
+		&cli.IntFlag{Name: "migrate-batch-rows", Value: store.DefaultMigrateBatchRows, Usage: "rows of an older article layout read and moved per batch by the background migration at start", Sources: cli.EnvVars("HBGRAPH_MIGRATE_BATCH_ROWS"), Destination: &cfg.migrateBatchRows, Local: true},
+		&cli.DurationFlag{Name: "migrate-pause", Value: 10 * time.Millisecond, Usage: "wait between two batches of the background migration", Sources: cli.EnvVars("HBGRAPH_MIGRATE_PAUSE"), Destination: &cfg.migratePause, Local: true},
 		&cli.IntFlag{Name: "max-in-flight", Value: 256, Usage: "GraphQL requests in flight at once; more are answered 503 with Retry-After at once, never queued", Sources: cli.EnvVars("HBGRAPH_MAX_IN_FLIGHT"), Destination: &cfg.maxInFlight, Local: true},
 		&cli.IntFlag{Name: "max-complexity-in-flight", Value: 10000, Usage: "sum of the complexity of the operations executing at once; an operation that would pass it is answered 503 with Retry-After (one operation alone always runs)", Sources: cli.EnvVars("HBGRAPH_MAX_COMPLEXITY_IN_FLIGHT"), Destination: &cfg.maxComplexityInFlight, Local: true},
 		&cli.Int64Flag{Name: "max-response-bytes", Value: int64(defaultMaxResponseBytes), Usage: "largest response sent; one that grows past it is stopped and refused with RESPONSE_TOO_LARGE", Sources: cli.EnvVars("HBGRAPH_MAX_RESPONSE_BYTES"), Destination: &cfg.maxResponseBytes, Local: true},
@@ -308,8 +315,8 @@ func (cfg *config) validate() error {
 		cfg.maxInFlight < 1, cfg.maxComplexityInFlight < 1, cfg.queryCacheEntries < 0,
 		cfg.maxResponseBytes < 1, cfg.maxResponseBytesInFlight < 1,
 		cfg.queryCacheBytes < 0, cfg.queryCacheMaxQuery < 0, cfg.memoryLimit < 0,
-		cfg.rateLimit < 0, cfg.rateBurst < 0:
-		return errors.New("limits must be positive (batch-wait, scan-concurrency, memory-limit, rate-limit, rate-burst and the query cache's may be 0)")
+		cfg.rateLimit < 0, cfg.rateBurst < 0, cfg.migrateBatchRows < 1, cfg.migratePause < 0:
+		return errors.New("limits must be positive (batch-wait, scan-concurrency, memory-limit, rate-limit, rate-burst, migrate-pause and the query cache's may be 0)")
 	case cfg.command == "import" && cfg.importCallTimeout <= 0:
 		return errors.New("--import-call-timeout must be positive")
 	case cfg.limits.Nesting <= cfg.limits.Depth:

@@ -167,11 +167,14 @@ func run(args []string) error {
 	}
 	defer hc.Close()
 	// A data directory written before the current article layout is
-	// refused here, naming the command that migrates it, rather than
-	// failing every request that reads articles.
+	// served while it is migrated in the background (migrate.go); one of
+	// a newer layout is refused here.
 	layoutCtx, cancelLayout := context.WithTimeout(context.Background(), 30*time.Second)
 	err = st.CheckArticleLayout(layoutCtx)
 	cancelLayout()
+	if err == nil || errors.Is(err, store.ErrArticleLayout) {
+		err = startArticleMigration(ctx, st, cfg, log)
+	}
 	if err != nil {
 		return err
 	}
@@ -318,6 +321,7 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 		Name: "hbgraph_shed_total", Help: "GraphQL requests answered 503 to shed load, by the limit they met.",
 	}, []string{"reason"})
 	m.registry.MustRegister(shedCount)
+	m.registry.MustRegister(migrationMetrics(st)...)
 	limiter.OnShed = func(reason string) { shedCount.WithLabelValues(reason).Inc() }
 
 	loaderCfg := loaders.Config{Wait: cfg.batchWait, BatchSize: cfg.batchSize, ScanConcurrency: cfg.scanConcurrency()}

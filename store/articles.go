@@ -469,6 +469,9 @@ func (s *Store) getArticle(ctx context.Context, id string) (Article, error) {
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return Article{}, err
 	}
+	if err := s.migrateAuthorFirst(ctx, k.Author); err != nil {
+		return Article{}, err
+	}
 	c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
 	if err != nil {
 		return Article{}, err
@@ -526,6 +529,9 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 		return s.getArticle(ctx, id)
 	}
 	if err := s.CheckArticleLayout(ctx); err != nil {
+		return Article{}, err
+	}
+	if err := s.migrateAuthorFirst(ctx, k.Author); err != nil {
 		return Article{}, err
 	}
 	if err := s.checkAuthorWritable(ctx, k.Author); err != nil {
@@ -663,6 +669,9 @@ func (s *Store) DeleteArticle(ctx context.Context, id string) error {
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return err
 	}
+	if err := s.migrateAuthorFirst(ctx, k.Author); err != nil {
+		return err
+	}
 	if err := s.checkAuthorWritable(ctx, k.Author); err != nil {
 		return fmt.Errorf("article %q: %w", id, err)
 	}
@@ -786,6 +795,9 @@ func (s *Store) deleteArticlesOf(ctx context.Context, author string, before int6
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return err
 	}
+	if err := s.migrateAuthorFirst(ctx, author); err != nil {
+		return err
+	}
 	prefix := keys.TimelinePrefix(author)
 	lo, hi, err := keys.Window(prefix, 0, before)
 	if errors.Is(err, keys.ErrEmptyWindow) {
@@ -827,6 +839,9 @@ func (s *Store) deleteArticlesOf(ctx context.Context, author string, before int6
 // article's deletion leaves, which a sweep of the timeline cannot find.
 func (s *Store) deleteStrayCategoryRows(ctx context.Context, author string) error {
 	if err := s.CheckArticleLayout(ctx); err != nil {
+		return err
+	}
+	if err := s.migrateAuthorFirst(ctx, author); err != nil {
 		return err
 	}
 	prefix := keys.AuthorPrefix(author)
@@ -878,6 +893,9 @@ func (s *Store) deleteStrayCategoryRows(ctx context.Context, author string) erro
 func (s *Store) recountAuthor(ctx context.Context, author string) error {
 	if _, lost := s.uncountedAuthors.LoadAndDelete(author); !lost {
 		return nil
+	}
+	if err := s.migrateAuthorFirst(ctx, author); err != nil {
+		return err
 	}
 	if err := s.fixArticleCounters(ctx, author, func(string, int) {}); err != nil {
 		return err
@@ -953,6 +971,9 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 		return ArticlePage{}, err
 	}
 	if err := s.CheckArticleLayout(ctx); err != nil {
+		return ArticlePage{}, err
+	}
+	if err := s.migrateAuthorFirst(ctx, authorID); err != nil {
 		return ArticlePage{}, err
 	}
 	if req.Cursor != "" {

@@ -109,11 +109,15 @@ const (
 // see Store.fault); the items it left unsettled carry it as their Err.
 func (s *Store) ImportArticles(ctx context.Context, arts []ArticleImport) ([]ImportOutcome, error) {
 	out := make([]ImportOutcome, len(arts))
-	if err := s.CheckArticleLayout(ctx); err != nil {
+	layoutErr := s.CheckArticleLayout(ctx)
+	if layoutErr == nil {
+		layoutErr = s.migrateAuthorsOfImports(ctx, arts)
+	}
+	if layoutErr != nil {
 		for i := range out {
-			out[i].Err = err
+			out[i].Err = layoutErr
 		}
-		return out, err
+		return out, layoutErr
 	}
 	pending := make([]*articleImport, 0, len(arts))
 	for i, a := range arts {

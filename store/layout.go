@@ -40,12 +40,22 @@ var fixArticleRowMigrated = fmt.Sprintf("article rows migrated to layout %d", ke
 // second Get) are paid once per Store. A server may call it at start to
 // fail early.
 func (s *Store) CheckArticleLayout(ctx context.Context) error {
-	if s.articleLayoutOK.Load() {
+	if s.articleLayoutOK.Load() || s.migration.active.Load() {
 		return nil
 	}
-	v, present, err := s.readArticleLayout(ctx)
+	c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, keys.ArticleLayoutRow())
 	if err != nil {
 		return err
+	}
+	v, present, err := layoutVersionOf(c)
+	if err != nil {
+		return err
+	}
+	if !present && migratingFromLayout1(c) {
+		// Migrating online (migrate.go): served, each author's rows
+		// moved before an operation touches them.
+		s.migration.active.Store(true)
+		return nil
 	}
 	if !present {
 		rows, err := s.scan(ctx, scanRange{table: keys.TableArticles, family: keys.FamilyArticles, limit: 1, keyOnly: true})
@@ -79,6 +89,13 @@ func (s *Store) CheckArticleLayout(ctx context.Context) error {
 	return nil
 }
 
+// migratingFromLayout1 reports whether the layout row's cells c record an
+// online migration from layout 1 (MigrateArticles).
+func migratingFromLayout1(c cells) bool {
+	from, ok := decodeMs(c[keys.QualLayoutMigratingFrom])
+	return ok && from == 1
+}
+
 // readArticleLayout reads the recorded layout version; present is false if
 // none is recorded.
 func (s *Store) readArticleLayout(ctx context.Context) (v int64, present bool, err error) {
@@ -86,6 +103,11 @@ func (s *Store) readArticleLayout(ctx context.Context) (v int64, present bool, e
 	if err != nil {
 		return 0, false, err
 	}
+	return layoutVersionOf(c)
+}
+
+// layoutVersionOf is readArticleLayout of the layout row's cells c.
+func layoutVersionOf(c cells) (v int64, present bool, err error) {
 	raw := c[keys.QualLayoutVersion]
 	if raw == nil {
 		return 0, false, nil
@@ -115,6 +137,20 @@ func (s *Store) migrateArticleLayout(ctx context.Context, fix func(kind string, 
 	if present {
 		if v != keys.ArticleLayoutVersion {
 			return fmt.Errorf("%w: it records layout %d; this hbgraph reads layout %d", ErrArticleLayout, v, keys.ArticleLayoutVersion)
+		}
+		return nil
+	}
+	if c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, keys.ArticleLayoutRow()); err != nil {
+		return err
+	} else if migratingFromLayout1(c) {
+		// A server is migrating it, or was: finish its migration, at full
+		// speed, moving each row only if no one has.
+		before := s.migration.migrated.Load()
+		if err := s.MigrateArticles(ctx, MigrateOptions{BatchRows: articleChunkRows}); err != nil {
+			return err
+		}
+		if n := s.migration.migrated.Load() - before; n > 0 {
+			fix(fixArticleRowMigrated, int(n))
 		}
 		return nil
 	}

@@ -124,8 +124,11 @@ func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
 		}
 		return nil
 	}
-	if _, ok := byTable[keys.TableArticles]; ok {
+	if idx, ok := byTable[keys.TableArticles]; ok {
 		if err := s.CheckArticleLayout(ctx); err != nil {
+			return nil, err
+		}
+		if err := s.migrateAuthorsOfGets(ctx, gets, idx); err != nil {
 			return nil, err
 		}
 	}

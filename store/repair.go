@@ -58,9 +58,12 @@ func (r RepairReport) String() string {
 //
 // It reads each table once, holding one entry per relationship, index row
 // and counter of the graph in memory, and then each author's articles
-// again for the word counts. Run it while writes are stopped: a write
-// racing it can be counted twice or not at all (the next Repair corrects
-// that).
+// again for the word counts. It may run beside writers: what it would undo
+// because its scan did not see it is checked again first (repair_live.go),
+// so it loses no row a write acknowledged; but a write racing it can be
+// counted twice or not at all in a counter or word count, or (rarely)
+// leave an index row to rewrite: the next Repair, with writes stopped,
+// corrects that.
 func (s *Store) Repair(ctx context.Context) (RepairReport, error) {
 	report := RepairReport{}
 	if err := s.migrateArticleLayout(ctx, report.fix); err != nil {
@@ -367,6 +370,12 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 		if g.nodes[rel.key.Start] && g.nodes[rel.key.End] {
 			continue
 		}
+		if live, err := s.nodesExistNow(ctx, rel.key.Start, rel.key.End); err != nil || live {
+			if err != nil {
+				return err
+			}
+			continue // both ends exist now: created since the scan
+		}
 		if _, _, err := s.deleteEntityCreated(ctx, []byte(key), rel.e.created); err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
@@ -390,7 +399,7 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 			if ok {
 				kind = "index row refreshed"
 			}
-			if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, ix, cells{keys.QualProperties: rel.e.props}, rel.e.updated); err != nil {
+			if err := s.putIndexRowVisible(ctx, ix, rel.e.props, rel.e.updated); err != nil {
 				return err
 			}
 			fix(kind, 1)
@@ -400,6 +409,16 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 	for key, ix := range g.index {
 		if want[key] {
 			continue
+		}
+		// Checked once the clock has passed the row's stamp: a relationship
+		// created after the check writes its index rows (the same key if
+		// created in the same millisecond) after the delete's stamp.
+		_ = s.waitClockPast(ctx, ix.ts, 5*time.Millisecond)
+		if live, err := s.indexRowLiveNow(ctx, ix.key); err != nil || live {
+			if err != nil {
+				return err
+			}
+			continue // its relationship was created since the scan
 		}
 		if err := s.deleteRow(ctx, keys.TableGraph, ix.key, ix.ts); err != nil {
 			return err
@@ -445,7 +464,15 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 		if v, ok := decodeMs(have.cells[keys.QualDegree]); ok && v == n {
 			continue
 		}
-		// A Put older than the counter's cell would lose: stamp it after.
+		if changed, ok, err := s.recountDegreeNow(ctx, []byte(key)); err != nil {
+			return err
+		} else if ok {
+			if changed {
+				fix("degree counter corrected", 1)
+			}
+			continue
+		}
+		// A corrupt counter: a Put older than the counter's cell would lose: stamp it after.
 		ts := max(s.nowMs(), have.ts+1)
 		if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, []byte(key), cells{keys.QualDegree: encodeMs(n)}, ts); err != nil {
 			return err

@@ -89,6 +89,8 @@ type Store struct {
 	// deletions finished without their counts (a mark older than
 	// nonceRecent): recountAuthor recounts only those.
 	uncountedAuthors sync.Map
+	// migration is the state of an online layout migration (migrate.go).
+	migration articleMigration
 }
 
 // New returns a Store over hc. It fails on invalid options.

@@ -61,3 +61,33 @@ func MigrateArticleRow(row []byte) ([]byte, bool) {
 	}
 	return nil, false
 }
+
+// Cells of ArticleLayoutRow besides QualLayoutVersion, written while a
+// table of layout 1 is migrated in the background (ON-DISK FORMAT). While
+// QualLayoutMigratingFrom holds the old version (an int64) and
+// QualLayoutVersion is absent, the table holds rows of both layouts and
+// QualLayoutCursor is the prefix (AuthorRowPrefix) of the first author not
+// known to be done: every author below it holds rows of the current layout
+// only. The migration ends by writing QualLayoutVersion, then deleting
+// both cells. A hbgraph from before online migration sees no version and
+// rows, and refuses the table, as it refuses one of layout 1.
+const (
+	QualLayoutMigratingFrom = "m"
+	QualLayoutCursor        = "c"
+)
+
+// AuthorRowPrefix returns the leading H(author) str(author) of a row of
+// table articles (a timeline, category or counters row, of either layout)
+// and true; false for any other row, such as ArticleLayoutRow. The rows of
+// one author are exactly those with this prefix (str is prefix-free), and
+// prefixes order authors as the table does.
+func AuthorRowPrefix(row []byte) ([]byte, bool) {
+	if len(row) < 4 {
+		return nil, false
+	}
+	_, n, err := decodeStr(row[4:])
+	if err != nil || hash(row[4:4+n]) != uint32(row[0])<<24|uint32(row[1])<<16|uint32(row[2])<<8|uint32(row[3]) {
+		return nil, false
+	}
+	return row[:4+n], true
+}

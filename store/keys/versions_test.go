@@ -67,3 +67,21 @@ func TestArticleLayoutRowIsNoAuthorsRow(t *testing.T) {
 		t.Fatal("ArticleLayoutRow returns a shared slice")
 	}
 }
+
+// TestAuthorRowPrefix: every row of an author, of either layout, has the
+// author's prefix; the layout row has none.
+func TestAuthorRowPrefix(t *testing.T) {
+	a := Article{Author: "ann\x00b", Posted: 5, Seq: 7}
+	trow, _ := a.Key()
+	crow, _ := Category{Name: "c", Article: a}.Key()
+	v1, _ := timelineLayoutV1.Encode("ann\x00b", int64(5), uint64(7))
+	want := AuthorPrefix("ann\x00b")
+	for name, row := range map[string][]byte{"timeline": trow, "category": crow, "counters": Counters("ann\x00b"), "v1": v1} {
+		if p, ok := AuthorRowPrefix(row); !ok || !bytes.Equal(p, want) {
+			t.Errorf("%s: AuthorRowPrefix = %x, %v; want %x", name, p, ok, want)
+		}
+	}
+	if p, ok := AuthorRowPrefix(ArticleLayoutRow()); ok {
+		t.Errorf("layout row: AuthorRowPrefix = %x, true", p)
+	}
+}
