@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"hash/fnv"
 
 	"github.com/hbgraph/hbgraph/store/keys"
 )
@@ -122,4 +124,129 @@ func (s *Store) putIndexRowVisible(ctx context.Context, ix, props []byte, ts int
 		return err
 	}
 	return s.put(ctx, keys.TableGraph, keys.FamilyGraph, ix, cells{keys.QualProperties: e.props}, max(s.nowMs(), e.updated, ts+1))
+}
+
+// Counters and word counts are rebuilt while writers write: a write makes
+// its row change (post, update's xp, deletion's mark) before its
+// Increments, so a rebuild that counts the rows and then reads a counter
+// would count a write in flight twice (its row, then its Increment) or
+// not at all. So the rebuild (settledTimeline) first makes the Increments
+// of every write its scan found possibly in flight (younger than
+// staleAfter), with that write's own op and purpose: the server applies
+// each nonce once, so the writer's own Increment, before or after, counts
+// once. It then reads the counters, and scans the timeline again: if any
+// row changed (a write started), it starts over, and after
+// settleAttempts leaves the author to the next run; else the counters
+// read are those of the rows counted, and their difference is made by an
+// Increment (or a compare-and-set), never a Put over a count.
+
+// settleAttempts is how many times a rebuild starts over when writes go
+// on under an author before it leaves the author to the next run.
+const settleAttempts = 8
+
+// timelinePass scans author's timeline, calling visit for each row (nil:
+// none; ok false: not an article), makes the Increments of the writes possibly in flight that touch
+// word counts (words) or article counters (counts), and returns a digest
+// of the rows' states (key, u, mark, pending update).
+func (s *Store) timelinePass(ctx context.Context, author string, words, counts bool, visit func(rw row, t timelineState, ok bool) error) (uint64, error) {
+	h := fnv.New64a()
+	var inFlight []row
+	err := s.scanAll(ctx, timelineRange(author), func(rw row) (bool, error) {
+		t, ok, err := decodeTimelineState(rw.key, rw.cells)
+		if err != nil {
+			return false, err
+		}
+		if visit != nil {
+			if err := visit(rw, t, ok); err != nil {
+				return false, err
+			}
+		}
+		if !ok {
+			return true, nil
+		}
+		h.Write(rw.key)
+		fmt.Fprintf(h, "/%d/%x/%x/", t.updated, t.deleting, t.prev)
+		if (words || counts) && s.mayBeInFlight(rw.key, t) {
+			inFlight = append(inFlight, rw)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, rw := range inFlight {
+		t, _, _ := decodeTimelineState(rw.key, rw.cells)
+		if err := s.replayArticleWrite(ctx, author, rw.key, t, words, counts); err != nil {
+			return 0, err
+		}
+	}
+	return h.Sum64(), nil
+}
+
+// mayBeInFlight reports whether the article's row shows a write that may
+// still be making its Increments: a post, an update or a deletion younger
+// than staleAfter (older ones are taken for cut short, and finished
+// without their counts, which a rebuild recounts).
+func (s *Store) mayBeInFlight(row []byte, t timelineState) bool {
+	k, err := keys.DecodeTimeline(row)
+	if err != nil {
+		return false
+	}
+	return !s.stale(k.Posted) || !s.stale(t.updated)
+}
+
+// replayArticleWrite makes the Increments of the writes under way that
+// the article's row shows, each with its op and purpose as its writer
+// makes it (so each counts once, whoever makes it first): the post (if
+// the article was never updated, so its cells are the post's), a pending
+// update (xp), a deletion (mark).
+func (s *Store) replayArticleWrite(ctx context.Context, author string, row []byte, t timelineState, words, counts bool) error {
+	k, err := keys.DecodeTimeline(row)
+	if err != nil {
+		return err
+	}
+	wrow, crow := keys.WordCounts(author), keys.Counters(author)
+	apply := func(op OpID, what string, w, c map[string]int64) error {
+		octx := WithOp(ctx, op)
+		if words && len(w) > 0 {
+			if err := s.incrementColumnsFor(octx, purposeWords(what, row), keys.TableWordCounts, keys.FamilyWordCounts, wrow, w); err != nil {
+				return err
+			}
+		}
+		if counts && len(c) > 0 {
+			if err := s.incrementColumnsFor(octx, purposeCount(what, row), keys.TableArticles, keys.FamilyArticles, crow, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var op OpID
+	if !s.stale(k.Posted) && len(t.createdBy) == len(op) && len(t.ops) == 0 && t.prev == nil {
+		copy(op[:], t.createdBy)
+		if err := apply(op, "post", articleWords(t.articleCells),
+			map[string]int64{keys.QualArticleCount: 1, keys.QualCategoryCount + t.category: 1}); err != nil {
+			return err
+		}
+	}
+	if t.prev != nil && !s.stale(t.updated) {
+		if uop, old, ok := decodePrev(t.prev); ok {
+			var w, c map[string]int64
+			if old.title != t.title || old.body != t.body {
+				w = wordDeltas(articleWords(old), articleWords(t.articleCells))
+			}
+			if old.category != t.category {
+				c = map[string]int64{keys.QualCategoryCount + t.category: 1, keys.QualCategoryCount + old.category: -1}
+			}
+			if err := apply(uop, "update", w, c); err != nil {
+				return err
+			}
+		}
+	}
+	if t.isMarked() && !s.stale(t.updated) {
+		if err := apply(t.markOp(), "delete", wordDeltas(articleWords(t.articleCells), nil),
+			map[string]int64{keys.QualArticleCount: -1, keys.QualCategoryCount + t.category: -1}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

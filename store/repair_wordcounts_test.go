@@ -342,8 +342,10 @@ func TestRepairWordCountsEveryAuthorOfEveryRange(t *testing.T) {
 			}
 		}
 	}
-	// Each author is rebuilt once: two Gets of its word count row, one for
-	// the counts and one for the top list after them.
+	// Each author is rebuilt once: two or three Gets of its word count
+	// row, one for the counts (two when the articles are young enough to
+	// be posts in flight, whose Increments the rebuild then makes first,
+	// see settleAttempts) and one for the top list after them.
 	var mu sync.Mutex
 	gets := map[string]int{}
 	log := tracerFunc(func(c Call) {
@@ -358,8 +360,8 @@ func TestRepairWordCountsEveryAuthorOfEveryRange(t *testing.T) {
 	})
 	repairWordCountsExactly(t, WithTracer(bg, log), s, all...)
 	for _, a := range all {
-		if n := gets[string(keys.WordCounts(a))]; n != 2 {
-			t.Errorf("%s rebuilt %d times", a, n/2)
+		if n := gets[string(keys.WordCounts(a))]; n != 2 && n != 3 {
+			t.Errorf("%s: %d reads of its word counts, want 2 or 3", a, n)
 		}
 	}
 	if len(gets) != len(all) {
