@@ -444,6 +444,7 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 			counts[key] = 0 // counts nothing any more
 		}
 	}
+	var recount []string // counters off, recounted beside the writers
 	for key, n := range counts {
 		have := g.degrees[key]
 		if n == 0 && have.key != nil {
@@ -461,15 +462,12 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 				continue
 			}
 		}
-		if v, ok := decodeMs(have.cells[keys.QualDegree]); ok && v == n {
+		v, ok := decodeMs(have.cells[keys.QualDegree])
+		if ok && v == n {
 			continue
 		}
-		if changed, ok, err := s.recountDegreeNow(ctx, []byte(key)); err != nil {
-			return err
-		} else if ok {
-			if changed {
-				fix("degree counter corrected", 1)
-			}
+		if ok || have.cells[keys.QualDegree] == nil {
+			recount = append(recount, key)
 			continue
 		}
 		// A corrupt counter: a Put older than the counter's cell would lose: stamp it after.
@@ -479,7 +477,9 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 		}
 		fix("degree counter corrected", 1)
 	}
-	return nil
+	n, err := s.recountDegreesNow(ctx, recount)
+	fix("degree counter corrected", n)
+	return err
 }
 
 // residueKept is how long a deleted row's residue is kept: longer than a

@@ -331,12 +331,18 @@ func (r *articleRepair) finishWrites(ctx context.Context) (map[articleKey]bool, 
 		case !ok:
 			continue // finished meanwhile
 		case t.isMarked():
-			if err := r.s.finishArticleDeletion(ctx, k, u.key, t, false); err != nil {
+			// A write young enough to be in flight (or retried) is
+			// finished with its counts, by its op's nonces, which its
+			// writer's Increments then repeat without effect: finished
+			// without them, a counter recounted before the writer's
+			// Increment would count it twice. An older one is finished
+			// without, and recounted below.
+			if err := r.s.finishArticleDeletion(ctx, k, u.key, t, r.s.recent(t.updated)); err != nil {
 				return nil, err
 			}
 			r.fix(fixArticleDeletion, 1)
 		case t.prev != nil:
-			if err := r.s.finishPendingUpdate(ctx, k, u.key, t, false); err != nil {
+			if err := r.s.finishPendingUpdate(ctx, k, u.key, t, r.s.recent(t.updated)); err != nil {
 				return nil, err
 			}
 			r.fix(fixArticleUpdate, 1)

@@ -157,7 +157,7 @@ func TestRepairUnderWriteLoad(t *testing.T) {
 	// What the Repairs under load fixed is exact now that the writers are
 	// done, without another Repair: counters, word counts, top words.
 	checkArticleInvariants(t, s)
-	// checkGraphInvariants(t, s) (degrees: next step)
+	checkGraphInvariants(t, s)
 	for _, n := range nodes {
 		checkArticleWordCounts(t, s, n)
 		checkTopWordsExact(t, s, n)
