@@ -60,10 +60,12 @@ func (r RepairReport) String() string {
 // and counter of the graph in memory, and then each author's articles
 // again for the word counts. It may run beside writers: what it would undo
 // because its scan did not see it is checked again first (repair_live.go),
-// so it loses no row a write acknowledged; but a write racing it can be
-// counted twice or not at all in a counter or word count, or (rarely)
-// leave an index row to rewrite: the next Repair, with writes stopped,
-// corrects that.
+// so it loses no row a write acknowledged; and it never makes a correct
+// counter or word count wrong: it makes the Increments of the writes in
+// flight first, with their own nonces, reads a counter between two scans
+// of what it counts, and corrects it by a difference (settleAttempts,
+// recountDegreesNow). What kept changing is left to the next run, and
+// (rarely) an index row to rewrite.
 func (s *Store) Repair(ctx context.Context) (RepairReport, error) {
 	report := RepairReport{}
 	if err := s.migrateArticleLayout(ctx, report.fix); err != nil {

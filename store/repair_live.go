@@ -14,7 +14,9 @@ import (
 // decides from one scan of each table, so what it would undo because the
 // scan did not see it is checked again, row by row, just before: the
 // helpers below. They cost a Get or a short scan per fix, none when the
-// scan found nothing to fix.
+// scan found nothing to fix; counters found off cost more (see
+// recountDegreesNow, settleAttempts): a degree recount reads the graph's
+// relationship rows once more per attempt.
 
 // nodesExistNow reports whether every node of ids exists now: a
 // relationship whose end the scan did not see may have been created with
@@ -319,10 +321,11 @@ func (s *Store) putIndexRowVisible(ctx context.Context, ix, props []byte, ts int
 // on under an author before it leaves the author to the next run.
 const settleAttempts = 8
 
-// timelinePass scans author's timeline, calling visit for each row (nil:
-// none; ok false: not an article), makes the Increments of the writes possibly in flight that touch
-// word counts (words) or article counters (counts), and returns a digest
-// of the rows' states (key, u, mark, pending update).
+// timelinePass scans author's timeline, calling visit (if not nil) for
+// each row (ok false: not an article), makes the Increments of the writes
+// possibly in flight that touch word counts (words) or article counters
+// (counts), and returns a digest of the articles' states (key, u, mark,
+// pending update).
 func (s *Store) timelinePass(ctx context.Context, author string, words, counts bool, visit func(rw row, t timelineState, ok bool) error) (uint64, error) {
 	h := fnv.New64a()
 	var inFlight []row

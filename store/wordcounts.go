@@ -607,6 +607,12 @@ type wordCountFixes struct {
 // id, which a repair reads from a row key. The fixes count the cells
 // written before any error.
 //
+// Beside writers it counts the author's articles, and reads the counts
+// between two scans of them (see settleAttempts): if the counts disagree,
+// it makes the Increments of the writes possibly in flight with their own
+// nonces and counts again. An author whose articles kept changing is left
+// as it is, to the next rebuild.
+//
 // It never writes a delete marker stamped with this machine's clock,
 // which may be ahead of the region server's (replicas, and the machine
 // Repair runs on, are only as close as NTP keeps them): such a marker
@@ -615,8 +621,9 @@ type wordCountFixes struct {
 // server, past the cell it adds to), and a word no article has any more
 // is brought to 0 the same way and left, as writers leave them; a 0 cell
 // older than zeroCellAge is deleted at its own timestamp, which no later
-// Increment can be stamped at or before. A word without a cell is Put,
-// stamped one past the row's newest cell and the clock: a Put ahead of
+// Increment can be stamped at or before. A word without a cell is Put
+// with a compare-and-set on its absence (else the Increment that made it
+// is added to), stamped one past the row's newest cell and the clock: a Put ahead of
 // the clock hides nothing (the next Increment is stamped past it), and
 // this one is newer than a marker a foreign tool or an older rebuild may
 // have left on the word. A corrupt cell (not an int64, which no Increment
