@@ -60,10 +60,12 @@ func (r RepairReport) String() string {
 // and counter of the graph in memory, and then each author's articles
 // again for the word counts. It may run beside writers: what it would undo
 // because its scan did not see it is checked again first (repair_live.go),
-// so it loses no row a write acknowledged; but a write racing it can be
-// counted twice or not at all in a counter or word count, or (rarely)
-// leave an index row to rewrite: the next Repair, with writes stopped,
-// corrects that.
+// so it loses no row a write acknowledged; and it never makes a correct
+// counter or word count wrong: it makes the Increments of the writes in
+// flight first, with their own nonces, reads a counter between two scans
+// of what it counts, and corrects it by a difference (settleAttempts,
+// recountDegreesNow). What kept changing is left to the next run, and
+// (rarely) an index row to rewrite.
 func (s *Store) Repair(ctx context.Context) (RepairReport, error) {
 	report := RepairReport{}
 	if err := s.migrateArticleLayout(ctx, report.fix); err != nil {
@@ -444,6 +446,7 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 			counts[key] = 0 // counts nothing any more
 		}
 	}
+	var recount []string // counters off, recounted beside the writers
 	for key, n := range counts {
 		have := g.degrees[key]
 		if n == 0 && have.key != nil {
@@ -461,15 +464,12 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 				continue
 			}
 		}
-		if v, ok := decodeMs(have.cells[keys.QualDegree]); ok && v == n {
+		v, ok := decodeMs(have.cells[keys.QualDegree])
+		if ok && v == n {
 			continue
 		}
-		if changed, ok, err := s.recountDegreeNow(ctx, []byte(key)); err != nil {
-			return err
-		} else if ok {
-			if changed {
-				fix("degree counter corrected", 1)
-			}
+		if ok || have.cells[keys.QualDegree] == nil {
+			recount = append(recount, key)
 			continue
 		}
 		// A corrupt counter: a Put older than the counter's cell would lose: stamp it after.
@@ -479,7 +479,9 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 		}
 		fix("degree counter corrected", 1)
 	}
-	return nil
+	n, err := s.recountDegreesNow(ctx, recount)
+	fix("degree counter corrected", n)
+	return err
 }
 
 // residueKept is how long a deleted row's residue is kept: longer than a

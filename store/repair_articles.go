@@ -331,12 +331,18 @@ func (r *articleRepair) finishWrites(ctx context.Context) (map[articleKey]bool, 
 		case !ok:
 			continue // finished meanwhile
 		case t.isMarked():
-			if err := r.s.finishArticleDeletion(ctx, k, u.key, t, false); err != nil {
+			// A write young enough to be in flight (or retried) is
+			// finished with its counts, by its op's nonces, which its
+			// writer's Increments then repeat without effect: finished
+			// without them, a counter recounted before the writer's
+			// Increment would count it twice. An older one is finished
+			// without, and recounted below.
+			if err := r.s.finishArticleDeletion(ctx, k, u.key, t, r.s.recent(t.updated)); err != nil {
 				return nil, err
 			}
 			r.fix(fixArticleDeletion, 1)
 		case t.prev != nil:
-			if err := r.s.finishPendingUpdate(ctx, k, u.key, t, false); err != nil {
+			if err := r.s.finishPendingUpdate(ctx, k, u.key, t, r.s.recent(t.updated)); err != nil {
 				return nil, err
 			}
 			r.fix(fixArticleUpdate, 1)
@@ -432,53 +438,59 @@ func (s *Store) readTimeline(ctx context.Context, k keys.Article) (articleCells,
 	return t.articleCells, ok && !t.isMarked(), err
 }
 
-// fixArticleCounters sets author's counters to the rows they count. It reads
-// the counters row first and recounts the timeline after, so an Increment
-// made before the read belongs to a row the recount sees; each corrected
-// cell is a compare-and-set against the value read, so an Increment made
-// since is never overwritten (the attempt is repeated instead, up to
-// Options.MaxAttempts). seq only ever moves forward, by an Increment.
+// fixArticleCounters sets author's counters to the rows they count. It
+// counts the timeline, makes the Increments of the writes there possibly
+// in flight (see settleAttempts), reads the counters row and scans the
+// timeline again: if a row changed meanwhile it starts over; else the
+// counters read are those of the rows counted, and each corrected cell is
+// a compare-and-set against the value read, so an Increment made since is
+// never overwritten (the attempt is repeated instead). After
+// settleAttempts the author is left to the next run. seq only ever moves
+// forward, by an Increment.
 func (s *Store) fixArticleCounters(ctx context.Context, author string, fix func(string, int)) error {
 	crow := keys.Counters(author)
 	one := scanRange{table: keys.TableArticles, family: keys.FamilyArticles, start: crow, stop: keys.After(crow), limit: 1}
-	return s.casLoop(ctx, "fix article counters: they kept changing", func(int) (bool, error) {
+	for range settleAttempts {
+		counts := map[string]int64{}
+		var maxSeq uint64
+		before, err := s.timelinePass(ctx, author, false, true, func(rw row, a timelineState, ok bool) error {
+			k, err := keys.DecodeTimeline(rw.key)
+			if err == nil && !ok {
+				err = corrupt(rw.key, "a timeline row without its article cells")
+			}
+			if err != nil {
+				return err
+			}
+			maxSeq = max(maxSeq, k.Seq)
+			if a.isMarked() {
+				return nil // being deleted: counted out already, or soon
+			}
+			counts[keys.QualArticleCount]++
+			counts[keys.QualCategoryCount+a.category]++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
 		rows, err := s.scan(ctx, one)
 		if err != nil {
-			return false, err
+			return err
 		}
 		var counters cells
 		var rowTs int64
 		if len(rows) == 1 {
 			counters, rowTs = rows[0].cells, rows[0].ts
 		}
-		counts := map[string]int64{}
-		var maxSeq uint64
-		err = s.scanAll(ctx, timelineRange(author), func(rw row) (bool, error) {
-			k, err := keys.DecodeTimeline(rw.key)
-			if err != nil {
-				return false, err
-			}
-			a, ok, err := decodeTimelineState(rw.key, rw.cells)
-			if err == nil && !ok {
-				err = corrupt(rw.key, "a timeline row without its article cells")
-			}
-			if err != nil {
-				return false, err
-			}
-			maxSeq = max(maxSeq, k.Seq)
-			if a.isMarked() {
-				return true, nil // being deleted: counted out already, or soon
-			}
-			counts[keys.QualArticleCount]++
-			counts[keys.QualCategoryCount+a.category]++
-			return true, nil
-		})
+		after, err := s.timelinePass(ctx, author, false, false, nil)
 		if err != nil {
-			return false, err
+			return err
+		}
+		if before != after {
+			continue // a write began meanwhile
 		}
 		if seq, _ := decodeMs(counters[keys.QualSeq]); uint64(seq) < maxSeq {
 			if _, err := s.increment(ctx, keys.TableArticles, keys.FamilyArticles, crow, keys.QualSeq, int64(maxSeq)-seq); err != nil {
-				return false, err
+				return err
 			}
 			fix(fixArticleSeq, 1)
 		}
@@ -503,7 +515,7 @@ func (s *Store) fixArticleCounters(ctx context.Context, author string, fix func(
 			wrote, err := s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, crow, q, counters[q],
 				cells{q: encodeMs(n)}, rowTs)
 			if err != nil {
-				return false, err
+				return err
 			}
 			if !wrote {
 				lost = true
@@ -512,15 +524,17 @@ func (s *Store) fixArticleCounters(ctx context.Context, author string, fix func(
 			fix(fixArticleCounter, 1)
 		}
 		if len(missing) > 0 {
-			// No cell to compare and set: an Increment, stamped by the
-			// region server (one that raced it adds to it, and the next
-			// attempt, seeing the cell, corrects it).
+			// No cell to compare and set: an Increment of the count, as
+			// the cell counted 0, stamped by the region server (one that
+			// raced it adds to it).
 			if err := s.incrementColumnsFor(WithOp(ctx, NewOpID()), "recount", keys.TableArticles, keys.FamilyArticles, crow, missing); err != nil {
-				return false, err
+				return err
 			}
 			fix(fixArticleCounter, len(missing))
-			lost = true // read again: the next attempt checks what the Increment left
 		}
-		return !lost, nil
-	})
+		if !lost {
+			return nil
+		}
+	}
+	return nil // writes go on: left to the next run
 }

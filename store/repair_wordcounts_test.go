@@ -23,9 +23,19 @@ import (
 // reading, so that rebuilds, which wait for the clock, do not stall.
 func newSteppingStore(t *testing.T) *Store {
 	t.Helper()
+	s, _ := newSteppingStoreClock(t)
+	return s
+}
+
+// newSteppingStoreClock is newSteppingStore with its clock, to age the
+// writes a test cuts short: Repair finishes a write younger than
+// nonceRecent with its own counts (it may be in flight), an older one
+// without them, and then recounts.
+func newSteppingStoreClock(t *testing.T) (*Store, *fakeClock) {
+	t.Helper()
 	clk := newFakeClock()
 	clk.step = 1
-	return newTestStoreWithClock(t, clk)
+	return newTestStoreWithClock(t, clk), clk
 }
 
 // crashAtPoint is a Store.fault that crashes every time the operation
@@ -193,13 +203,14 @@ func TestRepairWordCountsAfterArticleCrash(t *testing.T) {
 			if err := tc.op(clean, setup(t, clean)); err != nil {
 				t.Fatal(err)
 			}
-			s := newSteppingStore(t)
+			s, clk := newSteppingStoreClock(t)
 			id := setup(t, s)
 			s.fault = crashAtPoint(pointWordCount)
 			if err := tc.op(s, id); !errors.Is(err, errCrash) {
 				t.Fatalf("%s: %v, want the crash", tc.name, err)
 			}
 			s.fault = nil
+			clk.Advance(nonceRecent) // cut short long ago: the rebuild recounts it
 			if have, want := nonzero(storedWordCounts(t, s, "ann")), recountArticleWords(t, s, "ann"); maps.Equal(have, want) {
 				t.Fatalf("the crash left the counts exact: %v", have)
 			}
@@ -214,7 +225,7 @@ func TestRepairWordCountsAfterArticleCrash(t *testing.T) {
 // and 0 cells left by clean deletes all end with no cells, and only the
 // nonzero ones count as fixes.
 func TestRepairWordCountsOfAuthorsWithoutArticles(t *testing.T) {
-	s := newSteppingStore(t)
+	s, clk := newSteppingStoreClock(t)
 	mustArticleAuthor(t, s, "ann")
 	mustArticleAuthor(t, s, "bob")
 	last := mustPostArticle(t, s, "ann", "Last", "the last words of ann", "c")
@@ -223,6 +234,7 @@ func TestRepairWordCountsOfAuthorsWithoutArticles(t *testing.T) {
 		t.Fatalf("delete: %v, want the crash", err)
 	}
 	s.fault = nil
+	clk.Advance(nonceRecent) // cut short long ago: the rebuild recounts it
 	bobs := mustPostArticle(t, s, "bob", "Bob", "bob's words", "c")
 	if err := s.DeleteArticle(bg, bobs.ID); err != nil {
 		t.Fatal(err)
@@ -342,8 +354,10 @@ func TestRepairWordCountsEveryAuthorOfEveryRange(t *testing.T) {
 			}
 		}
 	}
-	// Each author is rebuilt once: two Gets of its word count row, one for
-	// the counts and one for the top list after them.
+	// Each author is rebuilt once: two or three Gets of its word count
+	// row, one for the counts (two when the articles are young enough to
+	// be posts in flight, whose Increments the rebuild then makes first,
+	// see settleAttempts) and one for the top list after them.
 	var mu sync.Mutex
 	gets := map[string]int{}
 	log := tracerFunc(func(c Call) {
@@ -358,8 +372,8 @@ func TestRepairWordCountsEveryAuthorOfEveryRange(t *testing.T) {
 	})
 	repairWordCountsExactly(t, WithTracer(bg, log), s, all...)
 	for _, a := range all {
-		if n := gets[string(keys.WordCounts(a))]; n != 2 {
-			t.Errorf("%s rebuilt %d times", a, n/2)
+		if n := gets[string(keys.WordCounts(a))]; n != 2 && n != 3 {
+			t.Errorf("%s: %d reads of its word counts, want 2 or 3", a, n)
 		}
 	}
 	if len(gets) != len(all) {

@@ -607,6 +607,12 @@ type wordCountFixes struct {
 // id, which a repair reads from a row key. The fixes count the cells
 // written before any error.
 //
+// Beside writers it counts the author's articles, and reads the counts
+// between two scans of them (see settleAttempts): if the counts disagree,
+// it makes the Increments of the writes possibly in flight with their own
+// nonces and counts again. An author whose articles kept changing is left
+// as it is, to the next rebuild.
+//
 // It never writes a delete marker stamped with this machine's clock,
 // which may be ahead of the region server's (replicas, and the machine
 // Repair runs on, are only as close as NTP keeps them): such a marker
@@ -615,8 +621,9 @@ type wordCountFixes struct {
 // server, past the cell it adds to), and a word no article has any more
 // is brought to 0 the same way and left, as writers leave them; a 0 cell
 // older than zeroCellAge is deleted at its own timestamp, which no later
-// Increment can be stamped at or before. A word without a cell is Put,
-// stamped one past the row's newest cell and the clock: a Put ahead of
+// Increment can be stamped at or before. A word without a cell is Put
+// with a compare-and-set on its absence (else the Increment that made it
+// is added to), stamped one past the row's newest cell and the clock: a Put ahead of
 // the clock hides nothing (the next Increment is stamped past it), and
 // this one is newer than a marker a foreign tool or an older rebuild may
 // have left on the word. A corrupt cell (not an int64, which no Increment
@@ -624,57 +631,98 @@ type wordCountFixes struct {
 func (s *Store) rebuildWordCounts(ctx context.Context, authorID string) (wordCountFixes, error) {
 	var fixed wordCountFixes
 	wrow := keys.WordCounts(authorID)
-	want := map[string]int64{}
-	err := s.scanAll(ctx, timelineRange(authorID), func(rw row) (bool, error) {
-		t, ok, err := decodeTimelineState(rw.key, rw.cells)
-		if err != nil {
-			return false, err
-		}
-		if ok && !t.isMarked() { // a marked article is being deleted: its words are going
-			countWords(want, t.title)
-			countWords(want, t.body)
-		}
-		return true, nil
-	})
-	if err != nil {
-		return fixed, err
-	}
-	// Read after the articles: a count changed since the scan belongs to
-	// an article the scan saw (writers write the timeline row first).
-	res, err := s.getBatch(ctx, keys.TableWordCounts, keys.FamilyWordCounts, [][]byte{wrow})
-	if err != nil {
-		return fixed, err
-	}
-	c := res[0].asMap()
-	stamps := make(map[string]int64, len(res[0]))
-	var newest int64
-	for _, cell := range res[0] {
-		if cell.Timestamp != nil {
-			stamps[string(cell.Qualifier)] = int64(*cell.Timestamp)
-			newest = max(newest, int64(*cell.Timestamp))
-		}
-	}
-	have, corrupt := splitWordCounts(c) // a corrupt word is absent from have
-	deltas, puts := map[string]int64{}, cells{}
-	var zeros []string
-	for w, n := range want {
-		h, ok := have[w]
-		switch {
-		case corrupt[w]:
-		case !ok:
-			puts[w] = encodeMs(n)
-		case h != n:
-			deltas[w] = n - h
-		}
-	}
-	for w, h := range have {
-		if _, ok := want[w]; !ok {
-			switch {
-			case h != 0:
-				deltas[w] = -h
-			case stamps[w] < s.nowMs()-zeroCellAge.Milliseconds():
-				zeros = append(zeros, w)
+	var (
+		want, deltas    map[string]int64
+		puts            cells
+		zeros           []string
+		corrupt         map[string]bool
+		stamps          map[string]int64
+		newest          int64
+		offBeforeReplay map[string]bool // the words off before the Increments of writes in flight were made
+	)
+	for attempt := 0; ; attempt++ {
+		// The first attempt makes no Increments of writes in flight: if
+		// the counts agree with the rows, there is nothing to write.
+		replay := attempt > 0
+		want = map[string]int64{}
+		before, err := s.timelinePass(ctx, authorID, replay, false, func(_ row, t timelineState, ok bool) error {
+			if ok && !t.isMarked() { // a marked article is being deleted: its words are going
+				countWords(want, t.title)
+				countWords(want, t.body)
 			}
+			return nil
+		})
+		if err != nil {
+			return fixed, err
+		}
+		// Read after the articles and the Increments of their writes in
+		// flight (see settleAttempts): then the counts are those of the
+		// rows counted, if no row changed since.
+		res, err := s.getBatch(ctx, keys.TableWordCounts, keys.FamilyWordCounts, [][]byte{wrow})
+		if err != nil {
+			return fixed, err
+		}
+		after, err := s.timelinePass(ctx, authorID, false, false, nil)
+		if err != nil {
+			return fixed, err
+		}
+		if before != after {
+			if attempt == settleAttempts-1 {
+				return fixed, nil // writes go on: left to the next run
+			}
+			continue
+		}
+		stamps, newest = make(map[string]int64, len(res[0])), 0
+		for _, cell := range res[0] {
+			if cell.Timestamp != nil {
+				stamps[string(cell.Qualifier)] = int64(*cell.Timestamp)
+				newest = max(newest, int64(*cell.Timestamp))
+			}
+		}
+		var have map[string]int64
+		have, corrupt = splitWordCounts(res[0].asMap()) // a corrupt word is absent from have
+		deltas, puts, zeros = map[string]int64{}, cells{}, nil
+		for w, n := range want {
+			h, ok := have[w]
+			switch {
+			case corrupt[w]:
+			case !ok:
+				puts[w] = encodeMs(n)
+			case h != n:
+				deltas[w] = n - h
+			}
+		}
+		for w, h := range have {
+			if _, ok := want[w]; !ok {
+				switch {
+				case h != 0:
+					deltas[w] = -h
+				case stamps[w] < s.nowMs()-zeroCellAge.Milliseconds():
+					zeros = append(zeros, w)
+				}
+			}
+		}
+		if replay || len(deltas)+len(puts) == 0 {
+			break
+		}
+		offBeforeReplay = map[string]bool{}
+		for w := range deltas {
+			offBeforeReplay[w] = true
+		}
+		for w := range puts {
+			offBeforeReplay[w] = true
+		}
+	}
+	// The words the Increments of writes in flight (or cut short) set
+	// right, as fixes (under load, also those their writers would have).
+	for w := range offBeforeReplay {
+		if _, off := deltas[w]; off || puts[w] != nil {
+			continue
+		}
+		if _, ok := want[w]; ok {
+			fixed.corrected++
+		} else {
+			fixed.deleted++
 		}
 	}
 	for chunk := range slices.Chunk(slices.Sorted(maps.Keys(deltas)), wordCountChunk) {
@@ -696,15 +744,18 @@ func (s *Store) rebuildWordCounts(ctx context.Context, authorID string) (wordCou
 	}
 	if len(puts) > 0 {
 		stamp := max(s.nowMs(), newest) + 1
-		for chunk := range slices.Chunk(slices.Sorted(maps.Keys(puts)), wordCountChunk) {
-			p := make(cells, len(chunk))
-			for _, w := range chunk {
-				p[w] = puts[w]
+		for _, w := range slices.Sorted(maps.Keys(puts)) {
+			// Only over no cell: an Increment that made one since (a
+			// write begun after the read) is added to instead.
+			won, err := s.checkAndPut(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow, w, nil, cells{w: puts[w]}, stamp)
+			if err == nil && !won {
+				n, _ := decodeMs(puts[w])
+				err = s.incrementColumnsFor(WithOp(ctx, NewOpID()), "rebuild", keys.TableWordCounts, keys.FamilyWordCounts, wrow, map[string]int64{w: n})
 			}
-			if err := s.put(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow, p, stamp); err != nil {
+			if err != nil {
 				return fixed, err
 			}
-			fixed.corrected += len(chunk)
+			fixed.corrected++
 		}
 	}
 	for w := range corrupt {
