@@ -189,6 +189,16 @@ const nonceRecent = 10 * time.Minute
 // op's nonces.
 func (s *Store) recent(u int64) bool { return s.nowMs()-u < nonceRecent.Milliseconds() }
 
+// staleAfter is how long after a write's compare-and-set another writer
+// (or Repair) takes it for cut short and finishes it: far longer than a
+// live write takes to make its other writes, so that a writer never makes
+// another's Increments while it is making them (harmless with nonces, but
+// not without them, and wasted work).
+const staleAfter = time.Minute
+
+// stale reports whether a write stamped u (ms) was cut short.
+func (s *Store) stale(u int64) bool { return s.nowMs()-u >= staleAfter.Milliseconds() }
+
 // finishArticleUpdate makes the writes that follow an update's
 // compare-and-set (the category rows, counters and word counts, from old
 // to next), then clears xp: with ctx carrying the update's op, each is
