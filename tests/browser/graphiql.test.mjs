@@ -423,7 +423,17 @@ test('GraphiQL works offline, from hbgraph alone, as a person uses it', { timeou
     ([sel, id]) => /node\(id: "([^"]*)"\)\s*\{\s*id\s+properties\s*\}/.exec(document.querySelector(sel).CodeMirror.getValue())?.[1] === id,
     [QUERY_EDITOR, NODE_ID],
   );
-  ran = await run('the explorer', click(runButton));
+  // A click that lands while the explorer is still re-rendering the
+  // editor is sometimes dropped by GraphiQL (seen about one run in three on
+  // a loaded machine): a person clicks again, and so does the test, once,
+  // if nothing was sent within 5 s.
+  ran = await run('the explorer', async () => {
+    const sent = page
+      .waitForRequest((r) => r.url() === `${origin}/query` && !(r.postData() ?? '').includes('IntrospectionQuery'), { timeout: 5000 })
+      .then(() => true, () => false);
+    await runButton.click();
+    if (!(await sent)) await runButton.click();
+  });
   assert.deepEqual(ran.body, { data: { node: { id: NODE_ID, properties: PROPERTIES } } });
   await page.locator('button[aria-label="Hide GraphiQL Explorer"]').click();
 
