@@ -62,12 +62,21 @@ func NoStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h["Cache-Control"] = noStore
-		h.Add("Vary", "Authorization") // after CORS's Vary: Origin, when it ran first
+		// After CORS's Vary: Origin when it ran first; otherwise assigned,
+		// as in Headers (an Add would make a slice per request).
+		if _, ok := h["Vary"]; ok {
+			h.Add("Vary", "Authorization")
+		} else {
+			h["Vary"] = varyAuthorization
+		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-var noStore = []string{"no-store"}
+var (
+	noStore           = []string{"no-store"}
+	varyAuthorization = []string{"Authorization"}
+)
 
 // maxRequestID bounds a client's X-Request-Id.
 const maxRequestID = 64
