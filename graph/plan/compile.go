@@ -42,8 +42,11 @@ type Field struct {
 	Kind     Kind
 	Typename string // KTypename: the object's type
 	NonNull  bool   // the field's type is T!
-	Sel      *Sel   // object and list-of-object fields
-	Loc      []gqlerror.Location
+	// elemNonNull: a list field's elements are non-null ([T!]): a failed
+	// element fails the list (write.go's list).
+	elemNonNull bool
+	Sel         *Sel // object and list-of-object fields
+	Loc         []gqlerror.Location
 
 	field  *ast.Field // for ArgumentMap
 	static bool       // no variable in the arguments: args holds them
@@ -141,7 +144,10 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 			return nil, "field " + typ + "." + f.Name
 		}
 		pf.Kind = info.kind
-		pf.NonNull = f.Definition != nil && f.Definition.Type.NonNull
+		if d := f.Definition; d != nil {
+			pf.NonNull = d.Type.NonNull
+			pf.elemNonNull = d.Type.Elem != nil && d.Type.Elem.NonNull
+		}
 		if len(f.Arguments) > 0 || hasArgs(info.kind) {
 			pf.static = !hasVariable(f.Arguments)
 			if pf.static {
@@ -183,9 +189,6 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 		case KNodeArticles:
 			pf.wanted = fetchkeys.PageInfoOf(c.oc, f, "ArticleConnection")
 			pf.total = selects(pf.Sel, KArtConnTotalCount)
-		}
-		if testBreak == "lookahead" {
-			pf.wanted = fetchkeys.AllPageInfo
 		}
 		switch info.kind {
 		case KNodeRelationships, KNodeArticles, KNodeWordCounts:
@@ -262,13 +265,9 @@ func (p *Plan) bind(oc *graphql.OperationContext) ([]argVals, error) {
 		return nil, nil
 	}
 	out := make([]argVals, len(p.varFields))
-	vars := oc.Variables
-	if testBreak == "variables" {
-		vars = nil
-	}
 	for i, f := range p.varFields {
 		var err error
-		if out[i], err = convert(f.Kind, f.field.ArgumentMap(vars)); err != nil {
+		if out[i], err = convert(f.Kind, f.field.ArgumentMap(oc.Variables)); err != nil {
 			return nil, err
 		}
 	}

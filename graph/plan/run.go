@@ -148,7 +148,7 @@ func (r *runner) fetch() {
 	for i := range sel.Fields {
 		// nodes(ids:) fails as a whole on the first node that failed, as
 		// its resolver does.
-		if rv := &r.roots[i]; sel.Fields[i].Kind == KQueryNodes && rv.err == nil && testBreak != "nodes-errors" {
+		if rv := &r.roots[i]; sel.Fields[i].Kind == KQueryNodes && rv.err == nil {
 			for j := range rv.nodes {
 				if rv.nodes[j].err != nil {
 					rv.err = rv.nodes[j].err

@@ -29,6 +29,9 @@ type Options struct {
 	// Registerer, when set, gets hbgraph_plan_total{executor, reason}:
 	// operations run by the plan or by gqlgen, and why not by the plan.
 	Registerer prometheus.Registerer
+
+	// hooks are the tests' (hooks.go); nil in production.
+	hooks *hooks
 }
 
 // Schema is gqlgen's executable schema with a planned executor in front:
@@ -50,6 +53,7 @@ type Schema struct {
 // Wrap returns es with the planned executor in front of it.
 func Wrap(es graphql.ExecutableSchema, opts Options) *Schema {
 	s := &Schema{ExecutableSchema: es, opts: opts, impl: implementors(es)}
+	s.plans.hooks = opts.hooks
 	if opts.Registerer != nil {
 		s.total = prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hbgraph_plan_total",
@@ -145,6 +149,9 @@ func (s *Schema) count(v *variant, executor, reason string) {
 // why not when it cannot.
 func (s *Schema) compile(oc *graphql.OperationContext) *variant {
 	p, reason := compile(oc, s.impl)
+	if h := s.opts.hooks; h != nil && h.compiled != nil && p != nil {
+		h.compiled(p)
+	}
 	v := &variant{plan: p, reason: reason}
 	if p != nil && s.total != nil {
 		v.counter = s.total.WithLabelValues("plan", "")
@@ -172,7 +179,17 @@ func (s *Schema) run(ctx context.Context, oc *graphql.OperationContext, p *Plan,
 	s.lastWaves.Store(int64(r.round))
 	s.lastBudget.Store(int64(p.Waves))
 	w := writer{ctx: ctx, caller: auth.From(ctx), args: args, buf: make([]byte, 0, min(p.sizeHint.Load(), maxSizeHint)+64)}
+	h := s.opts.hooks
+	if h != nil && h.fetched != nil {
+		h.fetched(&r)
+	}
+	if h != nil && h.writing != nil {
+		h.writing(&w)
+	}
 	data := w.root(p.Root, r.roots)
+	if h != nil && h.written != nil {
+		data, w.errs = h.written(data, w.errs)
+	}
 	if w.refused != nil { // the transport answers with the refusal alone
 		return &graphql.Response{}, []error{w.refused}, nil
 	}
