@@ -467,6 +467,7 @@ func corpus(t *testing.T) []struct {
 		{"nodes single value", `query($i: ID!) { nodes(ids: $i) { id } }`, map[string]any{"i": "n2"}},
 		{"nodes invalid", `{ nodes(ids: ["n1", ""]) { id } __typename }`, nil},
 		{"nodes corrupt", `{ nodes(ids: ["n1", "corrupt1"]) { id } node(id: "n2") { id } }`, nil},
+		{"nodes corrupt, nothing read below", `{ nodes(ids: ["n2", "corrupt1"]) { relationships(type: "follows", direction: OUTGOING) { edges { neighbor { id } } } } }`, nil},
 		{"nodes too many", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": slices.Repeat([]any{"n1"}, 101)}},
 		{"fragments", `query { node(id: "n1") { ...A ... on Node { createdAt } ... on _Entity { ... on Node { id } } } } fragment A on Node { id properties }`, nil},
 		{"skip include", `query($s: Boolean!) { node(id: "n1") { id @skip(if: $s) properties @include(if: $s) } }`, map[string]any{"s": true}},

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"slices"
 
 	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/loaders"
@@ -145,18 +146,42 @@ func (r *runner) fetch() {
 		r.wave()
 	}
 	tracing.PlanRan(r.ctx, r.round)
-	for i := range sel.Fields {
-		// nodes(ids:) fails as a whole on the first node that failed, as
-		// its resolver does.
-		if rv := &r.roots[i]; sel.Fields[i].Kind == KQueryNodes && rv.err == nil {
-			for j := range rv.nodes {
-				if rv.nodes[j].err != nil {
-					rv.err = rv.nodes[j].err
-					break
+	r.failLists(nil) // when no wave ran: every id failed before a read
+}
+
+// failLists applies nodes(ids:)'s rule once its nodes are read (in the
+// first wave): it fails as a whole on the first node that failed, as its
+// resolver does, and nothing below it is read, as gqlgen resolves nothing
+// below it. next are the nodes queued for the coming wave; failLists
+// returns those that stay.
+func (r *runner) failLists(next []*nodeVal) []*nodeVal {
+	for i := range r.roots {
+		rv := &r.roots[i]
+		if rv.f.Kind != KQueryNodes || rv.err != nil {
+			continue
+		}
+		for j := range rv.nodes {
+			if rv.nodes[j].err != nil {
+				rv.err = rv.nodes[j].err
+				break
+			}
+		}
+		if rv.err == nil || len(next) == 0 {
+			continue
+		}
+		below := map[*nodeVal]bool{}
+		for j := range rv.nodes {
+			for _, l := range rv.nodes[j].loads {
+				for _, kids := range l.kids {
+					for e := range kids {
+						below[&kids[e]] = true
+					}
 				}
 			}
 		}
+		next = slices.DeleteFunc(next, func(v *nodeVal) bool { return below[v] })
 	}
+	return next
 }
 
 // entities queues _entities' representations, as its entity resolvers
@@ -300,6 +325,9 @@ func (r *runner) wave() {
 		r.fill(v)
 	}
 	next := r.next
+	if r.round == 1 {
+		next = r.failLists(next)
+	}
 	if len(next) > 0 {
 		r.f.Remember(&r.w)
 	}
