@@ -3,14 +3,11 @@ package limits
 import (
 	"time"
 
+	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/store"
 )
-
-// DefaultPageSize is a connection's page size when neither first nor last
-// is given (the schema says 20).
-const DefaultPageSize = 20
 
 // BytesPerPoint prices the fields that carry large values: such a field
 // costs 1 plus a point for every BytesPerPoint of the largest value the
@@ -42,7 +39,7 @@ func Pricing() generated.ComplexityRoot {
 	c.Node.Property = func(int, string) int { return PropertiesCost }
 	c.Relationship.PropertiesJSON = func(int) int { return PropertiesCost }
 	page := func(child int, first, last *int) int {
-		n := DefaultPageSize
+		n := fetchkeys.DefaultPageSize // what the read will ask for
 		if first != nil {
 			n = *first
 		} else if last != nil {
