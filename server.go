@@ -36,7 +36,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase"
-	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"golang.org/x/time/rate"
 
@@ -46,6 +45,7 @@ import (
 	"github.com/hbgraph/hbgraph/example"
 	"github.com/hbgraph/hbgraph/explain"
 	"github.com/hbgraph/hbgraph/graph/codes"
+	"github.com/hbgraph/hbgraph/graph/errcode"
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/jsonpost"
 	"github.com/hbgraph/hbgraph/graph/limits"
@@ -472,58 +472,22 @@ func rateKey(r *http.Request) string {
 	return "addr:" + edge.ClientAddress(r)
 }
 
-// errorCode chooses the code of an error a resolver returned.
-func errorCode(err error) string {
-	switch {
-	case errors.Is(err, auth.ErrUnauthenticated):
-		return codes.Unauthenticated
-	case errors.Is(err, auth.ErrForbidden), errors.Is(err, store.ErrForbidden):
-		return codes.Forbidden
-	case errors.Is(err, store.ErrInvalidInput):
-		return codes.BadUserInput
-	case errors.Is(err, store.ErrNotFound):
-		return codes.NotFound
-	case errors.Is(err, store.ErrAlreadyExists):
-		return codes.AlreadyExists
-	case errors.Is(err, store.ErrConflict):
-		return codes.Conflict
-	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-		return codes.Unavailable
-	case errors.Is(err, store.ErrCorrupt):
-		// Damage or a bug: the row key goes to the log, not the client.
-		return codes.Internal
-	}
-	return codes.Internal
-}
-
-// presentError is the one place GraphQL error codes and messages are
-// chosen. An internal error is logged with the request id and reaches the
+// presentError is the one place GraphQL error messages are chosen, and
+// codes given (by graph/errcode's policy). An internal error is logged with the request id and reaches the
 // client only as that id: no message or stack of ours leaks; any other
 // message is clientMessage's, in our words.
 func presentError(log zerolog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gerr := graphql.DefaultErrorPresenter(ctx, err)
-		code := errorCode(err)
-		if given, ok := gerr.Extensions["code"].(string); ok {
-			if codes.Known(given) {
-				gerr.Message = clientMessage(err, gerr, given, mutationOf(ctx))
-				return gerr
-			}
+		code, given := errcode.Of(err, gerr)
+		if given {
+			gerr.Message = clientMessage(err, gerr, code, mutationOf(ctx))
+			return gerr
+		}
+		if other, ok := gerr.Extensions["code"].(string); ok {
 			// A library's code outside the vocabulary (the README lists
 			// every code a client can receive): a bug of ours to map.
-			log.Warn().Str("code", given).Msg("error code outside the vocabulary")
-		}
-		// gqlgen's own errors about the request (a malformed body, a
-		// persisted-query hash that does not match, introspection turned
-		// off) wrap no error of ours: the client has to change the request.
-		if direct, ok := err.(*gqlerror.Error); ok && direct.Err == nil && code == codes.Internal {
-			code = codes.BadUserInput
-		}
-		// The entity resolvers report per representation (_entities.N); an
-		// error of _entities itself is gqlgen refusing a representation (an
-		// unknown __typename, a missing key field): the caller's input.
-		if code == codes.Internal && len(gerr.Path) == 1 && gerr.Path[0] == ast.PathName("_entities") {
-			code = codes.BadUserInput
+			log.Warn().Str("code", other).Msg("error code outside the vocabulary")
 		}
 		if code == codes.Internal {
 			id := ""

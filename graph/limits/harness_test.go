@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/graph/codes"
+	"github.com/hbgraph/hbgraph/graph/errcode"
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/limits"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
@@ -59,26 +59,9 @@ func newGateway(tb testing.TB, cfg limits.Config) *gateway {
 	gql.Use(limits.New(cfg, cache))
 	gql.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
 		gerr := graphql.DefaultErrorPresenter(ctx, err)
-		if _, ok := gerr.Extensions["code"]; ok {
+		code, given := errcode.Of(err, gerr) // the server's policy
+		if given {
 			return gerr
-		}
-		code := codes.Internal
-		var direct *gqlerror.Error
-		switch {
-		case errors.Is(err, store.ErrInvalidInput):
-			code = codes.BadUserInput
-		case errors.Is(err, store.ErrNotFound):
-			code = codes.NotFound
-		case errors.Is(err, store.ErrAlreadyExists):
-			code = codes.AlreadyExists
-		case errors.Is(err, store.ErrConflict):
-			code = codes.Conflict
-		case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-			code = codes.Unavailable
-		case errors.As(err, &direct) && direct.Err == nil:
-			code = codes.BadUserInput // gqlgen's own errors about the request, as server.go has it
-		case len(gerr.Path) == 1 && gerr.Path[0] == ast.PathName("_entities"):
-			code = codes.BadUserInput
 		}
 		if code == codes.Internal {
 			g.internals.Add(1)

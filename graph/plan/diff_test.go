@@ -31,6 +31,8 @@ import (
 
 	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/explain"
+	"github.com/hbgraph/hbgraph/graph/codes"
+	"github.com/hbgraph/hbgraph/graph/errcode"
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/jsonpost"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
@@ -231,29 +233,16 @@ func callerOf(query string) string {
 	return []string{"anonymous", "alice", "admin"}[h.Sum32()%3]
 }
 
-// presentError is server.go's error presenter (codes by errors.Is, the
-// request id in place of an internal error's message), without the log.
+// presentError is server.go's error presenter without its messages and
+// log: codes by the server's policy (graph/errcode), the request id in
+// place of an internal error's message.
 func presentError(ctx context.Context, err error) *gqlerror.Error {
 	gerr := graphql.DefaultErrorPresenter(ctx, err)
-	if _, ok := gerr.Extensions["code"]; ok {
+	code, given := errcode.Of(err, gerr)
+	if given {
 		return gerr
 	}
-	code := "INTERNAL"
-	switch {
-	case errors.Is(err, store.ErrInvalidInput):
-		code = "BAD_USER_INPUT"
-	case errors.Is(err, store.ErrNotFound):
-		code = "NOT_FOUND"
-	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-		code = "UNAVAILABLE"
-	}
-	if direct, ok := err.(*gqlerror.Error); ok && direct.Err == nil && code == "INTERNAL" {
-		code = "BAD_USER_INPUT"
-	}
-	if code == "INTERNAL" && len(gerr.Path) == 1 && gerr.Path[0] == ast.PathName("_entities") {
-		code = "BAD_USER_INPUT"
-	}
-	if code == "INTERNAL" {
+	if code == codes.Internal {
 		id := ""
 		if r := explain.From(ctx); r != nil {
 			id = r.ID
