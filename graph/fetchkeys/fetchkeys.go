@@ -65,36 +65,65 @@ func PageInfoOf(oc *graphql.OperationContext, f graphql.CollectedField, connType
 	return w
 }
 
+// Page is a connection field's Relay page arguments, each nil when
+// absent or null: named, so that after and before cannot be swapped.
+type Page struct {
+	First  *int
+	After  *string
+	Last   *int
+	Before *string
+}
+
+// Size is the page size asked for: first, else last, else
+// DefaultPageSize (the size a valid request reads, and the one the
+// complexity prices).
+func (p Page) Size() int {
+	switch {
+	case p.First != nil:
+		return *p.First
+	case p.Last != nil:
+		return *p.Last
+	}
+	return DefaultPageSize
+}
+
+// RelationshipsArgs are Node.relationships' arguments.
+type RelationshipsArgs struct {
+	Type      string
+	Direction model.Direction
+	Page
+}
+
+// ArticlesArgs are Node.articles' arguments.
+type ArticlesArgs struct {
+	Category                  *string
+	PostedAfter, PostedBefore *time.Time
+	Page
+}
+
 // PageRequest turns Relay's first/after/last/before into a store page
 // request: first/after page forward, last/before backward; mixing the two
 // directions is refused. The store reads one row past the page only when
 // the flag that row decides (hasNextPage forward, hasPreviousPage
 // backward) is wanted.
-func PageRequest(wanted PageInfoWanted, first *int, after *string, last *int, before *string) (store.PageRequest, error) {
-	forward := first != nil || after != nil
-	backward := last != nil || before != nil
+func PageRequest(wanted PageInfoWanted, p Page) (store.PageRequest, error) {
+	forward := p.First != nil || p.After != nil
+	backward := p.Last != nil || p.Before != nil
 	if forward && backward {
 		return store.PageRequest{}, BadInput("use first/after or last/before, not both")
 	}
-	req := store.PageRequest{Size: DefaultPageSize, Backward: backward}
+	req := store.PageRequest{Size: p.Size(), Backward: backward}
 	req.NoLookahead = backward && !wanted.Previous || !backward && !wanted.Next
-	n := first
-	if backward {
-		n = last
+	if req.Size < 0 || req.Size > store.MaxPageSize {
+		return store.PageRequest{}, BadInput("first and last must be between 0 and %d, got %d", store.MaxPageSize, req.Size)
 	}
-	if n != nil {
-		if *n < 0 || *n > store.MaxPageSize {
-			return store.PageRequest{}, BadInput("first and last must be between 0 and %d, got %d", store.MaxPageSize, *n)
-		}
-		req.Size = *n
+	if p.After != nil {
+		req.Cursor = *p.After
 	}
-	if after != nil {
-		req.Cursor = *after
+	if p.Before != nil {
+		req.Cursor = *p.Before
 	}
-	if before != nil {
-		req.Cursor = *before
-	}
-	if (after != nil && *after == "") || (before != nil && *before == "") {
+	if (p.After != nil && *p.After == "") || (p.Before != nil && *p.Before == "") {
 		return store.PageRequest{}, BadInput("a cursor may not be empty")
 	}
 	return req, nil
@@ -121,28 +150,28 @@ func Direction(d model.Direction) store.Direction {
 
 // Adjacency, Articles and WordCounts build the loader keys of a node's
 // connections and word counts from the field's arguments.
-func Adjacency(id, typeArg string, direction model.Direction, wanted PageInfoWanted, first *int, after *string, last *int, before *string) (loaders.AdjacencyKey, error) {
-	req, err := PageRequest(wanted, first, after, last, before)
+func Adjacency(id string, a *RelationshipsArgs, wanted PageInfoWanted) (loaders.AdjacencyKey, error) {
+	req, err := PageRequest(wanted, a.Page)
 	if err != nil {
 		return loaders.AdjacencyKey{}, err
 	}
-	return loaders.AdjacencyKey{Node: id, Type: typeArg, Dir: Direction(direction), Page: req}, nil
+	return loaders.AdjacencyKey{Node: id, Type: a.Type, Dir: Direction(a.Direction), Page: req}, nil
 }
 
-func Articles(id string, category *string, postedAfter, postedBefore *time.Time, wanted PageInfoWanted, first *int, after *string, last *int, before *string) (loaders.ArticlesKey, error) {
-	req, err := PageRequest(wanted, first, after, last, before)
+func Articles(id string, a *ArticlesArgs, wanted PageInfoWanted) (loaders.ArticlesKey, error) {
+	req, err := PageRequest(wanted, a.Page)
 	if err != nil {
 		return loaders.ArticlesKey{}, err
 	}
 	k := loaders.ArticlesKey{Author: id, Page: req}
-	if category != nil {
-		if *category == "" { // the store reads "" as every category
+	if a.Category != nil {
+		if *a.Category == "" { // the store reads "" as every category
 			return loaders.ArticlesKey{}, BadInput("category may not be empty; leave it out for every category")
 		}
-		k.Category = *category
+		k.Category = *a.Category
 	}
-	k.After, k.HasAfter = msOf(postedAfter)
-	k.Before, k.HasBefore = msOf(postedBefore)
+	k.After, k.HasAfter = msOf(a.PostedAfter)
+	k.Before, k.HasBefore = msOf(a.PostedBefore)
 	return k, nil
 }
 

@@ -32,7 +32,7 @@ func TestPageRequest(t *testing.T) {
 		{name: "empty cursor", after: ptr(""), bad: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := PageRequest(c.wanted, c.first, c.after, c.last, c.before)
+			got, err := PageRequest(c.wanted, Page{First: c.first, After: c.after, Last: c.last, Before: c.before})
 			switch {
 			case c.bad && !errors.Is(err, store.ErrInvalidInput):
 				t.Errorf("error %v, want invalid input", err)
@@ -46,15 +46,37 @@ func TestPageRequest(t *testing.T) {
 // TestArticles: a category may not be empty, and window bounds round up
 // to the store's milliseconds.
 func TestArticles(t *testing.T) {
-	if _, err := Articles("a", ptr(""), nil, nil, AllPageInfo, nil, nil, nil, nil); !errors.Is(err, store.ErrInvalidInput) {
+	if _, err := Articles("a", &ArticlesArgs{Category: ptr("")}, AllPageInfo); !errors.Is(err, store.ErrInvalidInput) {
 		t.Errorf("empty category: %v", err)
 	}
 	after := time.UnixMilli(1000).Add(time.Microsecond)
-	k, err := Articles("a", ptr("tech"), &after, nil, AllPageInfo, nil, nil, nil, nil)
+	k, err := Articles("a", &ArticlesArgs{Category: ptr("tech"), PostedAfter: &after}, AllPageInfo)
 	if err != nil || k.Category != "tech" || !k.HasAfter || k.After != 1001 || k.HasBefore {
 		t.Errorf("%+v, %v", k, err)
 	}
 	if k := WordCounts("a", nil); k.N != DefaultWordCounts {
 		t.Errorf("word counts default %d", k.N)
+	}
+}
+
+// TestPageSize: the size a page asks for, which the read uses
+// (PageRequest) and the complexity prices (graph/limits).
+func TestPageSize(t *testing.T) {
+	for _, c := range []struct {
+		p    Page
+		want int
+	}{
+		{Page{}, DefaultPageSize},
+		{Page{After: ptr("c")}, DefaultPageSize},
+		{Page{First: ptr(3)}, 3},
+		{Page{Last: ptr(4), Before: ptr("c")}, 4},
+		{Page{First: ptr(0)}, 0},
+	} {
+		if got := c.p.Size(); got != c.want {
+			t.Errorf("%+v: %d, want %d", c.p, got, c.want)
+		}
+		if req, err := PageRequest(AllPageInfo, c.p); err != nil || req.Size != c.want {
+			t.Errorf("%+v: PageRequest %+v, %v; want size %d", c.p, req, err, c.want)
+		}
 	}
 }

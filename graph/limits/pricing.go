@@ -38,22 +38,20 @@ func Pricing() generated.ComplexityRoot {
 	c.Node.PropertiesJSON = func(int) int { return PropertiesCost }
 	c.Node.Property = func(int, string) int { return PropertiesCost }
 	c.Relationship.PropertiesJSON = func(int) int { return PropertiesCost }
-	page := func(child int, first, last *int) int {
-		n := fetchkeys.DefaultPageSize // what the read will ask for
-		if first != nil {
-			n = *first
-		} else if last != nil {
-			n = *last
-		}
-		return saturatingAdd(1, saturatingMul(max(n, 1), child))
-	}
+	page := func(child, n int) int { return saturatingAdd(1, saturatingMul(max(n, 1), child)) }
 	c.Node.Relationships = func(child int, _ string, _ model.Direction, first *int, _ *string, last *int, _ *string) int {
-		return page(child, first, last)
+		return page(child, fetchkeys.Page{First: first, Last: last}.Size()) // the size the read asks for
 	}
 	c.Node.Articles = func(child int, _ *string, _ *time.Time, _ *time.Time, first *int, _ *string, last *int, _ *string) int {
-		return page(child, first, last)
+		return page(child, fetchkeys.Page{First: first, Last: last}.Size())
 	}
-	c.Node.WordCounts = func(child int, first *int) int { return page(child, first, nil) }
+	c.Node.WordCounts = func(child int, first *int) int {
+		n := fetchkeys.DefaultPageSize // first: null (else the schema's default, 10, is given)
+		if first != nil {
+			n = *first
+		}
+		return page(child, n)
+	}
 	c.Query.Nodes = func(child int, ids []string) int { return saturatingAdd(1, saturatingMul(max(len(ids), 1), child)) }
 	return c
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/graph/model"
 )
 
@@ -14,19 +15,15 @@ import (
 // generated code uses (graph/generated's unmarshalers), so they are what
 // the resolvers receive.
 type argVals struct {
-	id  string   // node, article; relationship's startNodeId
-	ids []string // nodes
-	end string   // relationship's endNodeId
-	typ string   // relationships, relationship
-	dir model.Direction
-	// connections: Relay's page arguments; nil when absent or null
-	first, last   *int
-	after, before *string
-	// articles
-	category                  *string
-	postedAfter, postedBefore *time.Time
-	name                      string // property
-	reps                      []entityRep
+	id    string   // node, article; relationship's startNodeId
+	ids   []string // nodes
+	end   string   // relationship's endNodeId
+	typ   string   // relationship
+	rels  fetchkeys.RelationshipsArgs
+	arts  fetchkeys.ArticlesArgs
+	first *int   // wordCounts; nil when absent or null
+	name  string // property
+	reps  []entityRep
 }
 
 // entityRep is one of _entities' representations, as the plan takes them:
@@ -71,16 +68,16 @@ func convert(k Kind, m map[string]any) (argVals, error) {
 	case KQueryRelationship:
 		a.id, a.typ, a.end = c.id("startNodeId"), c.str("type"), c.id("endNodeId")
 	case KNodeRelationships:
-		a.typ = c.str("type")
+		a.rels.Type = c.str("type")
 		if v, ok := m["direction"]; ok {
-			if err := a.dir.UnmarshalGQL(v); err != nil && c.err == nil {
+			if err := a.rels.Direction.UnmarshalGQL(v); err != nil && c.err == nil {
 				c.err = err
 			}
 		}
-		a.first, a.after, a.last, a.before = c.optInt("first"), c.optStr("after"), c.optInt("last"), c.optStr("before")
+		a.rels.Page = c.page()
 	case KNodeArticles:
-		a.category, a.postedAfter, a.postedBefore = c.optStr("category"), c.optTime("postedAfter"), c.optTime("postedBefore")
-		a.first, a.after, a.last, a.before = c.optInt("first"), c.optStr("after"), c.optInt("last"), c.optStr("before")
+		a.arts.Category, a.arts.PostedAfter, a.arts.PostedBefore = c.optStr("category"), c.optTime("postedAfter"), c.optTime("postedBefore")
+		a.arts.Page = c.page()
 	case KNodeWordCounts:
 		a.first = c.optInt("first")
 	case KNodeProperty:
@@ -152,6 +149,11 @@ func (c *converter) optInt(name string) *int {
 	n, err := graphql.UnmarshalInt(v)
 	c.keep(err)
 	return &n
+}
+
+// page converts Relay's page arguments, in the schema's order.
+func (c *converter) page() fetchkeys.Page {
+	return fetchkeys.Page{First: c.optInt("first"), After: c.optStr("after"), Last: c.optInt("last"), Before: c.optStr("before")}
 }
 
 func (c *converter) optTime(name string) *time.Time {

@@ -274,7 +274,7 @@ func (r *runner) add(v *nodeVal) {
 		switch f.Kind {
 		case KNodeRelationships:
 			a := argsOf(f, r.args)
-			k, err := fetchkeys.Adjacency(v.id, a.typ, a.dir, f.wanted, a.first, a.after, a.last, a.before)
+			k, err := fetchkeys.Adjacency(v.id, &a.rels, f.wanted)
 			if err != nil {
 				l.err = err
 				continue
@@ -285,7 +285,7 @@ func (r *runner) add(v *nodeVal) {
 			}
 		case KNodeArticles:
 			a := argsOf(f, r.args)
-			k, err := fetchkeys.Articles(v.id, a.category, a.postedAfter, a.postedBefore, f.wanted, a.first, a.after, a.last, a.before)
+			k, err := fetchkeys.Articles(v.id, &a.arts, f.wanted)
 			if err != nil {
 				l.err = err
 				continue
@@ -446,8 +446,8 @@ func isLoad(k Kind) bool {
 }
 
 func argsCategory(a *argVals) string {
-	if a.category == nil {
+	if a.arts.Category == nil {
 		return ""
 	}
-	return *a.category
+	return *a.arts.Category
 }

@@ -173,7 +173,8 @@ func (r *nodeResolver) Owner(ctx context.Context, obj *model.Node) (*string, err
 
 // Relationships is the resolver for the relationships field.
 func (r *nodeResolver) Relationships(ctx context.Context, obj *model.Node, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (*model.RelationshipConnection, error) {
-	k, err := fetchkeys.Adjacency(obj.ID, typeArg, direction, pageInfoSelected(ctx, "RelationshipConnection"), first, after, last, before)
+	args := fetchkeys.RelationshipsArgs{Type: typeArg, Direction: direction, Page: fetchkeys.Page{First: first, After: after, Last: last, Before: before}}
+	k, err := fetchkeys.Adjacency(obj.ID, &args, pageInfoSelected(ctx, "RelationshipConnection"))
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +194,8 @@ func (r *nodeResolver) Relationships(ctx context.Context, obj *model.Node, typeA
 
 // Articles is the resolver for the articles field.
 func (r *nodeResolver) Articles(ctx context.Context, obj *model.Node, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error) {
-	k, err := fetchkeys.Articles(obj.ID, category, postedAfter, postedBefore, pageInfoSelected(ctx, "ArticleConnection"), first, after, last, before)
+	args := fetchkeys.ArticlesArgs{Category: category, PostedAfter: postedAfter, PostedBefore: postedBefore, Page: fetchkeys.Page{First: first, After: after, Last: last, Before: before}}
+	k, err := fetchkeys.Articles(obj.ID, &args, pageInfoSelected(ctx, "ArticleConnection"))
 	if err != nil {
 		return nil, err
 	}
