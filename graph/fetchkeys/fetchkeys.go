@@ -16,6 +16,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
@@ -129,14 +130,16 @@ func PageRequest(wanted PageInfoWanted, p Page) (store.PageRequest, error) {
 	return req, nil
 }
 
-// PageInfo is a page's PageInfo: its flags, and its first and last
-// cursors (nil on an empty page).
+// PageInfo is a page's PageInfo for gqlgen's resolvers, made by PageInfo's
+// descriptors (graph/fields), which the plan writes with: its flags, and
+// its first and last cursors (nil on an empty page).
 func PageInfo(cursors store.Cursors, info store.PageInfo) model.PageInfo {
-	p := model.PageInfo{HasNextPage: info.HasNext, HasPreviousPage: info.HasPrevious}
-	if n := cursors.Len(); n > 0 {
-		start, end := cursors.At(0), cursors.At(n-1)
-		p.StartCursor, p.EndCursor = &start, &end
-	}
+	in, pg := fields.In{}, fields.Page{Cursors: cursors, Info: info}
+	var p model.PageInfo
+	p.HasNextPage, _, _ = fields.PageHasNextPage.Get(in, pg)
+	p.HasPreviousPage, _, _ = fields.PageHasPreviousPage.Get(in, pg)
+	p.StartCursor, _ = fields.PageStartCursor.Value(in, pg)
+	p.EndCursor, _ = fields.PageEndCursor.Value(in, pg)
 	return p
 }
 

@@ -6,6 +6,7 @@ package model
 import (
 	"encoding/json"
 
+	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/store"
 )
 
@@ -64,16 +65,30 @@ type ArticleEdge struct {
 // not resolvers: gqlgen runs a resolver field in a goroutine of its own
 // when an object has more than one, and a neighbor with properties and
 // articles then cost one more goroutine (and its stack growth) per edge.
+// They call the fields' descriptors (graph/fields), which the plan writes
+// with.
 
 // PropertiesJSON is the properties field: the stored JSON object, copied
 // into the response as it is.
-func (n Node) PropertiesJSON() any { return json.RawMessage(n.Properties.JSON()) }
+func (n *Node) PropertiesJSON() any {
+	v, _, _ := fields.NodeProperties.Get(fields.In{}, &n.Node)
+	return json.RawMessage(v)
+}
 
 // Property is the property field: one value, nil when absent.
-func (n Node) Property(name string) (any, error) { return n.Properties.Get(name) }
+func (n *Node) Property(name string) (any, error) {
+	v, _, err := fields.NodeProperty.Get(fields.In{Args: fields.PropertyArgs{Name: name}}, &n.Node)
+	return v, err
+}
 
 // PropertiesJSON is the properties field of a relationship.
-func (r Relationship) PropertiesJSON() any { return json.RawMessage(r.Properties.JSON()) }
+func (r *Relationship) PropertiesJSON() any {
+	v, _, _ := fields.RelationshipProperties.Get(fields.In{}, &r.Relationship)
+	return json.RawMessage(v)
+}
 
 // GraphID is the id field: opaque, stable for (start, type, end).
-func (r Relationship) GraphID() string { return r.Key().ID() }
+func (r *Relationship) GraphID() string {
+	v, _, _ := fields.RelationshipID.Get(fields.In{}, &r.Relationship)
+	return v
+}

@@ -1,30 +1,19 @@
 package model
 
 import (
-	"encoding/json"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/store"
 )
 
 // MarshalJSON writes a JSON scalar (a property map or one property value).
 func MarshalJSON(v any) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
-		if raw, ok := v.(json.RawMessage); ok { // stored properties, checked when read
-			_, _ = w.Write(raw)
-			return
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			// Only values the store accepted reach here; they encode.
-			_, _ = io.WriteString(w, "null")
-			return
-		}
-		_, _ = w.Write(b)
+		_, _ = w.Write(fields.JSON.Append(nil, v)) // the plan's writing, by construction
 	})
 }
 
@@ -34,9 +23,6 @@ func UnmarshalJSON(v any) (any, error) {
 	return v, nil
 }
 
-// timeLayout is RFC 3339 with milliseconds, the store's precision.
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
-
 // errNotTime words a Time argument that is not one without quoting it or
 // naming a Go type; the error's path names the argument.
 var errNotTime = &store.Refusal{Kind: store.ErrInvalidInput, Reason: "a Time must be an RFC 3339 string, such as 2024-05-01T12:00:00Z"}
@@ -44,7 +30,7 @@ var errNotTime = &store.Refusal{Kind: store.ErrInvalidInput, Reason: "a Time mus
 // MarshalTime writes an RFC 3339 timestamp in UTC with milliseconds.
 func MarshalTime(t time.Time) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
-		_, _ = io.WriteString(w, strconv.Quote(t.UTC().Format(timeLayout)))
+		_, _ = w.Write(fields.Time.Append(nil, t))
 	})
 }
 

@@ -21,8 +21,8 @@ type argVals struct {
 	typ   string   // relationship
 	rels  fetchkeys.RelationshipsArgs
 	arts  fetchkeys.ArticlesArgs
-	first *int   // wordCounts; nil when absent or null
-	name  string // property
+	first *int // wordCounts; nil when absent or null
+	proj  any  // a projection's, as its descriptor decodes them
 	reps  []entityRep
 }
 
@@ -41,17 +41,24 @@ var errRepresentation = errors.New("plan: a representation gqlgen reports on")
 func hasArgs(k Kind) bool {
 	switch k {
 	case KQueryNode, KQueryNodes, KQueryRelationship, KQueryArticle, KQueryEntities,
-		KNodeRelationships, KNodeArticles, KNodeWordCounts, KNodeProperty:
+		KNodeRelationships, KNodeArticles, KNodeWordCounts:
 		return true
 	}
 	return false
 }
 
-// convert converts the argument map of a field of kind k (field.ArgumentMap:
-// literals, variables and defaults as gqlgen sees them). An error is an
+// convert converts the argument map of field f (field.ArgumentMap:
+// literals, variables and defaults as gqlgen sees them): by its
+// descriptor's Args when it has one, else by its kind. An error is an
 // argument gqlgen would report itself: the caller lets gqlgen execute.
-func convert(k Kind, m map[string]any) (argVals, error) {
+func convert(f *Field, m map[string]any) (argVals, error) {
 	var a argVals
+	if f.desc != nil {
+		var err error
+		a.proj, err = f.desc.Args(m)
+		return a, err
+	}
+	k := f.Kind
 	c := converter{m: m}
 	switch k {
 	case KQueryNode, KQueryArticle:
@@ -80,8 +87,6 @@ func convert(k Kind, m map[string]any) (argVals, error) {
 		a.arts.Page = c.page()
 	case KNodeWordCounts:
 		a.first = c.optInt("first")
-	case KNodeProperty:
-		a.name = c.str("name")
 	case KQueryEntities:
 		vs := graphql.CoerceList(m["representations"])
 		a.reps = make([]entityRep, len(vs))

@@ -79,7 +79,7 @@ var brokenRules = map[string]func() *hooks{
 	"variables": func() *hooks {
 		return &hooks{compiled: func(p *Plan) {
 			for _, f := range p.varFields {
-				if a, err := convert(f.Kind, f.field.ArgumentMap(nil)); err == nil {
+				if a, err := convert(f, f.field.ArgumentMap(nil)); err == nil {
 					f.static, f.args = true, a
 				}
 			}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"reflect"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -8,6 +9,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/hbgraph/hbgraph/graph/fetchkeys"
+	"github.com/hbgraph/hbgraph/graph/fields"
 )
 
 // Plan is a compiled operation: the root selection and, per object, its
@@ -39,9 +41,13 @@ type Field struct {
 	Key      []byte          // `"alias":`, quoted as gqlgen quotes it
 	Alias    string          // for error paths
 	pathName ast.PathElement // Alias as a path element, boxed once
-	Kind     Kind
-	Typename string // KTypename: the object's type
-	NonNull  bool   // the field's type is T!
+	Kind     Kind            // store reads, scans, hops, root fields; 0 for the others
+	typename bool            // __typename: the object's type
+	// leaf is a projection's writer (fields.Desc.Leaf): a
+	// *fields.Leaf[P] for the Go type P the writer holds the object as.
+	leaf    any
+	desc    *fields.Desc // the field's descriptor, when it has one
+	NonNull bool         // the field's type is T!
 	// elemNonNull: a list field's elements are non-null ([T!]): a failed
 	// element fails the list (write.go's list).
 	elemNonNull bool
@@ -73,7 +79,7 @@ type Field struct {
 // covered are the kinds the compiler plans so far; an operation selecting
 // any other field is executed by gqlgen.
 var covered = func() map[Kind]bool {
-	m := map[Kind]bool{KTypename: true}
+	m := map[Kind]bool{}
 	for _, info := range kinds {
 		m[info.kind] = true
 	}
@@ -119,10 +125,10 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 		depth++ // a level of its own: read in a wave of its own
 		c.p.Waves = max(c.p.Waves, depth)
 	}
-	fields := graphql.CollectFields(c.oc, ss, c.impl[typ])
-	s := &Sel{Type: typ, Fields: make([]Field, 0, len(fields))}
+	collected := graphql.CollectFields(c.oc, ss, c.impl[typ])
+	s := &Sel{Type: typ, Fields: make([]Field, 0, len(collected))}
 	seen := map[string]bool{}
-	for _, f := range fields {
+	for _, f := range collected {
 		if seen[f.Alias] { // gqlgen would write the first only
 			return nil, "duplicate alias"
 		}
@@ -134,8 +140,16 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 		if f.Position != nil && f.Position.Line != 0 {
 			pf.Loc = []gqlerror.Location{{Line: f.Position.Line, Column: f.Position.Column}}
 		}
+		pf.static = true // until arguments with variables say otherwise
 		if f.Name == "__typename" {
-			pf.Kind, pf.Typename = KTypename, typ
+			pf.typename = true
+			s.Fields = append(s.Fields, pf)
+			continue
+		}
+		if d := fields.Lookup(typ, f.Name); d != nil && d.Kind == fields.Projection {
+			if why := c.projection(&pf, d, f); why != "" {
+				return nil, why
+			}
 			s.Fields = append(s.Fields, pf)
 			continue
 		}
@@ -152,7 +166,7 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 			pf.static = !hasVariable(f.Arguments)
 			if pf.static {
 				var err error
-				if pf.args, err = convert(info.kind, f.ArgumentMap(nil)); err != nil {
+				if pf.args, err = convert(&pf, f.ArgumentMap(nil)); err != nil {
 					return nil, "argument"
 				}
 			}
@@ -210,12 +224,36 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 	// slots point into the fields just appended, which stay put.
 	for i := range s.Fields {
 		f := &s.Fields[i]
-		if hasArgs(f.Kind) && !f.static {
+		if !f.static {
 			f.bound = len(c.p.varFields)
 			c.p.varFields = append(c.p.varFields, f)
 		}
 	}
 	return s, ""
+}
+
+// projection compiles a field whose value is a projection of its parent,
+// written as the schema says: its scalar by the descriptor, its nullability
+// by the field's definition (write.go's project).
+func (c *compiler) projection(pf *Field, d *fields.Desc, f graphql.CollectedField) string {
+	def := f.Definition
+	if def == nil || def.Type.Elem != nil || reflect.TypeOf(d.Leaf) != reflect.TypeOf(fields.ParentTypes[d.Type]) {
+		// Not reached: the registry's tests check each projection
+		// against the schema and the parents' types.
+		return "field " + d.Type + "." + d.Name
+	}
+	pf.leaf, pf.desc, pf.NonNull = d.Leaf, d, def.Type.NonNull
+	if d.Args == nil {
+		return ""
+	}
+	pf.static = !hasVariable(f.Arguments)
+	if pf.static {
+		var err error
+		if pf.args, err = convert(pf, f.ArgumentMap(nil)); err != nil {
+			return "argument"
+		}
+	}
+	return ""
 }
 
 // selects tells whether s has a field of kind k.
@@ -254,7 +292,7 @@ func hasVariable(args ast.ArgumentList) bool {
 
 // quotedKey is `"alias":` as gqlgen writes a response key.
 func quotedKey(alias string) []byte {
-	return append(appendQuoted(nil, alias), ':')
+	return append(fields.AppendQuoted(nil, alias), ':')
 }
 
 // bind converts the arguments that read variables, once per request. An
@@ -267,7 +305,7 @@ func (p *Plan) bind(oc *graphql.OperationContext) ([]argVals, error) {
 	out := make([]argVals, len(p.varFields))
 	for i, f := range p.varFields {
 		var err error
-		if out[i], err = convert(f.Kind, f.field.ArgumentMap(oc.Variables)); err != nil {
+		if out[i], err = convert(f, f.field.ArgumentMap(oc.Variables)); err != nil {
 			return nil, err
 		}
 	}

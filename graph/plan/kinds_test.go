@@ -2,20 +2,23 @@ package plan
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/resolvers"
 )
 
 // TestEveryFieldPlanned walks the executable schema: every field of every
-// object type must be planned (kinds) or explicitly left to gqlgen
-// (fallbackTypes, fallbackFields), and the table may name nothing the
-// schema lacks. A field added to the schema fails here until it is one or
+// object type must have a descriptor (graph/fields), be planned (kinds) or
+// be explicitly left to gqlgen (fallbackTypes, fallbackFields), and
+// neither may name anything the schema lacks; each descriptor must fit
+// the field's definition. A field added to the schema fails here until it is one or
 // the other.
 func TestEveryFieldPlanned(t *testing.T) {
 	schema := generated.NewExecutableSchema(generated.Config{Resolvers: &resolvers.Resolver{}}).Schema()
@@ -38,6 +41,17 @@ func checkPlanned(t reporter, schema *ast.Schema) {
 		for _, f := range def.Fields {
 			key := name + "." + f.Name
 			info, planned := kinds[key]
+			if d := fields.Lookup(name, f.Name); d != nil {
+				if planned {
+					t.Errorf("%s is both in kinds and in graph/fields", key)
+				}
+				seen[key] = true
+				if fallbackFields[key] {
+					t.Errorf("%s is both planned and left to gqlgen", key)
+				}
+				checkDescriptor(t, schema, d, f)
+				continue
+			}
 			switch {
 			case planned && fallbackFields[key]:
 				t.Errorf("%s is both planned and left to gqlgen", key)
@@ -64,6 +78,11 @@ func checkPlanned(t reporter, schema *ast.Schema) {
 			}
 		}
 	}
+	for key := range fields.All() {
+		if !seen[key] {
+			t.Errorf("graph/fields describes %s, which the schema does not have", key)
+		}
+	}
 	for key := range kinds {
 		if !seen[key] {
 			t.Errorf("kinds names %s, which the schema does not have", key)
@@ -74,6 +93,34 @@ func checkPlanned(t reporter, schema *ast.Schema) {
 		if def := schema.Types[typ]; def == nil || def.Fields.ForName(field) == nil {
 			t.Errorf("fallbackFields names %s, which the schema does not have", key)
 		}
+	}
+}
+
+// checkDescriptor checks a projection against the field's definition: a
+// scalar or enum, not a list, written as the scalar the schema names, of
+// a parent held as the plan holds its type's objects.
+func checkDescriptor(t reporter, schema *ast.Schema, d *fields.Desc, f *ast.FieldDefinition) {
+	t.Helper()
+	key := d.Type + "." + d.Name
+	if d.Kind != fields.Projection {
+		t.Errorf("%s: the plan knows only projections from graph/fields so far", key)
+		return
+	}
+	if f.Type.Elem != nil {
+		t.Errorf("%s is a list: a projection writes one value", key)
+	}
+	named := schema.Types[namedType(f.Type)]
+	switch {
+	case named == nil || named.Kind != ast.Scalar && named.Kind != ast.Enum:
+		t.Errorf("%s is a %s, not a scalar or an enum: not a projection", key, namedType(f.Type))
+	case named.Kind == ast.Scalar && d.Scalar != named.Name:
+		t.Errorf("%s is written as a %s, the schema says %s", key, d.Scalar, named.Name)
+	}
+	if want := fields.ParentTypes[d.Type]; reflect.TypeOf(d.Leaf) != reflect.TypeOf(want) {
+		t.Errorf("%s's leaf is a %T, the plan holds %s as %T", key, d.Leaf, d.Type, want)
+	}
+	if (len(f.Arguments) > 0) != (d.Args != nil) {
+		t.Errorf("%s: the schema gives it %d arguments, the descriptor decodes %v", key, len(f.Arguments), d.Args != nil)
 	}
 }
 

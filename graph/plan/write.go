@@ -2,16 +2,16 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/graph/fetchkeys"
-	"github.com/hbgraph/hbgraph/graph/model"
+	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/graph/shed"
 	"github.com/hbgraph/hbgraph/store"
 )
@@ -44,9 +44,6 @@ type writer struct {
 	errs   []error
 }
 
-// timeLayout is model.MarshalTime's: RFC 3339 in UTC with milliseconds.
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
-
 // root writes the data of the operation: null when a non-null root field
 // failed.
 func (w *writer) root(s *Sel, roots []rootVal) []byte {
@@ -62,21 +59,21 @@ func (w *writer) root(s *Sel, roots []rootVal) []byte {
 		}
 		w.buf = append(w.buf, f.Key...)
 		w.path = append(w.path[:0], f.pathName)
-		switch f.Kind {
-		case KTypename:
+		switch {
+		case f.typename:
 			w.typename(s)
-		case KQueryNode:
+		case f.Kind == KQueryNode:
 			mark := len(w.buf)
 			if !w.rootNode(f, &roots[i]) {
 				w.buf = append(w.buf[:mark], "null"...)
 			}
-		case KQueryNodes:
+		case f.Kind == KQueryNodes:
 			if !w.rootNodes(f, &roots[i]) {
 				ok = false
 			}
-		case KQueryEntities:
+		case f.Kind == KQueryEntities:
 			w.entities(f, &roots[i])
-		case KQueryRelationship, KQueryArticle:
+		case f.Kind == KQueryRelationship || f.Kind == KQueryArticle:
 			mark := len(w.buf)
 			if !w.rootRow(f, &roots[i]) {
 				w.buf = append(w.buf[:mark], "null"...)
@@ -235,26 +232,8 @@ func (w *writer) typename(s *Sel) {
 
 // node writes a Node object.
 func (w *writer) node(s *Sel, v *nodeVal) bool {
-	n := v.node
-	return w.object(s, func(f *Field) bool {
+	return object(w, s, v.node, func(f *Field) bool {
 		switch f.Kind {
-		case KNodeID:
-			w.str(n.ID)
-		case KNodeOwner:
-			// As the resolver does: only its owner and admins see it.
-			if n.Owner == "" || !auth.MaySeeOwner(w.caller, n.Owner) {
-				w.buf = append(w.buf, "null"...)
-			} else {
-				w.str(n.Owner)
-			}
-		case KNodeProperties:
-			w.buf = append(w.buf, n.Properties.JSON()...)
-		case KNodeProperty:
-			w.property(f, n.Properties)
-		case KNodeCreatedAt:
-			w.time(n.Created)
-		case KNodeUpdatedAt:
-			w.time(n.Updated)
 		case KNodeRelationships:
 			return w.relConn(f, &v.loads[f.load])
 		case KNodeArticles:
@@ -266,11 +245,12 @@ func (w *writer) node(s *Sel, v *nodeVal) bool {
 	})
 }
 
-// object writes s's fields as a JSON object: __typename itself, every other
-// field through field, which reports false when it failed a non-null
-// field (the object is then null, written so by the nullable field above
-// it).
-func (w *writer) object(s *Sel, field func(f *Field) bool) bool {
+// object writes s's fields, of an object held as a P, as a JSON object:
+// __typename itself, projections by their descriptors (project), every
+// other field through field (nil when there is none), which reports false
+// when it failed a non-null field (the object is then null, written so by
+// the nullable field above it).
+func object[P any](w *writer, s *Sel, p P, field func(f *Field) bool) bool {
 	ok := true
 	w.buf = append(w.buf, '{')
 	for i := range s.Fields {
@@ -279,9 +259,12 @@ func (w *writer) object(s *Sel, field func(f *Field) bool) bool {
 		}
 		f := &s.Fields[i]
 		w.open(i, f)
-		if f.Kind == KTypename {
+		switch {
+		case f.typename:
 			w.typename(s)
-		} else {
+		case f.leaf != nil:
+			ok = project(w, f, f.leaf.(*fields.Leaf[P]), p) && ok
+		default:
 			ok = field(f) && ok
 		}
 		w.close()
@@ -290,26 +273,47 @@ func (w *writer) object(s *Sel, field func(f *Field) bool) bool {
 	return ok
 }
 
-// property writes property(name:): JSON, null when absent or failed.
-func (w *writer) property(f *Field, props store.PropertySet) {
-	v, err := props.Get(argsOf(f, w.args).name)
+// project writes projection f of parent p, by its descriptor's leaf, with
+// gqlgen's rules for its value: a failed field is null with its error; a
+// null in a non-null field fails it (and the nearest nullable parent is
+// null), as gqlgen's marshallers do.
+func project[P any](w *writer, f *Field, l *fields.Leaf[P], p P) bool {
+	mark := len(w.buf)
+	in := fields.In{Caller: w.caller}
+	if f.desc.Args != nil {
+		in.Args = argsOf(f, w.args).proj
+	}
+	b, null, err := l.Append(in, p, w.buf)
+	w.buf = b
 	switch {
 	case err != nil:
+		w.buf = w.buf[:mark]
 		w.fail(f, err)
+		return w.null(f)
+	case null:
+		if f.NonNull {
+			w.errs = append(w.errs, gqlerror.WrapPath(slices.Clone(w.path), errNull))
+			return false
+		}
 		w.buf = append(w.buf, "null"...)
-	case v == nil:
-		w.buf = append(w.buf, "null"...)
-	default:
-		model.MarshalJSON(v).MarshalGQL(appender{w})
+	case len(w.buf)-mark >= largeString:
+		w.reserve(0) // charged at once: the writer stops if it is too much
 	}
+	return true
 }
 
-// appender lets a gqlgen Marshaler write into the buffer.
-type appender struct{ w *writer }
+// errNull is gqlgen's error for a null in a non-null field that reported
+// none (its marshalNX functions).
+var errNull = errors.New("the requested element is null which the schema does not allow")
 
-func (a appender) Write(p []byte) (int, error) {
-	a.w.buf = append(a.w.buf, p...)
-	return len(p), nil
+// null writes null for field f when it is nullable, and reports whether
+// it is (else the null propagates to the nearest nullable parent).
+func (w *writer) null(f *Field) bool {
+	if f.NonNull {
+		return false
+	}
+	w.buf = append(w.buf, "null"...)
+	return true
 }
 
 func (w *writer) wordCounts(f *Field, l *loadVal) bool {
@@ -326,15 +330,7 @@ func (w *writer) wordCounts(f *Field, l *loadVal) bool {
 			w.buf = append(w.buf, ',')
 		}
 		w.path = append(w.path, ast.PathIndex(e))
-		w.object(f.Sel, func(cf *Field) bool {
-			switch cf.Kind {
-			case KWordWord:
-				w.str(l.words[e].Word)
-			case KWordCount:
-				w.buf = strconv.AppendInt(w.buf, l.words[e].Count, 10)
-			}
-			return true
-		})
+		object(w, f.Sel, &l.words[e], nil)
 		w.path = w.path[:len(w.path)-1]
 	}
 	w.buf = append(w.buf, ']')
@@ -388,12 +384,12 @@ func (w *writer) relConn(f *Field, l *loadVal) bool {
 		w.fail(f, l.err)
 		return false
 	}
-	return w.object(f.Sel, func(cf *Field) bool {
+	return object(w, f.Sel, l, func(cf *Field) bool {
 		switch cf.Kind {
 		case KRelConnEdges:
 			return w.list(cf, len(l.rels.Relationships), func(e int) bool { return w.relEdge(cf.Sel, l, e) })
 		case KRelConnPageInfo:
-			w.pageInfo(cf.Sel, l.rels.Cursors, l.rels.PageInfo)
+			object(w, cf.Sel, fields.Page{Cursors: l.rels.Cursors, Info: l.rels.PageInfo}, nil)
 		case KRelConnTotalCount:
 			return w.total(cf, l)
 		}
@@ -411,10 +407,8 @@ func (w *writer) total(f *Field, l *loadVal) bool {
 }
 
 func (w *writer) relEdge(s *Sel, l *loadVal, e int) bool {
-	return w.object(s, func(f *Field) bool {
+	return object(w, s, fields.Edge{Cursors: l.rels.Cursors, I: e}, func(f *Field) bool {
 		switch f.Kind {
-		case KRelEdgeCursor:
-			w.str(l.rels.Cursors.At(e))
 		case KRelEdgeNode:
 			return w.relationship(f.Sel, &l.rels.Relationships[e], l.kids, e)
 		case KRelEdgeNeighbor:
@@ -425,20 +419,10 @@ func (w *writer) relEdge(s *Sel, l *loadVal, e int) bool {
 }
 
 func (w *writer) relationship(s *Sel, rel *store.Relationship, kids [][]nodeVal, e int) bool {
-	return w.object(s, func(f *Field) bool {
+	return object(w, s, rel, func(f *Field) bool {
 		switch f.Kind {
-		case KRelID:
-			w.str(rel.Key().ID())
-		case KRelType:
-			w.str(rel.Type)
 		case KRelStartNode, KRelEndNode:
 			return w.endpoint(f, kids, e)
-		case KRelProperties:
-			w.buf = append(w.buf, rel.Properties.JSON()...)
-		case KRelCreatedAt:
-			w.time(rel.Created)
-		case KRelUpdatedAt:
-			w.time(rel.Updated)
 		}
 		return true
 	})
@@ -449,12 +433,12 @@ func (w *writer) artConn(f *Field, l *loadVal) bool {
 		w.fail(f, l.err)
 		return false
 	}
-	return w.object(f.Sel, func(cf *Field) bool {
+	return object(w, f.Sel, l, func(cf *Field) bool {
 		switch cf.Kind {
 		case KArtConnEdges:
 			return w.list(cf, len(l.arts.Articles), func(e int) bool { return w.artEdge(cf.Sel, l, e) })
 		case KArtConnPageInfo:
-			w.pageInfo(cf.Sel, l.arts.Cursors, l.arts.PageInfo)
+			object(w, cf.Sel, fields.Page{Cursors: l.arts.Cursors, Info: l.arts.PageInfo}, nil)
 		case KArtConnTotalCount:
 			return w.total(cf, l)
 		}
@@ -463,10 +447,8 @@ func (w *writer) artConn(f *Field, l *loadVal) bool {
 }
 
 func (w *writer) artEdge(s *Sel, l *loadVal, e int) bool {
-	return w.object(s, func(f *Field) bool {
+	return object(w, s, fields.Edge{Cursors: l.arts.Cursors, I: e}, func(f *Field) bool {
 		switch f.Kind {
-		case KArtEdgeCursor:
-			w.str(l.arts.Cursors.At(e))
 		case KArtEdgeNode:
 			return w.article(f.Sel, &l.arts.Articles[e], l.kids, e)
 		}
@@ -475,47 +457,10 @@ func (w *writer) artEdge(s *Sel, l *loadVal, e int) bool {
 }
 
 func (w *writer) article(s *Sel, a *store.Article, kids [][]nodeVal, e int) bool {
-	return w.object(s, func(f *Field) bool {
+	return object(w, s, a, func(f *Field) bool {
 		switch f.Kind {
-		case KArticleID:
-			w.str(a.ID)
 		case KArticleAuthor:
 			return w.endpoint(f, kids, e)
-		case KArticleTitle:
-			w.str(a.Title)
-		case KArticleBody:
-			w.str(a.Body)
-		case KArticleCategory:
-			w.str(a.Category)
-		case KArticlePostedAt:
-			w.time(a.Posted)
-		case KArticleUpdatedAt:
-			w.time(a.Updated)
-		}
-		return true
-	})
-}
-
-// pageInfo writes a PageInfo as fetchkeys.PageInfo has it, making only
-// the cursors selected.
-func (w *writer) pageInfo(s *Sel, cursors store.Cursors, info store.PageInfo) {
-	cursor := func(i int) {
-		if cursors.Len() == 0 {
-			w.buf = append(w.buf, "null"...)
-			return
-		}
-		w.str(cursors.At(i))
-	}
-	w.object(s, func(f *Field) bool {
-		switch f.Kind {
-		case KPageHasNext:
-			w.buf = strconv.AppendBool(w.buf, info.HasNext)
-		case KPageHasPrevious:
-			w.buf = strconv.AppendBool(w.buf, info.HasPrevious)
-		case KPageStartCursor:
-			cursor(0)
-		case KPageEndCursor:
-			cursor(cursors.Len() - 1)
 		}
 		return true
 	})
@@ -529,40 +474,5 @@ func (w *writer) str(s string) {
 	if len(s) >= largeString && w.reserve(len(s)+2) {
 		return
 	}
-	w.buf = appendQuoted(w.buf, s)
-}
-
-func (w *writer) time(t time.Time) {
-	w.buf = append(w.buf, '"')
-	w.buf = t.UTC().AppendFormat(w.buf, timeLayout)
-	w.buf = append(w.buf, '"')
-}
-
-// appendQuoted appends s as a JSON string the way gqlgen v0.17.95 writes
-// one (graphql/string.go, writeQuotedString): only '"', '\\' and control
-// characters are escaped; invalid UTF-8 goes through unchanged.
-func appendQuoted(b []byte, s string) []byte {
-	const hex = "0123456789ABCDEF"
-	b = append(b, '"')
-	start := 0
-	for i, c := range s {
-		if c < 0x20 || c == '\\' || c == '"' {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\\', '"':
-				b = append(b, '\\', byte(c))
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			start = i + 1
-		}
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	w.buf = fields.AppendQuoted(w.buf, s)
 }

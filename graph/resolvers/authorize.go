@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hbgraph/hbgraph/auth"
+	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/store"
 )
@@ -63,12 +64,10 @@ func (r *Resolver) mayWriteArticle(ctx context.Context, id string) error {
 	return r.mayWriteNode(ctx, author)
 }
 
-// ownerFor is node n's owner as the caller may see it: nil unless the
-// caller owns n or is an admin.
+// ownerFor is node n's owner as the caller may see it (fields.NodeOwner,
+// which the plan writes with): nil unless the caller owns n or is an
+// admin.
 func ownerFor(ctx context.Context, n *model.Node) *string {
-	if n.Owner == "" || !auth.MaySeeOwner(auth.From(ctx), n.Owner) {
-		return nil
-	}
-	owner := n.Owner
-	return &owner
+	owner, _ := fields.NodeOwner.Value(fields.In{Caller: auth.From(ctx)}, &n.Node)
+	return owner
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/hbgraph/hbgraph/graph/fetchkeys"
+	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
@@ -81,7 +82,7 @@ func relationshipConnection(k loaders.AdjacencyKey, page store.RelationshipPage)
 		Node:     k.Node, Direction: k.Dir, Type: k.Type,
 	}
 	for i, rel := range page.Relationships {
-		c.Edges[i] = model.RelationshipEdge{Cursor: page.Cursors.At(i), Node: model.Relationship{Relationship: rel}, NeighborID: fetchkeys.NeighborOf(rel, k.Dir)}
+		c.Edges[i] = model.RelationshipEdge{Cursor: edgeCursor(fields.RelationshipEdgeCursor, page.Cursors, i), Node: model.Relationship{Relationship: rel}, NeighborID: fetchkeys.NeighborOf(rel, k.Dir)}
 	}
 	return c
 }
@@ -93,8 +94,14 @@ func articleConnection(k loaders.ArticlesKey, page store.ArticlePage) *model.Art
 		Author:   k.Author, Category: k.Category,
 	}
 	for i, a := range page.Articles {
-		c.Edges[i] = model.ArticleEdge{Cursor: page.Cursors.At(i), Node: model.Article{Article: a}}
+		c.Edges[i] = model.ArticleEdge{Cursor: edgeCursor(fields.ArticleEdgeCursor, page.Cursors, i), Node: model.Article{Article: a}}
 	}
+	return c
+}
+
+// edgeCursor is edge i's cursor, by the edge type's descriptor.
+func edgeCursor(d fields.Project[fields.Edge, string], cursors store.Cursors, i int) string {
+	c, _, _ := d.Get(fields.In{}, fields.Edge{Cursors: cursors, I: i})
 	return c
 }
 

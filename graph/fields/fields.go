@@ -1,0 +1,124 @@
+// Package fields is the registry of the schema's fields: each field's
+// behaviour declared once, for both executors. The plan (graph/plan)
+// derives what it compiles and writes from a field's descriptor and its
+// definition in the schema; the gqlgen resolvers (and the model's methods
+// gqlgen calls) call the same descriptor.
+//
+// A descriptor is one of four kinds (docs/plan-design.md, "The field
+// registry"); so far the projections are registered: a field whose value
+// is a function of its parent's value (the scalar fields of Node,
+// Relationship, Article, WordCount, PageInfo, the edges' cursors). Store
+// reads by key, page scans and hops are still the plan's Kinds
+// (graph/plan/kinds.go) until they move here.
+package fields
+
+import (
+	"github.com/hbgraph/hbgraph/auth"
+)
+
+// Kind is how a field gets its value.
+type Kind uint8
+
+const (
+	// Projection: a function of the parent's value, nothing to read.
+	Projection Kind = iota + 1
+	// StoreRead: a row read by a key built from the parent and the
+	// arguments, batched with the other reads of its wave (not registered
+	// yet).
+	StoreRead
+	// PageScan: a connection's page scanned from the parent's id and the
+	// page arguments, in the parent's wave (not registered yet).
+	PageScan
+	// Hop: a Node named by the parent, read in the next wave (not
+	// registered yet).
+	Hop
+)
+
+// In is what a projection may read besides its parent: who asks (what
+// the caller may see) and the field's arguments, decoded once by the
+// descriptor's Args.
+type In struct {
+	Caller auth.Principal
+	Args   any
+}
+
+// Desc describes one field of the schema.
+type Desc struct {
+	Type, Name string
+	Kind       Kind
+	// Scalar is the GraphQL scalar (or enum) a projection's values are
+	// written as; a test checks it is the field's type in the schema.
+	Scalar string
+	// Args decodes the field's argument map (literals, variables and
+	// defaults as gqlgen coerced them) into the typed value the field's
+	// function receives as In.Args; nil when the field takes none. An
+	// error is an argument gqlgen reports itself.
+	Args func(m map[string]any) (any, error)
+	// Leaf is a projection's writer: a *Leaf[P] for the Go type P the
+	// executors hold the parent as (ParentTypes).
+	Leaf any
+}
+
+// Leaf writes a projection's value for a parent of Go type P.
+type Leaf[P any] struct {
+	// Append appends the value of the field for parent p to b, written as
+	// its scalar is; null when the value is null (nothing appended); err
+	// when the field failed (nothing appended).
+	Append func(in In, p P, b []byte) (out []byte, null bool, err error)
+}
+
+// Project is a projection's typed definition: the function from the
+// parent to the value, and the scalar the value is written as.
+type Project[P, V any] struct {
+	Scalar Scalar[V]
+	// Get is the field's value for p: ok false is null, err a failed field.
+	Get func(in In, p P) (v V, ok bool, err error)
+}
+
+// Value is the field's value, for a resolver: nil when null.
+func (d Project[P, V]) Value(in In, p P) (*V, error) {
+	v, ok, err := d.Get(in, p)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// leaf erases V: what the plan calls per parent.
+func (d Project[P, V]) leaf() *Leaf[P] {
+	get, app := d.Get, d.Scalar.Append
+	return &Leaf[P]{Append: func(in In, p P, b []byte) ([]byte, bool, error) {
+		v, ok, err := get(in, p)
+		if err != nil || !ok {
+			return b, true, err
+		}
+		return app(b, v), false, nil
+	}}
+}
+
+var registry = map[string]*Desc{}
+
+// Lookup is the descriptor of typ.name, nil when it has none.
+func Lookup(typ, name string) *Desc {
+	return registry[typ+"."+name]
+}
+
+// All are the registered descriptors, by "Type.field".
+func All() map[string]*Desc {
+	return registry
+}
+
+// project registers a projection of typ.name.
+func project[P, V any](typ, name string, d Project[P, V]) Project[P, V] {
+	return projectArgs(typ, name, nil, d)
+}
+
+// projectArgs registers a projection taking arguments, decoded by args.
+func projectArgs[P, V any](typ, name string, args func(map[string]any) (any, error), d Project[P, V]) Project[P, V] {
+	key := typ + "." + name
+	if registry[key] != nil {
+		panic("fields: " + key + " registered twice")
+	}
+	registry[key] = &Desc{Type: typ, Name: name, Kind: Projection, Scalar: d.Scalar.Name, Args: args, Leaf: d.leaf()}
+	return d
+}

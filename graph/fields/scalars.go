@@ -1,0 +1,81 @@
+package fields
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// Scalar is how values of one GraphQL scalar are written: Append writes
+// byte for byte what gqlgen's registered marshaller for the scalar writes
+// (graphql.MarshalString, MarshalID, MarshalInt64, MarshalBoolean, and
+// graph/model's MarshalTime and MarshalJSON, which call these): the test
+// of this package compares them.
+type Scalar[V any] struct {
+	Name   string
+	Append func(b []byte, v V) []byte
+}
+
+var (
+	String  = Scalar[string]{"String", AppendQuoted}
+	ID      = Scalar[string]{"ID", AppendQuoted}
+	Int     = Scalar[int64]{"Int", func(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }}
+	Boolean = Scalar[bool]{"Boolean", strconv.AppendBool}
+	Time    = Scalar[time.Time]{"Time", AppendTime}
+	// JSON writes any JSON value; RawJSON stored JSON as it is.
+	JSON    = Scalar[any]{"JSON", AppendJSON}
+	RawJSON = Scalar[[]byte]{"JSON", func(b []byte, v []byte) []byte { return append(b, v...) }}
+)
+
+// timeLayout: RFC 3339 in UTC with milliseconds.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// AppendTime appends t as a Time: quoted, in UTC, with milliseconds.
+func AppendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, timeLayout)
+	return append(b, '"')
+}
+
+// AppendJSON appends v as a JSON value: json.RawMessage as it is (stored
+// properties, checked when read), anything else encoded, null if it does
+// not encode (only values the store accepted reach here: they encode).
+func AppendJSON(b []byte, v any) []byte {
+	if raw, ok := v.(json.RawMessage); ok {
+		return append(b, raw...)
+	}
+	enc, err := json.Marshal(v)
+	if err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, enc...)
+}
+
+// AppendQuoted appends s as a JSON string the way gqlgen v0.17.95 writes
+// one (graphql/string.go, writeQuotedString): only '"', '\\' and control
+// characters are escaped; invalid UTF-8 goes through unchanged.
+func AppendQuoted(b []byte, s string) []byte {
+	const hex = "0123456789ABCDEF"
+	b = append(b, '"')
+	start := 0
+	for i, c := range s {
+		if c < 0x20 || c == '\\' || c == '"' {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\\', '"':
+				b = append(b, '\\', byte(c))
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			start = i + 1
+		}
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
