@@ -57,6 +57,11 @@ var brokenRules = map[string]func() *hooks{
 	"propagation": func() *hooks {
 		return &hooks{compiled: func(p *Plan) { eachField(p.Root, func(f *Field) { f.elemNonNull = false }) }}
 	},
+	// Every field is taken as nullable: a failed non-null field is null
+	// where it fails instead of nulling its nearest nullable parent.
+	"nullability": func() *hooks {
+		return &hooks{compiled: func(p *Plan) { eachField(p.Root, func(f *Field) { f.NonNull = false }) }}
+	},
 	// Every connection reads its page's flags, selected or not.
 	"lookahead": func() *hooks {
 		return &hooks{compiled: func(p *Plan) { eachField(p.Root, func(f *Field) { f.wanted = fetchkeys.AllPageInfo }) }}

@@ -59,32 +59,58 @@ func (w *writer) root(s *Sel, roots []rootVal) []byte {
 		}
 		w.buf = append(w.buf, f.Key...)
 		w.path = append(w.path[:0], f.pathName)
-		switch {
-		case f.typename:
+		if f.typename {
 			w.typename(s)
-		case f.Kind == KQueryNode:
-			mark := len(w.buf)
-			if !w.rootNode(f, &roots[i]) {
-				w.buf = append(w.buf[:mark], "null"...)
-			}
-		case f.Kind == KQueryNodes:
-			if !w.rootNodes(f, &roots[i]) {
-				ok = false
-			}
-		case f.Kind == KQueryEntities:
-			w.entities(f, &roots[i])
-		case f.Kind == KQueryRelationship || f.Kind == KQueryArticle:
-			mark := len(w.buf)
-			if !w.rootRow(f, &roots[i]) {
-				w.buf = append(w.buf[:mark], "null"...)
-			}
+			continue
 		}
+		mark := len(w.buf)
+		ok = w.settle(f, mark, w.rootField(f, &roots[i])) && ok
 	}
 	w.buf = append(w.buf, '}')
-	if !ok {
+	if !ok { // a non-null root field failed: data is null
 		return []byte("null")
 	}
 	return w.buf
+}
+
+// rootField writes root field f's value: false when it is null for a
+// reason already reported (or a non-null value below it failed).
+func (w *writer) rootField(f *Field, v *rootVal) bool {
+	switch f.Kind {
+	case KQueryNode:
+		return w.rootNode(f, v)
+	case KQueryNodes:
+		return w.rootNodes(f, v)
+	case KQueryEntities:
+		return w.entities(f, v)
+	}
+	return w.rootRow(f, v)
+}
+
+// settle applies gqlgen's rule for a field whose value was written from
+// mark: when it failed (false), a nullable field is null (the null
+// stops there) and a non-null one fails its parent in turn.
+func (w *writer) settle(f *Field, mark int, ok bool) bool {
+	if ok {
+		return true
+	}
+	if f.NonNull {
+		return false
+	}
+	w.buf = append(w.buf[:mark], "null"...)
+	return true
+}
+
+// absent writes a value that is not there, without an error of its own:
+// null where the schema allows it (nonNull false), else gqlgen's error
+// for a null in a non-null position, and the position fails.
+func (w *writer) absent(nonNull bool) bool {
+	if nonNull {
+		w.errs = append(w.errs, gqlerror.WrapPath(slices.Clone(w.path), errNull))
+		return false
+	}
+	w.buf = append(w.buf, "null"...)
+	return true
 }
 
 // accountStep is how much the buffer grows between two charges.
@@ -128,36 +154,25 @@ func (w *writer) rootNode(f *Field, v *rootVal) bool {
 		return false
 	}
 	if n.node == nil {
-		w.buf = append(w.buf, "null"...)
-		return true
+		return w.absent(f.NonNull)
 	}
 	return w.node(f.Sel, n)
 }
 
-// rootNodes writes nodes(ids:): [Node]!, an element null where there is
-// no node.
+// rootNodes writes nodes(ids:), a list of nodes in the order of the ids
+// (an element absent where there is no node): it fails as a whole when
+// one node failed (run.go's failLists).
 func (w *writer) rootNodes(f *Field, v *rootVal) bool {
 	if v.err != nil {
 		w.fail(f, v.err)
 		return false
 	}
-	w.buf = append(w.buf, '[')
-	for j := range v.nodes {
-		if w.full() {
-			break
+	return w.list(f, len(v.nodes), func(j int) bool {
+		if n := &v.nodes[j]; n.node != nil {
+			return w.node(f.Sel, n)
 		}
-		if j > 0 {
-			w.buf = append(w.buf, ',')
-		}
-		w.path = append(w.path, ast.PathIndex(j))
-		mark := len(w.buf)
-		if n := &v.nodes[j]; n.node == nil || !w.node(f.Sel, n) {
-			w.buf = append(w.buf[:mark], "null"...)
-		}
-		w.path = w.path[:len(w.path)-1]
-	}
-	w.buf = append(w.buf, ']')
-	return true
+		return w.absent(f.elemNonNull)
+	})
 }
 
 // rootRow writes relationship(...) or article(id:): null when there is
@@ -172,46 +187,32 @@ func (w *writer) rootRow(f *Field, v *rootVal) bool {
 	case v.art != nil:
 		return w.article(f.Sel, v.art, v.kids, 0)
 	}
-	w.buf = append(w.buf, "null"...)
-	return true
+	return w.absent(f.NonNull)
 }
 
-// entities writes _entities: [_Entity]!, an element null where its
-// entity is absent or failed. An entity resolver's error is reported at
+// entities writes _entities, one element per representation, absent
+// where its entity is. An entity resolver's error is reported at
 // ["_entities", i], without locations, as gqlgen's federation code does.
-func (w *writer) entities(f *Field, v *rootVal) {
-	w.buf = append(w.buf, '[')
-	for i := range v.ents {
-		if w.full() {
-			break
-		}
-		if i > 0 {
-			w.buf = append(w.buf, ',')
-		}
-		w.path = append(w.path, ast.PathIndex(i))
+func (w *writer) entities(f *Field, v *rootVal) bool {
+	return w.list(f, len(v.ents), func(i int) bool {
 		e := &v.ents[i]
 		err := e.err
 		if entityTypes[e.typ] == "Node" {
 			err = e.node.err
 		}
-		mark := len(w.buf)
-		ok := false
 		switch {
 		case err != nil:
 			w.errs = append(w.errs, gqlerror.WrapPath(slices.Clone(w.path), err))
+			return false
 		case e.node.node != nil:
-			ok = w.node(f.entities[e.typ], &e.node)
+			return w.node(f.entities[e.typ], &e.node)
 		case e.rel != nil:
-			ok = w.relationship(f.entities[e.typ], e.rel, v.kids, i)
+			return w.relationship(f.entities[e.typ], e.rel, v.kids, i)
 		case e.art != nil:
-			ok = w.article(f.entities[e.typ], e.art, v.kids, i)
+			return w.article(f.entities[e.typ], e.art, v.kids, i)
 		}
-		if !ok {
-			w.buf = append(w.buf[:mark], "null"...)
-		}
-		w.path = w.path[:len(w.path)-1]
-	}
-	w.buf = append(w.buf, ']')
+		return w.absent(f.elemNonNull)
+	})
 }
 
 // open starts an object's field: the separator, the key, the path.
@@ -248,8 +249,9 @@ func (w *writer) node(s *Sel, v *nodeVal) bool {
 // object writes s's fields, of an object held as a P, as a JSON object:
 // __typename itself, projections by their descriptors (project), every
 // other field through field (nil when there is none), which reports false
-// when it failed a non-null field (the object is then null, written so by
-// the nullable field above it).
+// when the field's value failed; settle then applies the field's
+// nullability from its definition. object reports false when a non-null
+// field failed: the object is then null, or fails its own parent.
 func object[P any](w *writer, s *Sel, p P, field func(f *Field) bool) bool {
 	ok := true
 	w.buf = append(w.buf, '{')
@@ -265,7 +267,8 @@ func object[P any](w *writer, s *Sel, p P, field func(f *Field) bool) bool {
 		case f.leaf != nil:
 			ok = project(w, f, f.leaf.(*fields.Leaf[P]), p) && ok
 		default:
-			ok = field(f) && ok
+			mark := len(w.buf)
+			ok = w.settle(f, mark, field(f)) && ok
 		}
 		w.close()
 	}
@@ -289,13 +292,9 @@ func project[P any](w *writer, f *Field, l *fields.Leaf[P], p P) bool {
 	case err != nil:
 		w.buf = w.buf[:mark]
 		w.fail(f, err)
-		return w.null(f)
+		return w.settle(f, mark, false)
 	case null:
-		if f.NonNull {
-			w.errs = append(w.errs, gqlerror.WrapPath(slices.Clone(w.path), errNull))
-			return false
-		}
-		w.buf = append(w.buf, "null"...)
+		return w.absent(f.NonNull)
 	case len(w.buf)-mark >= largeString:
 		w.reserve(0) // charged at once: the writer stops if it is too much
 	}
@@ -306,35 +305,12 @@ func project[P any](w *writer, f *Field, l *fields.Leaf[P], p P) bool {
 // none (its marshalNX functions).
 var errNull = errors.New("the requested element is null which the schema does not allow")
 
-// null writes null for field f when it is nullable, and reports whether
-// it is (else the null propagates to the nearest nullable parent).
-func (w *writer) null(f *Field) bool {
-	if f.NonNull {
-		return false
-	}
-	w.buf = append(w.buf, "null"...)
-	return true
-}
-
 func (w *writer) wordCounts(f *Field, l *loadVal) bool {
 	if l.err != nil {
 		w.fail(f, l.err)
 		return false
 	}
-	w.buf = append(w.buf, '[')
-	for e := range l.words {
-		if w.full() {
-			break
-		}
-		if e > 0 {
-			w.buf = append(w.buf, ',')
-		}
-		w.path = append(w.path, ast.PathIndex(e))
-		object(w, f.Sel, &l.words[e], nil)
-		w.path = w.path[:len(w.path)-1]
-	}
-	w.buf = append(w.buf, ']')
-	return true
+	return w.list(f, len(l.words), func(e int) bool { return object(w, f.Sel, &l.words[e], nil) })
 }
 
 // endpoint writes a node that must exist: neighbor, startNode, endNode,
@@ -389,7 +365,7 @@ func (w *writer) relConn(f *Field, l *loadVal) bool {
 		case KRelConnEdges:
 			return w.list(cf, len(l.rels.Relationships), func(e int) bool { return w.relEdge(cf.Sel, l, e) })
 		case KRelConnPageInfo:
-			object(w, cf.Sel, fields.Page{Cursors: l.rels.Cursors, Info: l.rels.PageInfo}, nil)
+			return object(w, cf.Sel, fields.Page{Cursors: l.rels.Cursors, Info: l.rels.PageInfo}, nil)
 		case KRelConnTotalCount:
 			return w.total(cf, l)
 		}
@@ -438,7 +414,7 @@ func (w *writer) artConn(f *Field, l *loadVal) bool {
 		case KArtConnEdges:
 			return w.list(cf, len(l.arts.Articles), func(e int) bool { return w.artEdge(cf.Sel, l, e) })
 		case KArtConnPageInfo:
-			object(w, cf.Sel, fields.Page{Cursors: l.arts.Cursors, Info: l.arts.PageInfo}, nil)
+			return object(w, cf.Sel, fields.Page{Cursors: l.arts.Cursors, Info: l.arts.PageInfo}, nil)
 		case KArtConnTotalCount:
 			return w.total(cf, l)
 		}
