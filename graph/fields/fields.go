@@ -63,8 +63,11 @@ type Desc struct {
 type Leaf[P any] struct {
 	// Append appends the value of the field for parent p to b, written as
 	// its scalar is; null when the value is null (nothing appended); err
-	// when the field failed (nothing appended).
-	Append func(in In, p P, b []byte) (out []byte, null bool, err error)
+	// when the field failed (nothing appended). A string of max bytes or
+	// more is not appended either: need is its length, for the writer to
+	// charge to the response (graph/shed) before it asks again with a
+	// larger max, so that a large value over the limit is never copied.
+	Append func(in In, p P, b []byte, max int) (out []byte, null bool, need int, err error)
 }
 
 // Project is a projection's typed definition: the function from the
@@ -86,13 +89,18 @@ func (d Project[P, V]) Value(in In, p P) (*V, error) {
 
 // leaf erases V: what the plan calls per parent.
 func (d Project[P, V]) leaf() *Leaf[P] {
-	get, app := d.Get, d.Scalar.Append
-	return &Leaf[P]{Append: func(in In, p P, b []byte) ([]byte, bool, error) {
+	get, app, size := d.Get, d.Scalar.Append, d.Scalar.Len
+	return &Leaf[P]{Append: func(in In, p P, b []byte, max int) ([]byte, bool, int, error) {
 		v, ok, err := get(in, p)
 		if err != nil || !ok {
-			return b, true, err
+			return b, true, 0, err
 		}
-		return app(b, v), false, nil
+		if size != nil {
+			if n := size(v); n >= max {
+				return b, false, n, nil
+			}
+		}
+		return app(b, v), false, 0, nil
 	}}
 }
 

@@ -84,7 +84,7 @@ func TestOwnerVisibility(t *testing.T) {
 // value, and says which.
 func TestLeafNullAndError(t *testing.T) {
 	l := Lookup("PageInfo", "startCursor").Leaf.(*Leaf[Page])
-	b, null, err := l.Append(In{}, Page{}, []byte("x"))
+	b, null, _, err := l.Append(In{}, Page{}, []byte("x"), 1<<10)
 	if string(b) != "x" || !null || err != nil {
 		t.Errorf("empty page's startCursor: %q %v %v", b, null, err)
 	}

@@ -14,18 +14,22 @@ import (
 type Scalar[V any] struct {
 	Name   string
 	Append func(b []byte, v V) []byte
+	// Len is a value's length unescaped (strings), nil for the others.
+	Len func(v V) int
 }
 
 var (
-	String  = Scalar[string]{"String", AppendQuoted}
-	ID      = Scalar[string]{"ID", AppendQuoted}
-	Int     = Scalar[int64]{"Int", func(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }}
-	Boolean = Scalar[bool]{"Boolean", strconv.AppendBool}
-	Time    = Scalar[time.Time]{"Time", AppendTime}
+	String  = Scalar[string]{"String", AppendQuoted, strLen}
+	ID      = Scalar[string]{"ID", AppendQuoted, strLen}
+	Int     = Scalar[int64]{"Int", func(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }, nil}
+	Boolean = Scalar[bool]{"Boolean", strconv.AppendBool, nil}
+	Time    = Scalar[time.Time]{"Time", AppendTime, nil}
 	// JSON writes any JSON value; RawJSON stored JSON as it is.
-	JSON    = Scalar[any]{"JSON", AppendJSON}
-	RawJSON = Scalar[[]byte]{"JSON", func(b []byte, v []byte) []byte { return append(b, v...) }}
+	JSON    = Scalar[any]{"JSON", AppendJSON, nil}
+	RawJSON = Scalar[[]byte]{"JSON", func(b []byte, v []byte) []byte { return append(b, v...) }, func(v []byte) int { return len(v) }}
 )
+
+func strLen(s string) int { return len(s) }
 
 // timeLayout: RFC 3339 in UTC with milliseconds.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"

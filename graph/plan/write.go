@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 
@@ -286,7 +287,13 @@ func project[P any](w *writer, f *Field, l *fields.Leaf[P], p P) bool {
 	if f.desc.Args != nil {
 		in.Args = argsOf(f, w.args).proj
 	}
-	b, null, err := l.Append(in, p, w.buf)
+	b, null, need, err := l.Append(in, p, w.buf, largeString)
+	if need > 0 { // a large string: charged before it is copied
+		if w.reserve(need + 2) {
+			return true // refused: the writer stops, the response is the refusal
+		}
+		b, null, _, err = l.Append(in, p, w.buf, math.MaxInt)
+	}
 	w.buf = b
 	switch {
 	case err != nil:
@@ -295,8 +302,6 @@ func project[P any](w *writer, f *Field, l *fields.Leaf[P], p P) bool {
 		return w.settle(f, mark, false)
 	case null:
 		return w.absent(f.NonNull)
-	case len(w.buf)-mark >= largeString:
-		w.reserve(0) // charged at once: the writer stops if it is too much
 	}
 	return true
 }

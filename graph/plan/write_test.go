@@ -19,9 +19,9 @@ var errNoTime = errors.New("no time")
 // so the leaves are replaced through the hooks. (Both are INTERNAL, worded
 // by the test's presenter as the server's: the message is the log's.)
 func TestProjectionNulls(t *testing.T) {
-	nullLeaf := &fields.Leaf[*store.Node]{Append: func(_ fields.In, _ *store.Node, b []byte) ([]byte, bool, error) { return b, true, nil }}
-	failLeaf := &fields.Leaf[*store.Node]{Append: func(_ fields.In, _ *store.Node, b []byte) ([]byte, bool, error) {
-		return b, false, errNoTime
+	nullLeaf := &fields.Leaf[*store.Node]{Append: func(_ fields.In, _ *store.Node, b []byte, _ int) ([]byte, bool, int, error) { return b, true, 0, nil }}
+	failLeaf := &fields.Leaf[*store.Node]{Append: func(_ fields.In, _ *store.Node, b []byte, _ int) ([]byte, bool, int, error) {
+		return b, false, 0, errNoTime
 	}}
 	var written []error
 	h := &hooks{written: func(data []byte, errs []error) ([]byte, []error) {
