@@ -207,14 +207,6 @@ func msOf(t *time.Time) (int64, bool) {
 	return ms, true
 }
 
-// NeighborOf is the other end of rel, seen along dir.
-func NeighborOf(rel store.Relationship, dir store.Direction) string {
-	if dir == store.Incoming {
-		return rel.Start
-	}
-	return rel.End
-}
-
 // MissingEndpoint is the error of a node that must exist (a relationship's
 // end, an article's author) and does not.
 func MissingEndpoint(id string) error {

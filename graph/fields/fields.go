@@ -5,10 +5,11 @@
 // gqlgen calls) call the same descriptor.
 //
 // A descriptor is one of four kinds (docs/plan-design.md, "The field
-// registry"); so far the projections are registered: a field whose value
+// registry"); so far the projections are registered, a field whose value
 // is a function of its parent's value (the scalar fields of Node,
-// Relationship, Article, WordCount, PageInfo, the edges' cursors). Store
-// reads by key, page scans and hops are still the plan's Kinds
+// Relationship, Article, WordCount, PageInfo, the edges' cursors), and the
+// hops, a Node the parent names (startNode, endNode, author, neighbor).
+// Store reads by key and page scans are still the plan's Kinds
 // (graph/plan/kinds.go) until they move here.
 package fields
 
@@ -29,8 +30,7 @@ const (
 	// PageScan: a connection's page scanned from the parent's id and the
 	// page arguments, in the parent's wave (not registered yet).
 	PageScan
-	// Hop: a Node named by the parent, read in the next wave (not
-	// registered yet).
+	// Hop: a Node named by the parent, read in the next wave.
 	Hop
 )
 
@@ -57,6 +57,8 @@ type Desc struct {
 	// Leaf is a projection's writer: a *Leaf[P] for the Go type P the
 	// executors hold the parent as (ParentTypes).
 	Leaf any
+	// Hop is a hop's *HopTo[P] (HopParentTypes).
+	Hop any
 }
 
 // Leaf writes a projection's value for a parent of Go type P.
@@ -123,10 +125,14 @@ func project[P, V any](typ, name string, d Project[P, V]) Project[P, V] {
 
 // projectArgs registers a projection taking arguments, decoded by args.
 func projectArgs[P, V any](typ, name string, args func(map[string]any) (any, error), d Project[P, V]) Project[P, V] {
-	key := typ + "." + name
+	register(&Desc{Type: typ, Name: name, Kind: Projection, Scalar: d.Scalar.Name, Args: args, Leaf: d.leaf()})
+	return d
+}
+
+func register(d *Desc) {
+	key := d.Type + "." + d.Name
 	if registry[key] != nil {
 		panic("fields: " + key + " registered twice")
 	}
-	registry[key] = &Desc{Type: typ, Name: name, Kind: Projection, Scalar: d.Scalar.Name, Args: args, Leaf: d.leaf()}
-	return d
+	registry[key] = d
 }

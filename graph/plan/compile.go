@@ -45,7 +45,10 @@ type Field struct {
 	typename bool            // __typename: the object's type
 	// leaf is a projection's writer (fields.Desc.Leaf): a
 	// *fields.Leaf[P] for the Go type P the writer holds the object as.
-	leaf    any
+	leaf any
+	// hop is a hop's *fields.HopTo[P]: the field's value is the Node its
+	// parent names, read in the next wave (a slot, below).
+	hop     any
 	desc    *fields.Desc // the field's descriptor, when it has one
 	NonNull bool         // the field's type is T!
 	// elemNonNull: a list field's elements are non-null ([T!]): a failed
@@ -107,16 +110,6 @@ func compile(oc *graphql.OperationContext, impl map[string][]string) (*Plan, str
 	return c.p, ""
 }
 
-// nodeKinds are the fields whose value is a Node fetched by id in a wave
-// of its own (a hop): their selection is a new level of the plan.
-func yieldsNode(k Kind) bool {
-	switch k {
-	case KQueryNode, KQueryNodes, KRelEdgeNeighbor, KRelStartNode, KRelEndNode, KArticleAuthor:
-		return true
-	}
-	return false
-}
-
 // sel compiles a selection set of type typ at wave depth; node-yielding
 // fields below a connection or a root relationship or article are
 // appended to slots.
@@ -146,8 +139,14 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 			s.Fields = append(s.Fields, pf)
 			continue
 		}
-		if d := fields.Lookup(typ, f.Name); d != nil && d.Kind == fields.Projection {
-			if why := c.projection(&pf, d, f); why != "" {
+		if d := fields.Lookup(typ, f.Name); d != nil && (d.Kind == fields.Projection || d.Kind == fields.Hop) {
+			why := ""
+			if d.Kind == fields.Projection {
+				why = c.projection(&pf, d, f)
+			} else {
+				why = c.hop(&pf, d, f, depth)
+			}
+			if why != "" {
 				return nil, why
 			}
 			s.Fields = append(s.Fields, pf)
@@ -212,7 +211,7 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 		s.Fields = append(s.Fields, pf)
 	}
 	for i := range s.Fields {
-		if f := &s.Fields[i]; yieldsNode(f.Kind) && f.Kind != KQueryNode && f.Kind != KQueryNodes {
+		if f := &s.Fields[i]; f.hop != nil {
 			if slots == nil {
 				return nil, "node below " + typ // not reached: the schema has no other place
 			}
@@ -254,6 +253,20 @@ func (c *compiler) projection(pf *Field, d *fields.Desc, f graphql.CollectedFiel
 		}
 	}
 	return ""
+}
+
+// hop compiles a field whose value is the Node its parent names, read in
+// the next wave: its selection is a new level of the plan.
+func (c *compiler) hop(pf *Field, d *fields.Desc, f graphql.CollectedField, depth int) string {
+	def := f.Definition
+	if def == nil || def.Type.Elem != nil || reflect.TypeOf(d.Hop) != reflect.TypeOf(fields.HopParentTypes[d.Type]) {
+		// Not reached: TestEveryFieldPlanned checks each hop.
+		return "field " + d.Type + "." + d.Name
+	}
+	pf.hop, pf.desc, pf.NonNull = d.Hop, d, def.Type.NonNull
+	var why string
+	pf.Sel, why = c.sel("Node", f.Selections, nil, depth)
+	return why
 }
 
 // selects tells whether s has a field of kind k.

@@ -20,14 +20,10 @@ const (
 	KNodeRelationships
 	KNodeArticles
 	KNodeWordCounts
-	KRelStartNode
-	KRelEndNode
 	KRelConnEdges
 	KRelConnPageInfo
 	KRelConnTotalCount
 	KRelEdgeNode
-	KRelEdgeNeighbor
-	KArticleAuthor
 	KArtConnEdges
 	KArtConnPageInfo
 	KArtConnTotalCount
@@ -53,18 +49,12 @@ var kinds = map[string]kindInfo{
 	"Node.articles":      {KNodeArticles, "ArticleConnection"},
 	"Node.wordCounts":    {KNodeWordCounts, "WordCount"},
 
-	"Relationship.startNode": {KRelStartNode, "Node"},
-	"Relationship.endNode":   {KRelEndNode, "Node"},
-
 	"RelationshipConnection.edges":    {KRelConnEdges, "RelationshipEdge"},
 	"RelationshipConnection.pageInfo": {KRelConnPageInfo, "PageInfo"},
 	// A counter read in the page's wave.
 	"RelationshipConnection.totalCount": {KRelConnTotalCount, ""},
 
-	"RelationshipEdge.node":     {KRelEdgeNode, "Relationship"},
-	"RelationshipEdge.neighbor": {KRelEdgeNeighbor, "Node"},
-
-	"Article.author": {KArticleAuthor, "Node"},
+	"RelationshipEdge.node": {KRelEdgeNode, "Relationship"},
 
 	"ArticleConnection.edges":      {KArtConnEdges, "ArticleEdge"},
 	"ArticleConnection.pageInfo":   {KArtConnPageInfo, "PageInfo"},

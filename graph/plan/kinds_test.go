@@ -102,8 +102,20 @@ func checkPlanned(t reporter, schema *ast.Schema) {
 func checkDescriptor(t reporter, schema *ast.Schema, d *fields.Desc, f *ast.FieldDefinition) {
 	t.Helper()
 	key := d.Type + "." + d.Name
+	if d.Kind == fields.Hop {
+		if f.Type.Elem != nil || namedType(f.Type) != "Node" {
+			t.Errorf("%s is a %s: a hop names one Node", key, f.Type)
+		}
+		if want := fields.HopParentTypes[d.Type]; reflect.TypeOf(d.Hop) != reflect.TypeOf(want) {
+			t.Errorf("%s's hop is a %T, the plan holds %s as %T", key, d.Hop, d.Type, want)
+		}
+		if len(f.Arguments) > 0 {
+			t.Errorf("%s: a hop takes no arguments", key)
+		}
+		return
+	}
 	if d.Kind != fields.Projection {
-		t.Errorf("%s: the plan knows only projections from graph/fields so far", key)
+		t.Errorf("%s: the plan knows projections and hops from graph/fields so far", key)
 		return
 	}
 	if f.Type.Elem != nil {

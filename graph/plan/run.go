@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hbgraph/hbgraph/graph/fetchkeys"
+	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
 	"github.com/hbgraph/hbgraph/tracing"
@@ -246,10 +247,10 @@ func (r *runner) entityRows(rv *rootVal) {
 			continue
 		}
 		for s, sf := range rv.f.slots {
-			if (sf.Kind == KArticleAuthor) != (e.art != nil) {
-				continue // the other member's endpoint
+			if _, fromArticle := sf.hop.(*fields.HopTo[*store.Article]); fromArticle != (e.art != nil) {
+				continue // the other member's hop
 			}
-			rv.kids[s][i] = nodeVal{id: endpointOf(sf.Kind, e.rel, e.art, store.Outgoing), sel: sf.Sel}
+			rv.kids[s][i] = nodeVal{id: hopTarget(sf, e.rel, e.art, store.Outgoing), sel: sf.Sel}
 			r.next = append(r.next, &rv.kids[s][i])
 		}
 	}
@@ -359,22 +360,25 @@ func (r *runner) rootRow(rv *rootVal) {
 	}
 	rv.kids = make([][]nodeVal, len(rv.f.slots))
 	for s, sf := range rv.f.slots {
-		rv.kids[s] = []nodeVal{{id: endpointOf(sf.Kind, rv.rel, rv.art, store.Outgoing), sel: sf.Sel}}
+		rv.kids[s] = []nodeVal{{id: hopTarget(sf, rv.rel, rv.art, store.Outgoing), sel: sf.Sel}}
 		r.next = append(r.next, &rv.kids[s][0])
 	}
 }
 
-// endpointOf is the id of the node a node-yielding field names.
-func endpointOf(k Kind, rel *store.Relationship, art *store.Article, dir store.Direction) string {
-	switch k {
-	case KRelEdgeNeighbor:
-		return fetchkeys.NeighborOf(*rel, dir)
-	case KRelStartNode:
-		return rel.Start
-	case KRelEndNode:
-		return rel.End
+// hopTarget is the id of the node hop f names, by its descriptor, from
+// its parent as the descriptor takes it: a relationship (startNode,
+// endNode), an article (author), or a relationship on a page seen along
+// dir (neighbor).
+func hopTarget(f *Field, rel *store.Relationship, art *store.Article, dir store.Direction) string {
+	switch h := f.hop.(type) {
+	case *fields.HopTo[*store.Relationship]:
+		return h.Target(rel)
+	case *fields.HopTo[*store.Article]:
+		return h.Target(art)
+	case *fields.HopTo[fields.RelEdge]:
+		return h.Target(fields.RelEdge{Rel: rel, Dir: dir})
 	}
-	return art.Author
+	panic("plan: a hop from a parent it does not know: " + f.desc.Type + "." + f.desc.Name) // TestEveryFieldPlanned
 }
 
 // fill decodes node v and its loads, and queues the nodes its pages name.
@@ -433,7 +437,7 @@ func (r *runner) fill(v *nodeVal) {
 				} else {
 					art = &l.arts.Articles[e]
 				}
-				kids[e] = nodeVal{id: endpointOf(sf.Kind, rel, art, l.dir), sel: sf.Sel}
+				kids[e] = nodeVal{id: hopTarget(sf, rel, art, l.dir), sel: sf.Sel}
 				r.next = append(r.next, &kids[e])
 			}
 			l.kids[s] = kids

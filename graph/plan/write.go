@@ -318,8 +318,9 @@ func (w *writer) wordCounts(f *Field, l *loadVal) bool {
 	return w.list(f, len(l.words), func(e int) bool { return object(w, f.Sel, &l.words[e], nil) })
 }
 
-// endpoint writes a node that must exist: neighbor, startNode, endNode,
-// author.
+// endpoint writes a hop's node (neighbor, startNode, endNode, author),
+// read in the wave after its parent's: the field fails when it does not
+// exist (NOT_FOUND), as the resolvers' endpoint.
 func (w *writer) endpoint(f *Field, kids [][]nodeVal, e int) bool {
 	k := &kids[f.slot][e]
 	switch {
@@ -389,24 +390,15 @@ func (w *writer) total(f *Field, l *loadVal) bool {
 
 func (w *writer) relEdge(s *Sel, l *loadVal, e int) bool {
 	return object(w, s, fields.Edge{Cursors: l.rels.Cursors, I: e}, func(f *Field) bool {
-		switch f.Kind {
-		case KRelEdgeNode:
-			return w.relationship(f.Sel, &l.rels.Relationships[e], l.kids, e)
-		case KRelEdgeNeighbor:
+		if f.hop != nil {
 			return w.endpoint(f, l.kids, e)
 		}
-		return true
+		return w.relationship(f.Sel, &l.rels.Relationships[e], l.kids, e) // node
 	})
 }
 
 func (w *writer) relationship(s *Sel, rel *store.Relationship, kids [][]nodeVal, e int) bool {
-	return object(w, s, rel, func(f *Field) bool {
-		switch f.Kind {
-		case KRelStartNode, KRelEndNode:
-			return w.endpoint(f, kids, e)
-		}
-		return true
-	})
+	return object(w, s, rel, func(f *Field) bool { return w.endpoint(f, kids, e) }) // startNode, endNode
 }
 
 func (w *writer) artConn(f *Field, l *loadVal) bool {
@@ -438,13 +430,7 @@ func (w *writer) artEdge(s *Sel, l *loadVal, e int) bool {
 }
 
 func (w *writer) article(s *Sel, a *store.Article, kids [][]nodeVal, e int) bool {
-	return object(w, s, a, func(f *Field) bool {
-		switch f.Kind {
-		case KArticleAuthor:
-			return w.endpoint(f, kids, e)
-		}
-		return true
-	})
+	return object(w, s, a, func(f *Field) bool { return w.endpoint(f, kids, e) }) // author
 }
 
 // largeString is the length from which a string is charged before it is

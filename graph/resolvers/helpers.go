@@ -82,7 +82,7 @@ func relationshipConnection(k loaders.AdjacencyKey, page store.RelationshipPage)
 		Node:     k.Node, Direction: k.Dir, Type: k.Type,
 	}
 	for i, rel := range page.Relationships {
-		c.Edges[i] = model.RelationshipEdge{Cursor: edgeCursor(fields.RelationshipEdgeCursor, page.Cursors, i), Node: model.Relationship{Relationship: rel}, NeighborID: fetchkeys.NeighborOf(rel, k.Dir)}
+		c.Edges[i] = model.RelationshipEdge{Cursor: edgeCursor(fields.RelationshipEdgeCursor, page.Cursors, i), Node: model.Relationship{Relationship: rel}, NeighborID: fields.RelationshipEdgeNeighbor.Target(fields.RelEdge{Rel: &page.Relationships[i], Dir: k.Dir})}
 	}
 	return c
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/graph/fetchkeys"
+	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/loaders"
@@ -19,7 +20,7 @@ import (
 
 // Author is the resolver for the author field.
 func (r *articleResolver) Author(ctx context.Context, obj *model.Article) (*model.Node, error) {
-	return endpoint(ctx, obj.Author)
+	return endpoint(ctx, fields.ArticleAuthor.Target(&obj.Article))
 }
 
 // TotalCount is the resolver for the totalCount field.
@@ -257,12 +258,12 @@ func (r *queryResolver) Article(ctx context.Context, id string) (*model.Article,
 
 // StartNode is the resolver for the startNode field.
 func (r *relationshipResolver) StartNode(ctx context.Context, obj *model.Relationship) (*model.Node, error) {
-	return endpoint(ctx, obj.Start)
+	return endpoint(ctx, fields.RelationshipStartNode.Target(&obj.Relationship))
 }
 
 // EndNode is the resolver for the endNode field.
 func (r *relationshipResolver) EndNode(ctx context.Context, obj *model.Relationship) (*model.Node, error) {
-	return endpoint(ctx, obj.End)
+	return endpoint(ctx, fields.RelationshipEndNode.Target(&obj.Relationship))
 }
 
 // TotalCount is the resolver for the totalCount field.
