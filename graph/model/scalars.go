@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"io"
 	"time"
 
@@ -13,6 +14,10 @@ import (
 // MarshalJSON writes a JSON scalar (a property map or one property value).
 func MarshalJSON(v any) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
+		if raw, ok := v.(json.RawMessage); ok { // as fields.AppendJSON, without a copy
+			_, _ = w.Write(raw)
+			return
+		}
 		_, _ = w.Write(fields.JSON.Append(nil, v)) // the plan's writing, by construction
 	})
 }
