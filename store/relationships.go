@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tsuna/gohbase/hrpc"
@@ -579,12 +580,21 @@ type RelationshipPage struct {
 	Cursors       Cursors
 	PageInfo
 	props [][]byte // the relationships' stored properties, for Primed
+	// near and dir say whose page it is; unchecked is a page of
+	// AdjacentIndex whose ends are still to be checked (CheckEnds).
+	near      string
+	dir       Direction
+	unchecked bool
+	// ends are the node rows read to check the relationships' ends (the
+	// near node's and the far ends'), for Primed.
+	ends []Primed
 }
 
-// Primed are the relationship rows, rebuilt from the index rows: built
-// when asked for, since most pages are a request's last read.
+// Primed are the relationship rows, rebuilt from the index rows (built
+// when asked for, since most pages are a request's last read), and the
+// rows of their end nodes that Adjacent read.
 func (p RelationshipPage) Primed() []Primed {
-	out := make([]Primed, len(p.Relationships))
+	out := make([]Primed, len(p.Relationships), len(p.Relationships)+len(p.ends))
 	slab := make([]hrpc.Cell, 3*len(p.Relationships)) // the page's cells in one allocation
 	for i, rel := range p.Relationships {
 		k := RelationshipKey{Start: rel.Start, Type: rel.Type, End: rel.End}
@@ -592,13 +602,37 @@ func (p RelationshipPage) Primed() []Primed {
 		key := string(k.row())
 		out[i] = Primed{Get{keys.TableGraph, key}, Row{key, e.rowCells(&slab)}}
 	}
-	return out
+	return append(out, p.ends...)
 }
 
 // Adjacent returns a page of node's relationships of one type and
-// direction, newest first, from the adjacency index alone (the properties
-// are denormalised there; Updated is the index cell's timestamp).
+// direction, newest first: AdjacentIndex, then one batch of Gets of the
+// node and the far ends (EndGets) to check them (CheckEnds). A
+// relationship is listed only while both its ends exist and neither is
+// being deleted (see Row.Relationship), so a page may hold fewer than it
+// was asked for; a node that does not exist, or is being deleted, has
+// none.
 func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Direction, req PageRequest) (RelationshipPage, error) {
+	page, err := s.AdjacentIndex(ctx, node, relType, dir, req)
+	if err != nil {
+		return RelationshipPage{}, err
+	}
+	gets := page.EndGets()
+	if len(gets) == 0 {
+		return page.CheckEnds(nil)
+	}
+	rows, err := s.Read(ctx, gets)
+	if err != nil {
+		return RelationshipPage{}, err
+	}
+	return page.CheckEnds(rows)
+}
+
+// AdjacentIndex is a page of node's relationships as the adjacency index
+// lists them (the properties are denormalised there; Updated is the index
+// cell's timestamp), before their ends are checked: a caller that batches
+// reads reads the page's EndGets with others, and then CheckEnds.
+func (s *Store) AdjacentIndex(ctx context.Context, node, relType string, dir Direction, req PageRequest) (RelationshipPage, error) {
 	pr, err := adjacencyRange(node, relType, dir)
 	if err != nil {
 		return RelationshipPage{}, err
@@ -608,7 +642,7 @@ func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Directio
 		return RelationshipPage{}, err
 	}
 	page := RelationshipPage{Relationships: make([]Relationship, len(rows)), Cursors: cursors, PageInfo: info,
-		props: make([][]byte, len(rows))}
+		props: make([][]byte, len(rows)), near: node, dir: dir, unchecked: true}
 	for i, rw := range rows {
 		a, err := keys.DecodeAdjacency(rw.key)
 		if err != nil {
@@ -624,6 +658,84 @@ func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Directio
 		page.props[i] = rw.raw.get(keys.QualProperties)
 	}
 	return page, nil
+}
+
+// far is the id of relationship i's far end.
+func (p RelationshipPage) far(i int) string {
+	if p.dir == keys.Incoming {
+		return p.Relationships[i].Start
+	}
+	return p.Relationships[i].End
+}
+
+// EndGets are the node rows CheckEnds needs of an unchecked page (none
+// when it is empty): the near node's first, then each far end's once.
+func (p RelationshipPage) EndGets() []Get {
+	if !p.unchecked || len(p.Relationships) == 0 {
+		return nil
+	}
+	gets := make([]Get, 1, len(p.Relationships)+1)
+	gets[0] = Get{keys.TableGraph, string(keys.Node(p.near))}
+	for i := range p.Relationships {
+		g := Get{keys.TableGraph, string(keys.Node(p.far(i)))}
+		if !slices.Contains(gets, g) {
+			gets = append(gets, g)
+		}
+	}
+	return gets
+}
+
+// CheckEnds is the page without the relationships an end of which does
+// not exist or is being deleted, given the rows of EndGets in its order
+// (rows[0], the near node's, may be all a caller read when it says the
+// near node is gone: the page is then empty). The rows are kept for
+// Primed.
+func (p RelationshipPage) CheckEnds(rows []Row) (RelationshipPage, error) {
+	if !p.unchecked {
+		return p, nil
+	}
+	gets := p.EndGets()
+	p.unchecked = false
+	if len(p.Relationships) == 0 {
+		return p, nil
+	}
+	p.ends = make([]Primed, min(len(rows), len(gets)))
+	for i := range p.ends {
+		p.ends[i] = Primed{gets[i], rows[i]}
+	}
+	if len(rows) == 0 {
+		return RelationshipPage{}, errors.New("adjacent: the near node was not read")
+	}
+	if live, err := rows[0].nodeLive(); err != nil || !live {
+		return RelationshipPage{ends: p.ends[:1]}, err
+	}
+	if len(rows) < len(gets) {
+		return RelationshipPage{}, errors.New("adjacent: far ends were not read")
+	}
+	// The far ends' rows follow the near node's, each once, in the order
+	// of the relationships that name them first (as EndGets makes them).
+	at := make(map[string]int, len(gets))
+	at[p.near] = 0
+	kept := 0
+	for i := range p.Relationships {
+		far := p.far(i)
+		j, seen := at[far]
+		if !seen {
+			j = len(at)
+			at[far] = j
+		}
+		live, err := rows[j].nodeLive()
+		if err != nil {
+			return RelationshipPage{}, err
+		}
+		if !live {
+			continue // being deleted with its far end, or left by a crash
+		}
+		p.Relationships[kept], p.props[kept], p.Cursors.rows[kept] = p.Relationships[i], p.props[i], p.Cursors.rows[i]
+		kept++
+	}
+	p.Relationships, p.props, p.Cursors.rows = p.Relationships[:kept], p.props[:kept], p.Cursors.rows[:kept]
+	return p, nil
 }
 
 func adjacencyRange(node, relType string, dir Direction) (pageRange, error) {

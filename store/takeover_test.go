@@ -78,12 +78,12 @@ func checkNothingLeft(t *testing.T, s *Store, w takeoverWorld, exact countCheck)
 		}
 	}
 	for _, k := range w.rels {
-		g, _ := k.Get()
-		rows, err := s.Read(bg, []Get{g})
+		g, start, end, _ := k.Gets()
+		rows, err := s.Read(bg, []Get{g, start, end})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rel, err := rows[0].Relationship(k); rel != nil || err != nil {
+		if rel, err := rows[0].Relationship(k, rows[1], rows[2]); rel != nil || err != nil {
 			t.Errorf("alice's relationship %v: %+v, %v", k, rel, err)
 		}
 		if _, err := s.UpdateRelationshipProperties(bg, k, Properties{"by": "bob"}, nil); !errors.Is(err, ErrNotFound) {
