@@ -212,8 +212,8 @@ func (f *Fetcher) checkEnds(ctx context.Context, w *Wave) {
 				w.adjRes[i] = result[store.RelationshipPage]{err: near.err}
 				continue
 			}
-			if page, err := w.adjRes[i].v.CheckEnds([]store.Row{near.v}); err == nil && len(page.Relationships) == 0 {
-				w.adjRes[i].v = page // the near node is gone: nothing more to read
+			if page, done, err := w.adjRes[i].v.CheckNear(near.v); done {
+				w.adjRes[i] = result[store.RelationshipPage]{page, err} // nothing more to read
 				continue
 			}
 		}

@@ -209,6 +209,15 @@ var (
 // verify reads the row back after a CheckAndMutate that wrote: an import's
 // times may be before an old delete marker's, which would hide the cells.
 func (s *Store) createEntity(ctx context.Context, row []byte, e entity, keep, verify bool) (entity, error) {
+	return s.createEntityOver(ctx, row, e, keep, verify, nil)
+}
+
+// createEntityOver is createEntity; before it writes over a residue, it
+// calls finish with it (nil: nothing), which does what the residue's
+// deletion may not have done yet: a relationship's deletion counts its
+// degrees down after its row has become the residue, and once a create
+// has replaced the residue nothing else says what was deleted.
+func (s *Store) createEntityOver(ctx context.Context, row []byte, e entity, keep, verify bool, finish func(residue) error) (entity, error) {
 	ctx, op := withOp(ctx)
 	qualifier, expected := keys.QualCreated, []byte(nil)
 	over := false
@@ -242,6 +251,11 @@ func (s *Store) createEntity(ctx context.Context, row []byte, e entity, keep, ve
 		case old.gone != nil && old.deleted():
 			if keep && old.updated >= e.created {
 				return false, errHidden
+			}
+			if finish != nil {
+				if err := finish(*old.gone); err != nil {
+					return false, err
+				}
 			}
 			if !keep {
 				next := max(s.nowMs(), old.updated+1)
@@ -446,7 +460,7 @@ func (s *Store) UpdateNodeProperties(ctx context.Context, id string, set Propert
 	if err := validateID("node id", id); err != nil {
 		return Node{}, err
 	}
-	e, err := s.updateEntity(ctx, keys.Node(id), set, remove, true)
+	e, err := s.updateEntity(ctx, keys.Node(id), set, remove, true, nil)
 	if err != nil {
 		return Node{}, fmt.Errorf("update node %q: %w", id, err)
 	}
@@ -461,7 +475,10 @@ func (s *Store) UpdateNodeProperties(ctx context.Context, id string, set Propert
 // owned (a node), the ctx's Writer must be allowed to write the owner read
 // with the u the write compares (ErrForbidden otherwise), so a node
 // deleted and created again by another subject meanwhile is not written.
-func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, remove []string, owned bool) (entity, error) {
+// A relationship's update names its ends: read with the row, an end that
+// does not exist or is being deleted makes it ErrNotFound (see
+// getWithEnds).
+func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, remove []string, owned bool, ends []string) (entity, error) {
 	ctx, op := withOp(ctx)
 	w := writerOf(ctx)
 	if _, err := encodeProperties(set); err != nil {
@@ -472,7 +489,7 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 	}
 	var next entity
 	err := s.casLoop(ctx, "update", func(int) (bool, error) {
-		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		c, endsLive, err := s.getWithEnds(ctx, row, ends)
 		if err != nil {
 			return false, err
 		}
@@ -486,6 +503,9 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 		if hasOp(old.updateOps, op) {
 			next = old
 			return true, nil
+		}
+		if !endsLive {
+			return false, ErrNotFound
 		}
 		if owned && !w.mayWrite(string(old.owner)) {
 			return false, errNotYours
@@ -515,7 +535,42 @@ var errNotYours = &Refusal{Kind: ErrForbidden, Reason: "the node belongs to anot
 // deleteEntity deletes a c/p/u row with a compare-and-set on u, and returns
 // the row as it was and the delete's timestamp (one past u, seed 002).
 func (s *Store) deleteEntity(ctx context.Context, row []byte) (entity, int64, error) {
-	return s.deleteEntityCreated(ctx, row, 0)
+	return s.deleteEntityCreated(ctx, row, 0, nil)
+}
+
+// errDeletedEarlier: a relationship's deletion retried finds that it
+// applied, and that a create has replaced its residue since, finishing it.
+var errDeletedEarlier = errors.New("deleted by this op, and created again since")
+
+// getWithEnds reads row and, in the same batch of Gets, the node rows of
+// ends (a relationship's start and end; none: row alone). endsLive is
+// false when one of them does not exist or is being deleted: a node's
+// deletion takes its relationships with it at its mark (DeleteNode), so a
+// write of the relationship after the mark is ErrNotFound, as a read
+// after it finds nothing (Row.Relationship).
+func (s *Store) getWithEnds(ctx context.Context, row []byte, ends []string) (c cells, endsLive bool, err error) {
+	if len(ends) == 0 {
+		c, err = s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		return c, true, err
+	}
+	rows := make([][]byte, 1, 1+len(ends))
+	rows[0] = row
+	for _, id := range ends {
+		rows = append(rows, keys.Node(id))
+	}
+	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
+	if err != nil {
+		return nil, false, err
+	}
+	endsLive = true
+	for i, r := range res[1:] {
+		e, ok, err := decodeEntity(rows[1+i], r)
+		if err != nil {
+			return nil, false, err
+		}
+		endsLive = endsLive && ok && e.deleting == 0
+	}
+	return res[0].asMap(), endsLive, nil
 }
 
 // deleteEntityCreated is deleteEntity of the row only if it was created at
@@ -530,14 +585,18 @@ func (s *Store) deleteEntity(ctx context.Context, row []byte) (entity, int64, er
 // deletion's timestamp, for the steps that follow to be redone with the
 // same stamps. A node marked as being deleted (x) records its marking op
 // (xd) in the residue: whoever finishes the deletion, it is that op's.
-func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int64) (entity, int64, error) {
+//
+// With ends (a relationship's, deleted by its caller, not by a node's
+// deletion), an end that does not exist or is being deleted makes it
+// ErrNotFound, unless the row is the op's own residue (see getWithEnds).
+func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int64, ends []string) (entity, int64, error) {
 	ctx, op := withOp(ctx)
 	var (
 		old entity
 		ts  int64
 	)
 	err := s.casLoop(ctx, "delete", func(int) (bool, error) {
-		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		c, endsLive, err := s.getWithEnds(ctx, row, ends)
 		if err != nil {
 			return false, err
 		}
@@ -551,7 +610,13 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 			old.created, old.createOp, ts = g.created, g.createOp, g.at // ours, applied
 			return true, nil
 		}
-		if !ok || (created != 0 && old.created != created) {
+		if g := old.gone; g != nil && len(ends) > 0 && hasOp(g.earlier, op) {
+			// Ours, applied, and the row created (and perhaps deleted)
+			// again since: the create that replaced our residue finished
+			// our deletion (finishDeletion).
+			return false, errDeletedEarlier
+		}
+		if !ok || (created != 0 && old.created != created) || !endsLive {
 			return false, ErrNotFound
 		}
 		by := op
@@ -784,7 +849,7 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 	if err := s.faultPoint(pointNodeRow); err != nil {
 		return err
 	}
-	if _, _, err := s.deleteEntityCreated(ctx, keys.Node(id), created); errors.Is(err, ErrNotFound) {
+	if _, _, err := s.deleteEntityCreated(ctx, keys.Node(id), created, nil); errors.Is(err, ErrNotFound) {
 		// A concurrent deletion finished first; if the id was created
 		// again since, its counters are the new node's.
 		if still, err := s.stillMarked(ctx, id, created); err != nil || !still {

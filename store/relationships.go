@@ -167,7 +167,7 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		// created again by another op since; the residue stays in the
 		// row. The deletion counted it down: this op counts it up.)
 		if rel.gone.deleteOp == op { // our own recheck took it back
-			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
+			return Relationship{}, s.finishUndo(ctx, k, rel.gone.created)
 		}
 		// Created by this op, deleted by somebody since: its counts are
 		// the create's and the deletion's (nonces make a repeat count once).
@@ -240,7 +240,11 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		if derr != nil {
 			return Relationship{}, derr
 		}
-	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0 && rel.gone.deleteOp != op:
+	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0 && rel.gone.deleteOp == op:
+		if err := s.finishUndo(ctx, k, rel.gone.created); !errors.Is(err, ErrNotFound) {
+			return Relationship{}, err
+		}
+	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0:
 		e := entity{created: rel.gone.created, updated: rel.gone.created, props: props}
 		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
 			return Relationship{}, err
@@ -248,6 +252,23 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		return relationshipFrom(k, e)
 	}
 	return Relationship{}, notFound
+}
+
+// finishUndo finishes what the op's recheck began when it took back the
+// relationship created at created (its row is the op's residue): the
+// create's counts (the Increments repeat their nonces, so they count
+// once), then the deletion's index rows and counts, as the deletion
+// recognises its own residue. A retry cut short there would otherwise
+// leave the degrees counting a relationship whose index rows the next
+// detach deletes alone. It answers ErrNotFound: the create did not happen.
+func (s *Store) finishUndo(ctx context.Context, k RelationshipKey, created int64) error {
+	if err := s.countDegrees(ctx, k, +1, created); err != nil {
+		return err
+	}
+	if err := s.deleteRelationshipCreated(ctx, k, created, ""); err != nil {
+		return err
+	}
+	return fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
 }
 
 // createRelationshipRow writes the index rows and then the row of a new
@@ -302,7 +323,7 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		if err := s.faultPoint(pointRelationshipRow); err != nil {
 			return false, err
 		}
-		got, err := s.createEntity(ctx, k.row(), e, true, false)
+		got, err := s.createEntityOver(ctx, k.row(), e, true, false, func(g residue) error { return s.finishDeletion(ctx, k, g) })
 		if err == nil {
 			if got.created != e.created { // ours, of an earlier try: these index rows are not its
 				if uerr := s.deleteIndexRows(ctx, k, e); uerr != nil {
@@ -334,6 +355,25 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		return false, err
 	})
 	return e, err
+}
+
+// finishDeletion does the steps of the deletion that left residue g in
+// k's row after the row's own compare-and-set: its index rows, deleted at
+// its time, and its degree decrements, as its op (their nonces make a
+// repeat count once). A create about to write over the residue calls it:
+// the deletion cut short (UNAVAILABLE, a crash), or still running, would
+// otherwise leave its counts for good, since its retry no longer finds
+// the residue and a detach deletes the index rows of a creation whose row
+// is gone without counting (removeIndexed).
+func (s *Store) finishDeletion(ctx context.Context, k RelationshipKey, g residue) error {
+	if g.created == 0 {
+		return nil
+	}
+	ctx = WithOp(ctx, g.deleteOp)
+	if err := s.deleteIndexRows(ctx, k, entity{created: g.created, updated: g.at}); err != nil {
+		return err
+	}
+	return s.countDegrees(ctx, k, -1, g.created)
 }
 
 // indexHidden reports whether either index row of k's creation at created
@@ -504,7 +544,7 @@ func (s *Store) UpdateRelationshipProperties(ctx context.Context, k Relationship
 	if err := k.Validate(); err != nil {
 		return Relationship{}, err
 	}
-	e, err := s.updateEntity(ctx, k.row(), set, remove, false)
+	e, err := s.updateEntity(ctx, k.row(), set, remove, false, []string{k.Start, k.End})
 	if err != nil {
 		return Relationship{}, fmt.Errorf("update relationship %s: %w", k.ID(), err)
 	}
@@ -525,17 +565,29 @@ func (s *Store) DeleteRelationship(ctx context.Context, k RelationshipKey) error
 }
 
 func (s *Store) deleteRelationship(ctx context.Context, k RelationshipKey) error {
-	return s.deleteRelationshipCreated(ctx, k, 0, "")
+	return s.deleteRelationshipOf(ctx, k, 0, "", []string{k.Start, k.End})
 }
 
 // deleteRelationshipCreated is deleteRelationship of the relationship
-// created at created (0: whenever); another one of the same key is
-// ErrNotFound. The index row of node near (a node being deleted) goes
-// last, after the counters, so that a crash leaves the row its deletion's
-// re-run finds.
+// created at created (0: whenever), whether its ends exist or not (a
+// node's deletion, a create taking its relationship back); another one of
+// the same key is ErrNotFound. The index row of node near (a node being
+// deleted) goes last, after the counters, so that a crash leaves the row
+// its deletion's re-run finds.
 func (s *Store) deleteRelationshipCreated(ctx context.Context, k RelationshipKey, created int64, near string) error {
+	return s.deleteRelationshipOf(ctx, k, created, near, nil)
+}
+
+// deleteRelationshipOf is deleteRelationshipCreated; with ends, a
+// relationship an end of which does not exist or is being deleted is
+// ErrNotFound (it went with that end's mark; the deletion's detach
+// removes it), unless its row is the op's own residue.
+func (s *Store) deleteRelationshipOf(ctx context.Context, k RelationshipKey, created int64, near string, ends []string) error {
 	ctx, _ = withOp(ctx)
-	old, ts, err := s.deleteEntityCreated(ctx, k.row(), created)
+	old, ts, err := s.deleteEntityCreated(ctx, k.row(), created, ends)
+	if errors.Is(err, errDeletedEarlier) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("delete relationship %s: %w", k.ID(), err)
 	}
@@ -683,6 +735,26 @@ func (p RelationshipPage) EndGets() []Get {
 		}
 	}
 	return gets
+}
+
+// CheckNear is CheckEnds for a caller that has only the near node's row
+// (EndGets' first): done when that says the page is empty (the node is
+// not there, or is being deleted) or fails (a corrupt row); otherwise the
+// far ends are still to be read.
+func (p RelationshipPage) CheckNear(near Row) (page RelationshipPage, done bool, err error) {
+	if !p.unchecked || len(p.Relationships) == 0 {
+		page, err = p.CheckEnds(nil)
+		return page, true, err
+	}
+	live, err := near.nodeLive()
+	if err != nil {
+		return RelationshipPage{}, true, err
+	}
+	if !live {
+		page, err = p.CheckEnds([]Row{near})
+		return page, true, err
+	}
+	return p, false, nil
 }
 
 // CheckEnds is the page without the relationships an end of which does

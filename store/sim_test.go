@@ -936,7 +936,7 @@ func (sim *simulation) checkLinearizable() {
 			if err := porcupine.VisualizePath(model, info, path); err != nil {
 				path = err.Error()
 			}
-			sim.fail("%s: history not linearizable (%d operations; %s):\n%s", key, len(h), path, describeHistory(model, h))
+			sim.fail("%s: history not linearizable (%d operations; %s):\n%s%s", key, len(h), path, describeHistory(model, h), describeStuck(model, info))
 			if id, ok := strings.CutPrefix(key, "node "); ok {
 				illegalNodes[id] = true
 			}
@@ -965,6 +965,41 @@ func describeHistory(m porcupine.Model, h []porcupine.Operation) string {
 			ret = "open"
 		}
 		fmt.Fprintf(&b, "\t[%d, %s] client %d: %s\n", op.Call, ret, op.ClientId, m.DescribeOperation(op.Input, op.Output))
+	}
+	return b.String()
+}
+
+// describeStuck describes where the longest partial linearization the
+// checker found ends: its last operations, with the state after each, and
+// the operation that must come next (the first to return of those left),
+// which no state allows.
+func describeStuck(m porcupine.Model, info porcupine.LinearizationInfo) string {
+	var longest []porcupine.Operation
+	for _, part := range info.PartialLinearizationsOperations() {
+		for _, lin := range part {
+			if len(lin) > len(longest) {
+				longest = lin
+			}
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\tthe longest linearization (%d operations) ends:\n", len(longest))
+	states := []any{m.Init()}
+	for i, op := range longest {
+		var next []any
+		for _, st := range states {
+			if ok, to := m.Step(st, op.Input, op.Output); ok {
+				next = append(next, to)
+			}
+		}
+		states = next
+		if i >= len(longest)-8 {
+			var ds []string
+			for _, st := range states {
+				ds = append(ds, m.DescribeState(st))
+			}
+			fmt.Fprintf(&b, "\t\t[%d] client %d: %s => %s\n", op.Call, op.ClientId, m.DescribeOperation(op.Input, op.Output), strings.Join(ds, " | "))
+		}
 	}
 	return b.String()
 }
