@@ -26,6 +26,16 @@ type Node struct {
 
 func encodeMs(ms int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(ms)) }
 
+// A tentative mark (x) is its time and the byte 't'.
+func encodeTentative(ms int64) []byte { return append(encodeMs(ms), 't') }
+
+func decodeTentative(b []byte) (int64, bool) {
+	if len(b) != 9 || b[8] != 't' {
+		return 0, false
+	}
+	return decodeMs(b[:8])
+}
+
 func decodeMs(b []byte) (int64, bool) {
 	if len(b) != 8 {
 		return 0, false
@@ -42,6 +52,10 @@ type entity struct {
 	// deleting is when a node's deletion started (x), 0 for a live node:
 	// a node being deleted reads as gone (see DeleteNode).
 	deleting int64
+	// tentative is when a deletion without detach marked the node
+	// tentatively (x, flagged), 0 for none: the node is live until that
+	// deletion confirms its mark (see confirmMark).
+	tentative int64
 	// The ops of the writes that made the row (see once.go): its create
 	// (xc), its last updates (xu), the deletion that marked it (xd).
 	createOp  OpID
@@ -87,9 +101,11 @@ func decodeEntity[K rowKey, C cellSource](row K, c C) (e entity, ok bool, err er
 	}
 	props, _ := c.lookup(keys.QualProperties)
 	owner, _ := c.lookup(keys.QualOwner)
-	var deleting int64
+	var deleting, tentative int64
 	if x, ok := c.lookup(keys.QualDeleting); ok {
-		if deleting, ok = decodeMs(x); !ok {
+		if t, ok := decodeTentative(x); ok {
+			tentative = t
+		} else if deleting, ok = decodeMs(x); !ok {
 			return e, false, corrupt(row, "x=%x", x)
 		}
 	}
@@ -99,7 +115,7 @@ func decodeEntity[K rowKey, C cellSource](row K, c C) (e entity, ok bool, err er
 		return e, false, corrupt(row, "xc or xd")
 	}
 	updateOps, _ := c.lookup(keys.QualUpdateOps)
-	e = entity{created: created, updated: updated, props: props, owner: owner, deleting: deleting,
+	e = entity{created: created, updated: updated, props: props, owner: owner, deleting: deleting, tentative: tentative,
 		createOp: createOp, updateOps: updateOps, deleteOp: deleteOp, gone: e.gone, pending: e.pending}
 	return e, !e.deleted(), nil
 }
@@ -721,8 +737,12 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		}
 		ts := s.nextUpdate(e.updated)
 		marked, ownMark, markU = e.created, true, ts
+		x := encodeMs(ts)
+		if !detach {
+			x = encodeTentative(ts) // confirmed by confirmMark
+		}
 		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
-			cells{keys.QualDeleting: encodeMs(ts), keys.QualUpdated: encodeMs(ts), keys.QualDeleteOp: op[:]}, ts)
+			cells{keys.QualDeleting: x, keys.QualUpdated: encodeMs(ts), keys.QualDeleteOp: op[:]}, ts)
 	})
 	if err != nil {
 		return err
@@ -734,44 +754,98 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		// The row's deletion was the last step but the counters'.
 		return s.deleteDegreeRows(ctx, id, false)
 	}
-	if !detach && ownMark {
-		if err := s.refuseAttachedMarked(ctx, id, markU); err != nil {
+	if !detach && ownMark && !resumed {
+		if err := s.confirmMark(ctx, id, op); err != nil {
 			return err
 		}
 	}
+	_ = markU
 	return s.finishNodeDeletion(ctx, id, marked, resumed)
 }
 
-// refuseAttachedMarked is refuseAttached again once a deletion without
-// detach has marked node id (leaving u at markU): a relationship or
-// article written between the first check and the mark (its writer read
-// the node live before the mark, so its recheck let it stand) would
-// otherwise go with the node, deleted by a deletion that was not to
-// detach anything. The mark is then taken back and the deletion is
-// ErrConflict. If the mark cannot be taken back (another deletion is
-// finishing it), the deletion goes on.
-func (s *Store) refuseAttachedMarked(ctx context.Context, id string, markU int64) error {
-	refusal := s.refuseAttached(ctx, id)
-	if !errors.Is(refusal, ErrConflict) {
-		return refusal
-	}
-	next := s.nextUpdate(markU)
-	won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(id), keys.QualUpdated, encodeMs(markU),
+// confirmMark confirms the tentative mark a deletion without detach (op)
+// put on node id, once no relationship or article hangs from it: from
+// then on the node reads as gone. A tentative mark leaves the node live
+// for readers and writers, so that a deletion that ends in ErrConflict
+// was never seen to take the node away. A relationship or article written
+// meanwhile is either seen by the scan here (the mark is taken back:
+// ErrConflict) or its writer, checking the node again after writing
+// (CreateRelationship, PostArticle), takes the tentative mark back itself
+// (cancelTentative), which fails the compare-and-set that would confirm
+// it (ErrConflict too), or finds the mark confirmed and undoes its write.
+func (s *Store) confirmMark(ctx context.Context, id string, op OpID) error {
+	row := keys.Node(id)
+	return s.casLoop(ctx, "delete node", func(int) (bool, error) {
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		if err != nil {
+			return false, err
+		}
+		e, ok, err := decodeEntity(row, c)
+		switch {
+		case err != nil:
+			return false, err
+		case !ok:
+			return false, fmt.Errorf("node %q: %w", id, ErrNotFound) // another deletion finished it
+		case e.deleting != 0 && e.deleteOp == op:
+			return true, nil // confirmed (a re-send applied)
+		case e.deleting != 0:
+			return false, fmt.Errorf("node %q: %w", id, ErrNotFound) // another deletion marked it
+		case e.tentative == 0 || e.deleteOp != op:
+			return false, fmt.Errorf("node %q: a relationship or article was written, or another deletion began, meanwhile: %w", id, ErrConflict)
+		}
+		refusal := s.refuseAttached(ctx, id)
+		if refusal != nil && !errors.Is(refusal, ErrConflict) {
+			return false, refusal
+		}
+		next := s.nextUpdate(e.updated)
+		if refusal != nil {
+			won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
+				cells{keys.QualDeleting: encodeMs(0), keys.QualUpdated: encodeMs(next), keys.QualDeleteOp: []byte{}}, next)
+			if err != nil || !won {
+				return false, err // (lost: read again)
+			}
+			return false, refusal
+		}
+		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
+			cells{keys.QualDeleting: encodeMs(next), keys.QualUpdated: encodeMs(next)}, next)
+	})
+}
+
+// cancelTentative takes back a tentative mark on node id, whose row read
+// as e, for a writer that has written under the node and checks it again
+// (see confirmMark): the deletion without detach that marked it then
+// answers ErrConflict. Whatever it answers, the caller reads the node
+// again.
+func (s *Store) cancelTentative(ctx context.Context, id string, e entity) error {
+	next := s.nextUpdate(e.updated)
+	_, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(id), keys.QualUpdated, encodeMs(e.updated),
 		cells{keys.QualDeleting: encodeMs(0), keys.QualUpdated: encodeMs(next), keys.QualDeleteOp: []byte{}}, next)
-	if err != nil {
-		return err
-	}
-	if !won {
-		e, _, rerr := s.readNode(ctx, id)
-		if rerr != nil {
-			return rerr
+	return err
+}
+
+// recheckNode is getNode for a writer checking the node it wrote under
+// again: a tentative mark on it is taken back first (cancelTentative).
+func (s *Store) recheckNode(ctx context.Context, id string) (Node, error) {
+	row := keys.Node(id)
+	for {
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		if err != nil {
+			return Node{}, err
 		}
-		if e != nil && e.deleting == 0 && e.updated == next {
-			return refusal // ours, re-sent
+		e, ok, err := decodeEntity(row, c)
+		if err != nil {
+			return Node{}, err
 		}
-		return nil
+		if !ok || e.deleting != 0 {
+			return Node{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
+		}
+		if e.tentative == 0 {
+			return nodeFrom(id, e)
+		}
+		if err := s.cancelTentative(ctx, id, e); err != nil {
+			return Node{}, err
+		}
 	}
-	return refusal
 }
 
 // refuseAttached is ErrConflict if node id still has relationships or

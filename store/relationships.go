@@ -177,6 +177,13 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		}
 		return relationshipFrom(k, e)
 	case live:
+		if p := rel.pending; p != nil && p.op == op && p.created != rel.created {
+			// An earlier try of ours wrote index rows, and another
+			// create won the row: ours index nothing.
+			if err := s.deleteIndexRows(ctx, k, entity{created: p.created, updated: p.created}); err != nil {
+				return Relationship{}, err
+			}
+		}
 		return Relationship{}, fmt.Errorf("create relationship: %w", ErrAlreadyExists)
 	default:
 		if e, err = s.createRelationshipRow(ctx, k, rel, encoded); err != nil {
@@ -189,8 +196,8 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	if err := s.faultPoint(pointRelationshipRecheck); err != nil {
 		return Relationship{}, err
 	}
-	again, _, err := s.relationshipEnds(ctx, k, false)
-	if err == nil && again != ends {
+	again, _, err := s.recheckEnds(ctx, k)
+	if err == nil && (again.created != ends.created || again.startOwner != ends.startOwner) {
 		err = fmt.Errorf("node %q or %q: %w", k.Start, k.End, ErrNotFound)
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
@@ -324,6 +331,18 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 			return false, err
 		}
 		got, err := s.createEntityOver(ctx, k.row(), e, true, false, func(g residue) error { return s.finishDeletion(ctx, k, g) })
+		if err == nil && got.created == e.created && rel.pending != nil && rel.pending.op != op &&
+			rel.pending.created != e.created && (rel.gone == nil || rel.gone.created != rel.pending.created) {
+			// Another create was under way when we read the row, and ours
+			// won it: that one's index rows (its creation time, in xp)
+			// can index nothing now (its compare-and-set fails, and its
+			// retry, which finds our xp, writes new ones), but a try of it
+			// that was cut short would leave them for good.
+			loser := entity{created: rel.pending.created, updated: rel.pending.created}
+			if uerr := s.deleteIndexRows(ctx, k, loser); uerr != nil {
+				return false, uerr
+			}
+		}
 		if err == nil {
 			if got.created != e.created { // ours, of an earlier try: these index rows are not its
 				if uerr := s.deleteIndexRows(ctx, k, e); uerr != nil {
@@ -434,6 +453,15 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 		if i == 0 {
 			out.startOwner = n.Owner
 		}
+		if out.tentative == "" {
+			e, _, err := decodeEntity(rows[i].key, rows[i].cells)
+			if err != nil {
+				return relEnds{}, entity{}, err
+			}
+			if e.tentative != 0 {
+				out.tentative, out.tentativeRow = id, e
+			}
+		}
 	}
 	var e entity
 	if rel {
@@ -449,11 +477,33 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 	return out, e, nil
 }
 
+// recheckEnds is relationshipEnds (without the relationship row) for a
+// create checking its ends again after writing: an end a deletion without
+// detach has marked tentatively has the mark taken back first
+// (cancelTentative, see confirmMark), so that the deletion fails rather
+// than take the relationship with it.
+func (s *Store) recheckEnds(ctx context.Context, k RelationshipKey) (relEnds, entity, error) {
+	for range 16 {
+		ends, rel, err := s.relationshipEnds(ctx, k, false)
+		if err != nil || ends.tentative == "" {
+			return ends, rel, err
+		}
+		if err := s.cancelTentative(ctx, ends.tentative, ends.tentativeRow); err != nil {
+			return relEnds{}, entity{}, err
+		}
+	}
+	return relEnds{}, entity{}, fmt.Errorf("create relationship: an end is being deleted and written: %w", ErrConflict)
+}
+
 // relEnds is which nodes a relationship joins: their creation times, and
 // the start's owner.
 type relEnds struct {
 	created    [2]int64
 	startOwner string
+	// tentative is an end marked tentatively by a deletion without
+	// detach (recheckEnds), and tentativeRow its row as read.
+	tentative    string
+	tentativeRow entity
 }
 
 // unindexLoser deletes the index rows a create wrote for e before its

@@ -2,7 +2,11 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/tsuna/gohbase"
+	"github.com/tsuna/gohbase/hrpc"
 )
 
 // TestCreateRelationshipRetryFinishesItsUndo: a create whose recheck finds
@@ -158,5 +162,105 @@ func TestRelationshipGoesWithItsEndsMark(t *testing.T) {
 			}
 			checkGraphInvariants(t, s)
 		})
+	}
+}
+
+// TestCreateRelationshipLoserLeavesNoIndexRows: a create cut short after
+// its index rows (UNAVAILABLE), before its row, whose relationship another
+// create then makes, leaves no index rows behind, whether its retry comes
+// before or after another create would overwrite its xp (before: its
+// index rows stayed, counted by nothing; the replica simulation, seed 24).
+func TestCreateRelationshipLoserLeavesNoIndexRows(t *testing.T) {
+	for _, retried := range []bool{false, true} {
+		t.Run(fmt.Sprintf("retried=%v", retried), func(t *testing.T) {
+			clk := newFakeClock()
+			clk.step = 1 // (the two creates' times differ, and so their index rows)
+			s := newTestStoreWithClock(t, clk)
+			mustNode(t, s, "a", nil)
+			mustNode(t, s, "b", nil)
+			k := RelationshipKey{Start: "a", Type: "t", End: "b"}
+			loser := WithOp(bg, DeriveOpID("test", "loser"))
+			s.fault = crashAtPoint(pointRelationshipRow)
+			if _, err := s.CreateRelationship(loser, k, nil); !errors.Is(err, errCrash) {
+				t.Fatalf("create, cut short before its row: %v", err)
+			}
+			s.fault = nil
+			mustRel(t, s, "a", "t", "b", nil)
+			if retried {
+				if _, err := s.CreateRelationship(loser, k, nil); !errors.Is(err, ErrAlreadyExists) {
+					t.Errorf("the first create retried: %v, want already exists", err)
+				}
+			}
+			checkGraphInvariants(t, s)
+		})
+	}
+}
+
+// casAfter is a client that runs after, once, behind the next
+// CheckAndMutate that succeeds.
+type casAfter struct {
+	gohbase.Client
+	after func()
+}
+
+func (h *casAfter) CheckAndMutate(cam *hrpc.CheckAndMutate) (bool, error) {
+	ok, err := h.Client.CheckAndMutate(cam)
+	if f := h.after; f != nil && ok && err == nil {
+		h.after = nil
+		f()
+	}
+	return ok, err
+}
+
+// TestDeleteWithoutDetachSeenLiveUntilConfirmed: a deletion without
+// detach marks its node tentatively: until it has checked again that
+// nothing hangs from the node, the node reads as live and takes
+// relationships; one created then (its create takes the tentative mark
+// back) makes the deletion CONFLICT, and the node was never seen gone.
+// Before, the mark hid the node at once, and a deletion that then found a
+// relationship answered CONFLICT after readers and writers had found the
+// node gone (the replica simulation: node and relationship histories not
+// linearizable).
+func TestDeleteWithoutDetachSeenLiveUntilConfirmed(t *testing.T) {
+	db := openTestEngine(t, nil)
+	hook := &casAfter{Client: db}
+	deleter, err := New(hook, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(db, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustNode(t, s, "n", nil)
+	mustNode(t, s, "m", nil)
+	k := RelationshipKey{Start: "m", Type: "t", End: "n"}
+	hook.after = func() { // right after the deletion's mark
+		if _, err := s.getNode(bg, "n"); err != nil {
+			t.Errorf("n read while its deletion checks it: %v, want live", err)
+		}
+		if _, err := s.CreateRelationship(bg, k, nil); err != nil {
+			t.Errorf("a relationship to n while its deletion checks it: %v, want success", err)
+		}
+	}
+	if err := deleter.DeleteNode(bg, "n", false); !errors.Is(err, ErrConflict) {
+		t.Errorf("delete n without detach: %v, want conflict", err)
+	}
+	if _, err := s.getNode(bg, "n"); err != nil {
+		t.Errorf("n after the deletion that failed: %v", err)
+	}
+	if _, err := s.GetRelationship(bg, k); err != nil {
+		t.Errorf("the relationship after the deletion that failed: %v", err)
+	}
+	checkGraphInvariants(t, s)
+	// Without anything hanging from it, the deletion confirms its mark.
+	if err := s.DeleteRelationship(bg, k); err != nil {
+		t.Fatal(err)
+	}
+	if err := deleter.DeleteNode(bg, "n", false); err != nil {
+		t.Errorf("delete n: %v", err)
+	}
+	if _, err := s.getNode(bg, "n"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("n after its deletion: %v, want not found", err)
 	}
 }
