@@ -36,6 +36,17 @@ func decodeTentative(b []byte) (int64, bool) {
 	return decodeMs(b[:8])
 }
 
+// A deletion without detach confirms its mark (x) as its time and the
+// byte 'a'.
+func encodeAloneMark(ms int64) []byte { return append(encodeMs(ms), 'a') }
+
+func decodeAloneMark(b []byte) (int64, bool) {
+	if len(b) != 9 || b[8] != 'a' {
+		return 0, false
+	}
+	return decodeMs(b[:8])
+}
+
 func decodeMs(b []byte) (int64, bool) {
 	if len(b) != 8 {
 		return 0, false
@@ -56,6 +67,9 @@ type entity struct {
 	// tentatively (x, flagged), 0 for none: the node is live until that
 	// deletion confirms its mark (see confirmMark).
 	tentative int64
+	// alone: the mark (deleting) is a deletion's without detach,
+	// confirmed (confirmMark).
+	alone bool
 	// The ops of the writes that made the row (see once.go): its create
 	// (xc), its last updates (xu), the deletion that marked it (xd).
 	createOp  OpID
@@ -102,9 +116,12 @@ func decodeEntity[K rowKey, C cellSource](row K, c C) (e entity, ok bool, err er
 	props, _ := c.lookup(keys.QualProperties)
 	owner, _ := c.lookup(keys.QualOwner)
 	var deleting, tentative int64
+	alone := false
 	if x, ok := c.lookup(keys.QualDeleting); ok {
 		if t, ok := decodeTentative(x); ok {
 			tentative = t
+		} else if t, ok := decodeAloneMark(x); ok {
+			deleting, alone = t, true
 		} else if deleting, ok = decodeMs(x); !ok {
 			return e, false, corrupt(row, "x=%x", x)
 		}
@@ -115,7 +132,7 @@ func decodeEntity[K rowKey, C cellSource](row K, c C) (e entity, ok bool, err er
 		return e, false, corrupt(row, "xc or xd")
 	}
 	updateOps, _ := c.lookup(keys.QualUpdateOps)
-	e = entity{created: created, updated: updated, props: props, owner: owner, deleting: deleting, tentative: tentative,
+	e = entity{created: created, updated: updated, props: props, owner: owner, deleting: deleting, tentative: tentative, alone: alone,
 		createOp: createOp, updateOps: updateOps, deleteOp: deleteOp, gone: e.gone, pending: e.pending}
 	return e, !e.deleted(), nil
 }
@@ -807,7 +824,7 @@ func (s *Store) confirmMark(ctx context.Context, id string, op OpID) error {
 			return false, refusal
 		}
 		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
-			cells{keys.QualDeleting: encodeMs(next), keys.QualUpdated: encodeMs(next)}, next)
+			cells{keys.QualDeleting: encodeAloneMark(next), keys.QualUpdated: encodeMs(next)}, next)
 	})
 }
 

@@ -161,7 +161,19 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	live := rel.created != 0 && !rel.deleted()
 	switch {
 	case live && rel.createOp == op:
-		e = rel // ours, from an earlier try: its index rows were written before it
+		// Ours, from an earlier try: its index rows were written before
+		// it, unless an end's deletion has found and deleted them since
+		// (the row written after its detach's scan): then the earlier
+		// try's relationship belongs to a node that is gone, whatever the
+		// ends are now, and goes (finishUndo).
+		hidden, err := s.indexHidden(ctx, k, rel.created)
+		if err != nil {
+			return Relationship{}, err
+		}
+		if hidden {
+			return Relationship{}, s.finishUndo(ctx, k, rel.created)
+		}
+		e = rel
 	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0:
 		// (Also when live: created by this op, deleted by somebody, and
 		// created again by another op since; the residue stays in the
@@ -204,8 +216,17 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		return Relationship{}, fmt.Errorf("create relationship: %w", err) // as a crash
 	}
 	if err != nil {
+		// An end that a deletion with detach has marked since this create
+		// read it live, the same node: the create happened before the
+		// mark (others may have seen the relationship meanwhile, or found
+		// it there: ALREADY_EXISTS), and the deletion took it with the
+		// node. Its detach may have missed the index rows (written after
+		// its scan), so it is deleted here, and the create is a success.
+		var d *endDetaching
+		detached := errors.As(err, &d) && (d.id == k.Start && d.created == ends.created[0] ||
+			d.id == k.End && d.created == ends.created[1])
 		derr := s.deleteRelationshipCreated(ctx, k, e.created, "")
-		if errors.Is(derr, ErrNotFound) {
+		if errors.Is(derr, ErrNotFound) || derr == nil && detached {
 			// Somebody else deleted it first (an end's deletion found it
 			// in the index): it was created and others may have seen it,
 			// so the create happened, and then that deletion.
@@ -447,6 +468,9 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 			return relEnds{}, entity{}, err
 		}
 		if n == nil {
+			if e, ok, err := decodeEntity(rows[i].key, rows[i].cells); err == nil && ok && e.deleting != 0 && !e.alone {
+				return relEnds{}, entity{}, &endDetaching{id: id, created: e.created}
+			}
 			return relEnds{}, entity{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
 		}
 		out.created[i] = n.Created.UnixMilli()
@@ -494,6 +518,16 @@ func (s *Store) recheckEnds(ctx context.Context, k RelationshipKey) (relEnds, en
 	}
 	return relEnds{}, entity{}, fmt.Errorf("create relationship: an end is being deleted and written: %w", ErrConflict)
 }
+
+// endDetaching is ErrNotFound for an end that a deletion with detach has
+// marked (created: the creation it marked).
+type endDetaching struct {
+	id      string
+	created int64
+}
+
+func (e *endDetaching) Error() string { return fmt.Sprintf("node %q: %v", e.id, ErrNotFound) }
+func (e *endDetaching) Unwrap() error { return ErrNotFound }
 
 // relEnds is which nodes a relationship joins: their creation times, and
 // the start's owner.

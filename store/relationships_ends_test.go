@@ -264,3 +264,42 @@ func TestDeleteWithoutDetachSeenLiveUntilConfirmed(t *testing.T) {
 		t.Errorf("n after its deletion: %v, want not found", err)
 	}
 }
+
+// TestCreateRelationshipRetryAfterItsEndWasReplaced: a create cut short
+// after its row, whose end was deleted (its detach deleting the index
+// rows, written before the row) and created again meanwhile, is retried
+// with the same op: the retry must not adopt the row for the new node (a
+// relationship without index rows); it takes it back, NOT_FOUND.
+func TestCreateRelationshipRetryAfterItsEndWasReplaced(t *testing.T) {
+	s := newTestStore(t)
+	mustNode(t, s, "a", nil)
+	mustNode(t, s, "b", nil)
+	k := RelationshipKey{Start: "a", Type: "t", End: "b"}
+	ctx := WithOp(bg, DeriveOpID("test", "create"))
+	s.fault = func(point string) error {
+		switch point {
+		case pointRelationshipRow:
+			hook := s.fault
+			s.fault = nil
+			defer func() { s.fault = hook }()
+			if err := s.DeleteNode(bg, "b", true); err != nil {
+				t.Fatal(err)
+			}
+			mustNode(t, s, "b", nil)
+		case pointRelationshipRecheck:
+			return errCrash
+		}
+		return nil
+	}
+	if _, err := s.CreateRelationship(ctx, k, nil); !errors.Is(err, errCrash) {
+		t.Fatalf("create, cut short before its recheck: %v", err)
+	}
+	s.fault = nil
+	if _, err := s.CreateRelationship(ctx, k, nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("create retried: %v, want not found", err)
+	}
+	checkGraphInvariants(t, s)
+	if _, err := s.GetRelationship(bg, k); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the relationship reads %v, want not found", err)
+	}
+}

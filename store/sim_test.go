@@ -936,7 +936,7 @@ func (sim *simulation) checkLinearizable() {
 			if err := porcupine.VisualizePath(model, info, path); err != nil {
 				path = err.Error()
 			}
-			sim.fail("%s: history not linearizable (%d operations; %s):\n%s%s", key, len(h), path, describeHistory(model, h), describeStuck(model, info))
+			sim.fail("%s: history not linearizable (%d operations; %s):\n%s%s", key, len(h), path, describeHistory(model, h), describeStuck(model, h, info))
 			if id, ok := strings.CutPrefix(key, "node "); ok {
 				illegalNodes[id] = true
 			}
@@ -973,7 +973,7 @@ func describeHistory(m porcupine.Model, h []porcupine.Operation) string {
 // checker found ends: its last operations, with the state after each, and
 // the operation that must come next (the first to return of those left),
 // which no state allows.
-func describeStuck(m porcupine.Model, info porcupine.LinearizationInfo) string {
+func describeStuck(m porcupine.Model, h []porcupine.Operation, info porcupine.LinearizationInfo) string {
 	var longest []porcupine.Operation
 	for _, part := range info.PartialLinearizationsOperations() {
 		for _, lin := range part {
@@ -1000,6 +1000,24 @@ func describeStuck(m porcupine.Model, info porcupine.LinearizationInfo) string {
 			}
 			fmt.Fprintf(&b, "\t\t[%d] client %d: %s => %s\n", op.Call, op.ClientId, m.DescribeOperation(op.Input, op.Output), strings.Join(ds, " | "))
 		}
+	}
+	placed := map[[2]int64]bool{}
+	for _, op := range longest {
+		placed[[2]int64{int64(op.ClientId), op.Call}] = true
+	}
+	var left []porcupine.Operation
+	for _, op := range h {
+		if !placed[[2]int64{int64(op.ClientId), op.Call}] {
+			left = append(left, op)
+		}
+	}
+	slices.SortFunc(left, func(a, b porcupine.Operation) int { return int(a.Return - b.Return) })
+	for i, op := range left[:min(3, len(left))] {
+		what := "next to return"
+		if i > 0 {
+			what = "then"
+		}
+		fmt.Fprintf(&b, "\t%s, not placed: [%d] client %d: %s\n", what, op.Call, op.ClientId, m.DescribeOperation(op.Input, op.Output))
 	}
 	return b.String()
 }
