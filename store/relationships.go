@@ -222,11 +222,20 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		// it there: ALREADY_EXISTS), and the deletion took it with the
 		// node. Its detach may have missed the index rows (written after
 		// its scan), so it is deleted here, and the create is a success.
-		var d *endDetaching
-		detached := errors.As(err, &d) && (d.id == k.Start && d.created == ends.created[0] ||
+		//
+		// An end that a deletion without detach has marked (confirmed)
+		// since: that deletion found nothing hanging from the node after
+		// its tentative mark, so the index rows came after its check, and
+		// the create after the deletion: NOT_FOUND, whoever deleted the
+		// relationship (the deletion's detach may have found it).
+		var d *endMarked
+		sameEnd := errors.As(err, &d) && (d.id == k.Start && d.created == ends.created[0] ||
 			d.id == k.End && d.created == ends.created[1])
 		derr := s.deleteRelationshipCreated(ctx, k, e.created, "")
-		if errors.Is(derr, ErrNotFound) || derr == nil && detached {
+		if sameEnd && d.alone && (derr == nil || errors.Is(derr, ErrNotFound)) {
+			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", err)
+		}
+		if errors.Is(derr, ErrNotFound) || derr == nil && sameEnd {
 			// Somebody else deleted it first (an end's deletion found it
 			// in the index): it was created and others may have seen it,
 			// so the create happened, and then that deletion.
@@ -468,8 +477,8 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 			return relEnds{}, entity{}, err
 		}
 		if n == nil {
-			if e, ok, err := decodeEntity(rows[i].key, rows[i].cells); err == nil && ok && e.deleting != 0 && !e.alone {
-				return relEnds{}, entity{}, &endDetaching{id: id, created: e.created}
+			if e, ok, err := decodeEntity(rows[i].key, rows[i].cells); err == nil && ok && e.deleting != 0 {
+				return relEnds{}, entity{}, &endMarked{id: id, created: e.created, alone: e.alone}
 			}
 			return relEnds{}, entity{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
 		}
@@ -519,15 +528,16 @@ func (s *Store) recheckEnds(ctx context.Context, k RelationshipKey) (relEnds, en
 	return relEnds{}, entity{}, fmt.Errorf("create relationship: an end is being deleted and written: %w", ErrConflict)
 }
 
-// endDetaching is ErrNotFound for an end that a deletion with detach has
-// marked (created: the creation it marked).
-type endDetaching struct {
+// endMarked is ErrNotFound for an end that a deletion has marked
+// (created: the creation it marked; alone: a deletion without detach).
+type endMarked struct {
 	id      string
 	created int64
+	alone   bool
 }
 
-func (e *endDetaching) Error() string { return fmt.Sprintf("node %q: %v", e.id, ErrNotFound) }
-func (e *endDetaching) Unwrap() error { return ErrNotFound }
+func (e *endMarked) Error() string { return fmt.Sprintf("node %q: %v", e.id, ErrNotFound) }
+func (e *endMarked) Unwrap() error { return ErrNotFound }
 
 // relEnds is which nodes a relationship joins: their creation times, and
 // the start's owner.
