@@ -158,6 +158,8 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		return Relationship{}, fmt.Errorf("create relationship: %w", errNotYours)
 	}
 	var e entity
+	// replaced is the residue this call's create wrote over, if any.
+	var replaced *residue
 	live := rel.created != 0 && !rel.deleted()
 	switch {
 	case live && rel.createOp == op:
@@ -198,7 +200,7 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		}
 		return Relationship{}, fmt.Errorf("create relationship: %w", ErrAlreadyExists)
 	default:
-		if e, err = s.createRelationshipRow(ctx, k, rel, encoded); err != nil {
+		if e, replaced, err = s.createRelationshipRow(ctx, k, rel, encoded); err != nil {
 			return Relationship{}, fmt.Errorf("create relationship: %w", err)
 		}
 	}
@@ -231,8 +233,13 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		var d *endMarked
 		sameEnd := errors.As(err, &d) && (d.id == k.Start && d.created == ends.created[0] ||
 			d.id == k.End && d.created == ends.created[1])
+		//
+		// A create that wrote its row over the residue of that deletion
+		// (its detach took another relationship of the key) wrote it after
+		// the mark: NOT_FOUND too.
+		afterMark := sameEnd && replaced != nil && replaced.deleteOp == d.deleteOp
 		derr := s.deleteRelationshipCreated(ctx, k, e.created, "")
-		if sameEnd && d.alone && (derr == nil || errors.Is(derr, ErrNotFound)) {
+		if sameEnd && (d.alone || afterMark) && (derr == nil || errors.Is(derr, ErrNotFound)) {
 			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", err)
 		}
 		if errors.Is(derr, ErrNotFound) || derr == nil && sameEnd {
@@ -313,7 +320,9 @@ func (s *Store) finishUndo(ctx context.Context, k RelationshipKey, created int64
 // way). Its creation time is after the residue's (so a delete stamped by a
 // clock ahead hides nothing), or the earlier try's of the same op (xp),
 // whose index rows are then written again, not left behind.
-func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, rel entity, props []byte) (entity, error) {
+//
+// It returns the residue it wrote over, if any.
+func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, rel entity, props []byte) (entity, *residue, error) {
 	ctx, op := withOp(ctx)
 	floor := int64(0)
 	if rel.gone != nil {
@@ -324,6 +333,7 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 	if reuse {
 		created = rel.pending.created
 	}
+	var replaced *residue
 	var e entity
 	err := s.casLoop(ctx, "create relationship hidden by a delete marker", func(attempt int) (bool, error) {
 		e = entity{created: created, updated: created, props: props}
@@ -360,7 +370,11 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		if err := s.faultPoint(pointRelationshipRow); err != nil {
 			return false, err
 		}
-		got, err := s.createEntityOver(ctx, k.row(), e, true, false, func(g residue) error { return s.finishDeletion(ctx, k, g) })
+		replaced = nil
+		got, err := s.createEntityOver(ctx, k.row(), e, true, false, func(g residue) error {
+			replaced = &g
+			return s.finishDeletion(ctx, k, g)
+		})
 		if err == nil && got.created == e.created && rel.pending != nil && rel.pending.op != op &&
 			rel.pending.created != e.created && (rel.gone == nil || rel.gone.created != rel.pending.created) {
 			// Another create was under way when we read the row, and ours
@@ -403,7 +417,7 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		}
 		return false, err
 	})
-	return e, err
+	return e, replaced, err
 }
 
 // finishDeletion does the steps of the deletion that left residue g in
@@ -478,7 +492,7 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 		}
 		if n == nil {
 			if e, ok, err := decodeEntity(rows[i].key, rows[i].cells); err == nil && ok && e.deleting != 0 {
-				return relEnds{}, entity{}, &endMarked{id: id, created: e.created, alone: e.alone}
+				return relEnds{}, entity{}, &endMarked{id: id, created: e.created, alone: e.alone, deleteOp: e.deleteOp}
 			}
 			return relEnds{}, entity{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
 		}
@@ -531,9 +545,10 @@ func (s *Store) recheckEnds(ctx context.Context, k RelationshipKey) (relEnds, en
 // endMarked is ErrNotFound for an end that a deletion has marked
 // (created: the creation it marked; alone: a deletion without detach).
 type endMarked struct {
-	id      string
-	created int64
-	alone   bool
+	id       string
+	created  int64
+	alone    bool
+	deleteOp OpID // the op of the deletion that marked it
 }
 
 func (e *endMarked) Error() string { return fmt.Sprintf("node %q: %v", e.id, ErrNotFound) }
