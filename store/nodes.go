@@ -81,6 +81,10 @@ type entity struct {
 	gone *residue
 	// pending is a relationship create under way (xp).
 	pending *pendingCreate
+	// ends are a relationship's start and end nodes' creation times when
+	// it was created (xe; zero: not recorded, a row of an older version
+	// or an import).
+	ends [2]int64
 }
 
 // deleted reports whether e is a residue: a row deleted, read as absent.
@@ -132,8 +136,13 @@ func decodeEntity[K rowKey, C cellSource](row K, c C) (e entity, ok bool, err er
 		return e, false, corrupt(row, "xc or xd")
 	}
 	updateOps, _ := c.lookup(keys.QualUpdateOps)
+	var ends [2]int64
+	if xe, has := c.lookup(keys.QualEnds); has && len(xe) == 16 {
+		ends[0], _ = decodeMs(xe[:8])
+		ends[1], _ = decodeMs(xe[8:])
+	}
 	e = entity{created: created, updated: updated, props: props, owner: owner, deleting: deleting, tentative: tentative, alone: alone,
-		createOp: createOp, updateOps: updateOps, deleteOp: deleteOp, gone: e.gone, pending: e.pending}
+		createOp: createOp, updateOps: updateOps, deleteOp: deleteOp, gone: e.gone, pending: e.pending, ends: ends}
 	return e, !e.deleted(), nil
 }
 
@@ -191,6 +200,9 @@ func (e entity) cells() cells {
 func (e entity) createCells(op OpID, overResidue bool) cells {
 	c := e.cells()
 	c[keys.QualCreateOp] = append([]byte(nil), op[:]...)
+	if e.ends != [2]int64{} || overResidue {
+		c[keys.QualEnds] = e.endsCell()
+	}
 	if overResidue {
 		c[keys.QualOwner] = append([]byte{}, e.owner...)
 		c[keys.QualDeleting] = encodeMs(e.deleting)
@@ -198,6 +210,20 @@ func (e entity) createCells(op OpID, overResidue bool) cells {
 		c[keys.QualDeleteOp] = []byte{}
 	}
 	return c
+}
+
+// endsCell is e's xe: empty when its ends are not recorded.
+func (e entity) endsCell() []byte {
+	if e.ends == [2]int64{} {
+		return []byte{}
+	}
+	return append(encodeMs(e.ends[0]), encodeMs(e.ends[1])...)
+}
+
+// endsAre reports whether a relationship row e belongs to the end nodes
+// created at created (a row that does not record its ends does).
+func (e entity) endsAre(created [2]int64) bool {
+	return e.ends == [2]int64{} || e.ends == created
 }
 
 func nodeFrom(id string, e entity) (Node, error) {
@@ -522,7 +548,7 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 	}
 	var next entity
 	err := s.casLoop(ctx, "update", func(int) (bool, error) {
-		c, endsLive, err := s.getWithEnds(ctx, row, ends)
+		c, endsLive, endsCreated, err := s.getWithEnds(ctx, row, ends)
 		if err != nil {
 			return false, err
 		}
@@ -537,7 +563,7 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 			next = old
 			return true, nil
 		}
-		if !endsLive {
+		if !endsLive || len(ends) > 0 && !old.endsAre(endsCreated) {
 			return false, ErrNotFound
 		}
 		if owned && !w.mayWrite(string(old.owner)) {
@@ -552,7 +578,7 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 			return false, err // e.g. the merged map is too large: nothing written
 		}
 		next = entity{created: old.created, updated: s.nextUpdate(old.updated), props: encoded, owner: old.owner,
-			createOp: old.createOp, updateOps: pushOp(old.updateOps, op)}
+			createOp: old.createOp, updateOps: pushOp(old.updateOps, op), ends: old.ends}
 		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(old.updated),
 			cells{keys.QualProperties: encoded, keys.QualUpdated: encodeMs(next.updated), keys.QualUpdateOps: next.updateOps}, next.updated)
 	})
@@ -581,10 +607,10 @@ var errDeletedEarlier = errors.New("deleted by this op, and created again since"
 // deletion takes its relationships with it at its mark (DeleteNode), so a
 // write of the relationship after the mark is ErrNotFound, as a read
 // after it finds nothing (Row.Relationship).
-func (s *Store) getWithEnds(ctx context.Context, row []byte, ends []string) (c cells, endsLive bool, err error) {
+func (s *Store) getWithEnds(ctx context.Context, row []byte, ends []string) (c cells, endsLive bool, endsCreated [2]int64, err error) {
 	if len(ends) == 0 {
 		c, err = s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
-		return c, true, err
+		return c, true, endsCreated, err
 	}
 	rows := make([][]byte, 1, 1+len(ends))
 	rows[0] = row
@@ -593,17 +619,20 @@ func (s *Store) getWithEnds(ctx context.Context, row []byte, ends []string) (c c
 	}
 	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
 	if err != nil {
-		return nil, false, err
+		return nil, false, endsCreated, err
 	}
 	endsLive = true
 	for i, r := range res[1:] {
 		e, ok, err := decodeEntity(rows[1+i], r)
 		if err != nil {
-			return nil, false, err
+			return nil, false, endsCreated, err
 		}
 		endsLive = endsLive && ok && e.deleting == 0
+		if i < len(endsCreated) {
+			endsCreated[i] = e.created
+		}
 	}
-	return res[0].asMap(), endsLive, nil
+	return res[0].asMap(), endsLive, endsCreated, nil
 }
 
 // deleteEntityCreated is deleteEntity of the row only if it was created at
@@ -629,7 +658,7 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 		ts  int64
 	)
 	err := s.casLoop(ctx, "delete", func(int) (bool, error) {
-		c, endsLive, err := s.getWithEnds(ctx, row, ends)
+		c, endsLive, endsCreated, err := s.getWithEnds(ctx, row, ends)
 		if err != nil {
 			return false, err
 		}
@@ -649,7 +678,7 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 			// our deletion (finishDeletion).
 			return false, errDeletedEarlier
 		}
-		if !ok || (created != 0 && old.created != created) || !endsLive {
+		if !ok || (created != 0 && old.created != created) || !endsLive || len(ends) > 0 && !old.endsAre(endsCreated) {
 			return false, ErrNotFound
 		}
 		by := op

@@ -226,10 +226,16 @@ func (r Row) Relationship(k RelationshipKey, start, end Row) (*Relationship, err
 	if err != nil || !ok {
 		return nil, err
 	}
-	for _, n := range []Row{start, end} {
-		if live, err := n.nodeLive(); err != nil || !live {
+	var created [2]int64
+	for i, n := range []Row{start, end} {
+		ne, ok, err := decodeEntity(n.key, n.cells)
+		if err != nil || !ok || ne.deleting != 0 {
 			return nil, err
 		}
+		created[i] = ne.created
+	}
+	if !e.endsAre(created) {
+		return nil, nil // an earlier node's of the same id, on its way out
 	}
 	rel, err := relationshipFrom(k, e)
 	return &rel, err

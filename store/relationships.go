@@ -190,6 +190,11 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 			return Relationship{}, err
 		}
 		return relationshipFrom(k, e)
+	case live && !rel.endsAre(ends.created):
+		// A relationship of an end deleted since it was made (and
+		// created again), which its create or the deletion is taking
+		// away: it reads as absent, and is not there to be created over.
+		return Relationship{}, fmt.Errorf("create relationship: a relationship of a deleted node of the same id is being removed; try again: %w", ErrConflict)
 	case live:
 		if p := rel.pending; p != nil && p.op == op && p.created != rel.created {
 			// An earlier try of ours wrote index rows, and another
@@ -200,7 +205,7 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		}
 		return Relationship{}, fmt.Errorf("create relationship: %w", ErrAlreadyExists)
 	default:
-		if e, replaced, err = s.createRelationshipRow(ctx, k, rel, encoded); err != nil {
+		if e, replaced, err = s.createRelationshipRow(ctx, k, rel, encoded, ends.created); err != nil {
 			return Relationship{}, fmt.Errorf("create relationship: %w", err)
 		}
 	}
@@ -322,7 +327,7 @@ func (s *Store) finishUndo(ctx context.Context, k RelationshipKey, created int64
 // whose index rows are then written again, not left behind.
 //
 // It returns the residue it wrote over, if any.
-func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, rel entity, props []byte) (entity, *residue, error) {
+func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, rel entity, props []byte, endsCreated [2]int64) (entity, *residue, error) {
 	ctx, op := withOp(ctx)
 	floor := int64(0)
 	if rel.gone != nil {
@@ -336,7 +341,7 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 	var replaced *residue
 	var e entity
 	err := s.casLoop(ctx, "create relationship hidden by a delete marker", func(attempt int) (bool, error) {
-		e = entity{created: created, updated: created, props: props}
+		e = entity{created: created, updated: created, props: props, ends: endsCreated}
 		if !reuse || attempt > 0 {
 			if err := s.faultPoint(pointRelationshipPending); err != nil {
 				return false, err
