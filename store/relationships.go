@@ -173,7 +173,13 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 			return Relationship{}, err
 		}
 		if hidden {
-			return Relationship{}, s.finishUndo(ctx, k, rel.created)
+			// (If the deletion took the row too, after this read, the
+			// relationship was there, others may have seen it: the
+			// create happened, then that deletion.)
+			if err := s.finishUndo(ctx, k, rel.created); !errors.Is(err, errDeletedByAnother) {
+				return Relationship{}, err
+			}
+			return relationshipFrom(k, rel)
 		}
 		e = rel
 	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0:
@@ -310,15 +316,23 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 // recognises its own residue. A retry cut short there would otherwise
 // leave the degrees counting a relationship whose index rows the next
 // detach deletes alone. It answers ErrNotFound: the create did not happen.
+//
+// If another deletion took the row first, it is errDeletedByAnother.
 func (s *Store) finishUndo(ctx context.Context, k RelationshipKey, created int64) error {
 	if err := s.countDegrees(ctx, k, +1, created); err != nil {
 		return err
 	}
-	if err := s.deleteRelationshipCreated(ctx, k, created, ""); err != nil {
+	if err := s.deleteRelationshipCreated(ctx, k, created, ""); errors.Is(err, ErrNotFound) {
+		return errDeletedByAnother
+	} else if err != nil {
 		return err
 	}
 	return fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
 }
+
+// errDeletedByAnother: the relationship a create was taking back was
+// deleted by another first (an end's deletion): it was created.
+var errDeletedByAnother = fmt.Errorf("create relationship: deleted by another meanwhile: %w", ErrNotFound)
 
 // createRelationshipRow writes the index rows and then the row of a new
 // relationship, whose row read as rel (absent, a residue, a create under
@@ -337,6 +351,11 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 	reuse := rel.pending != nil && rel.pending.op == op && rel.pending.created > floor
 	if reuse {
 		created = rel.pending.created
+	} else if rel.pending != nil {
+		// After another create's (or an earlier try's) time: index rows of
+		// that time may have been found by an end's detach since, and
+		// deleted with a marker that would hide ours of the same key.
+		created = max(created, rel.pending.created+1)
 	}
 	var replaced *residue
 	var e entity
