@@ -509,16 +509,25 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 		return relEnds{}, entity{}, err
 	}
 	var out relEnds
+	// An end that is missing: gone (or corrupt) first, then one marked by
+	// a deletion without detach, then one marked by a deletion with
+	// detach (what CreateRelationship's recheck makes of it).
+	var gone error
+	var marked *endMarked
 	for i, id := range ids {
 		n, err := rows[i].Node(id)
 		if err != nil {
 			return relEnds{}, entity{}, err
 		}
 		if n == nil {
-			if e, ok, err := decodeEntity(rows[i].key, rows[i].cells); err == nil && ok && e.deleting != 0 {
-				return relEnds{}, entity{}, &endMarked{id: id, created: e.created, alone: e.alone, deleteOp: e.deleteOp}
+			e, ok, _ := decodeEntity(rows[i].key, rows[i].cells)
+			switch {
+			case !ok || e.deleting == 0:
+				gone = fmt.Errorf("node %q: %w", id, ErrNotFound)
+			case marked == nil || e.alone:
+				marked = &endMarked{id: id, created: e.created, alone: e.alone, deleteOp: e.deleteOp}
 			}
-			return relEnds{}, entity{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
+			continue
 		}
 		out.created[i] = n.Created.UnixMilli()
 		if i == 0 {
@@ -533,6 +542,12 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 				out.tentative, out.tentativeRow = id, e
 			}
 		}
+	}
+	if gone != nil {
+		return relEnds{}, entity{}, gone
+	}
+	if marked != nil {
+		return relEnds{}, entity{}, marked
 	}
 	var e entity
 	if rel {
