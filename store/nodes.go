@@ -1094,6 +1094,18 @@ func (s *Store) removeIndexed(ctx context.Context, a keys.Adjacency, ts int64) e
 	if !errors.Is(err, ErrNotFound) {
 		return err
 	}
+	// The row may be the residue of that creation's deletion by another
+	// op, cut short (its decrements still to do): finished, not only
+	// unindexed, or nothing would count it down once its index rows go.
+	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, k.row())
+	if err != nil {
+		return err
+	}
+	if e, _, err := decodeEntity(k.row(), c); err != nil {
+		return err
+	} else if e.gone != nil && e.gone.created == a.Created {
+		return s.finishDeletion(ctx, k, *e.gone)
+	}
 	out, in, err := k.index(a.Created)
 	if err != nil {
 		return err

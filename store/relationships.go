@@ -445,9 +445,10 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 }
 
 // finishDeletion does the steps of the deletion that left residue g in
-// k's row after the row's own compare-and-set: its index rows, deleted at
-// its time, and its degree decrements, as its op (their nonces make a
-// repeat count once). A create about to write over the residue calls it:
+// k's row after the row's own compare-and-set: its degree decrements, as
+// its op (their nonces make a repeat count once), and its index rows,
+// deleted at its time. A create about to write over the residue calls it,
+// and a detach that finds an index row of that creation (removeIndexed):
 // the deletion cut short (UNAVAILABLE, a crash), or still running, would
 // otherwise leave its counts for good, since its retry no longer finds
 // the residue and a detach deletes the index rows of a creation whose row
@@ -457,10 +458,12 @@ func (s *Store) finishDeletion(ctx context.Context, k RelationshipKey, g residue
 		return nil
 	}
 	ctx = WithOp(ctx, g.deleteOp)
-	if err := s.deleteIndexRows(ctx, k, entity{created: g.created, updated: g.at}); err != nil {
+	// The decrements first: while an index row is left, a detach finds
+	// the relationship and finishes this again.
+	if err := s.countDegrees(ctx, k, -1, g.created); err != nil {
 		return err
 	}
-	return s.countDegrees(ctx, k, -1, g.created)
+	return s.deleteIndexRows(ctx, k, entity{created: g.created, updated: g.at})
 }
 
 // indexHidden reports whether either index row of k's creation at created

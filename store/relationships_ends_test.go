@@ -7,6 +7,8 @@ import (
 
 	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/hrpc"
+
+	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 // TestCreateRelationshipRetryFinishesItsUndo: a create whose recheck finds
@@ -302,4 +304,38 @@ func TestCreateRelationshipRetryAfterItsEndWasReplaced(t *testing.T) {
 	if _, err := s.GetRelationship(bg, k); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the relationship reads %v, want not found", err)
 	}
+}
+
+// TestDetachFinishesADeletionCutShort: a relationship's deletion by an
+// end's detach, cut short after its row became a residue and before its
+// decrements, whose index row another sweep then finds (removeIndexed, as
+// another detach does), is finished there (its decrements, as its op),
+// not only unindexed: nothing else would count it down once its index
+// rows are gone (the replica simulation, seed 110).
+func TestDetachFinishesADeletionCutShort(t *testing.T) {
+	s := newTestStore(t)
+	mustNode(t, s, "a", nil)
+	mustNode(t, s, "b", nil)
+	mustRel(t, s, "a", "t", "b", nil)
+	s.fault = crashAtPoint("degree-incoming")
+	if err := s.DeleteNode(bg, "b", true); !errors.Is(err, errCrash) {
+		t.Fatalf("delete b, cut short in its detach: %v", err)
+	}
+	s.fault = nil
+	r := adjacencyOf("b")
+	rows, err := s.scan(bg, r)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("b's index rows: %d, %v; want the one left", len(rows), err)
+	}
+	a, err := keys.DecodeAdjacency(rows[0].key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.removeIndexed(WithOp(bg, DeriveOpID("test", "sweep")), a, rows[0].ts); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteNode(bg, "b", true); err != nil {
+		t.Fatalf("delete b again: %v", err)
+	}
+	checkGraphInvariants(t, s)
 }
