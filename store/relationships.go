@@ -245,12 +245,14 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		sameEnd := errors.As(err, &d) && (d.id == k.Start && d.created == ends.created[0] ||
 			d.id == k.End && d.created == ends.created[1])
 		//
-		// A create that wrote its row over the residue of that deletion
-		// (its detach took another relationship of the key) wrote it after
-		// the mark: NOT_FOUND too.
-		afterMark := sameEnd && replaced != nil && replaced.deleteOp == d.deleteOp
+		// A create that wrote its row over another residue than the one
+		// its first read found (another relationship of the key was there
+		// in between, which that deletion's detach may have taken) cannot
+		// come before the mark: NOT_FOUND too.
+		fresh := replaced == nil && !rel.deleted() ||
+			replaced != nil && rel.gone != nil && replaced.at == rel.gone.at && replaced.deleteOp == rel.gone.deleteOp
 		derr := s.deleteRelationshipCreated(ctx, k, e.created, "")
-		if sameEnd && (d.alone || afterMark) && (derr == nil || errors.Is(derr, ErrNotFound)) {
+		if sameEnd && (d.alone || !fresh) && (derr == nil || errors.Is(derr, ErrNotFound)) {
 			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", err)
 		}
 		if errors.Is(derr, ErrNotFound) || derr == nil && sameEnd {
@@ -524,6 +526,11 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 		}
 		if n == nil {
 			e, ok, _ := decodeEntity(rows[i].key, rows[i].cells)
+			if !ok && e.deleting != 0 && e.gone != nil && e.gone.created == e.created {
+				// Deleted since, by the deletion that marked it: the
+				// residue keeps the mark (x), and so its kind.
+				ok, e.deleteOp = true, e.gone.deleteOp
+			}
 			switch {
 			case !ok || e.deleting == 0:
 				gone = fmt.Errorf("node %q: %w", id, ErrNotFound)
