@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/hrpc"
@@ -337,5 +338,66 @@ func TestDetachFinishesADeletionCutShort(t *testing.T) {
 	if err := s.DeleteNode(bg, "b", true); err != nil {
 		t.Fatalf("delete b again: %v", err)
 	}
+	checkGraphInvariants(t, s)
+}
+
+// TestRelationshipOfAReplacedEndReadsAbsent: a create whose end is deleted
+// and created again between its first read and its row writes a row for
+// the old node; until its recheck takes it back, that row must not read as
+// a relationship of the new node (xe, the ends' creation times).
+func TestRelationshipOfAReplacedEndReadsAbsent(t *testing.T) {
+	s := newTestStore(t)
+	mustNode(t, s, "a", nil)
+	mustNode(t, s, "b", nil)
+	k := RelationshipKey{Start: "a", Type: "t", End: "b"}
+	s.fault = func(point string) error {
+		hook := s.fault
+		s.fault = nil
+		defer func() { s.fault = hook }()
+		switch point {
+		case pointRelationshipRow:
+			if err := s.DeleteNode(bg, "b", true); err != nil {
+				t.Fatal(err)
+			}
+			mustNode(t, s, "b", nil)
+		case pointRelationshipRecheck:
+			if _, err := s.GetRelationship(bg, k); !errors.Is(err, ErrNotFound) {
+				t.Errorf("the old b's relationship read with the new b: %v, want not found", err)
+			}
+			if _, err := s.UpdateRelationshipProperties(bg, k, Properties{"x": "1"}, nil); !errors.Is(err, ErrNotFound) {
+				t.Errorf("its update: %v, want not found", err)
+			}
+		}
+		return nil
+	}
+	if _, err := s.CreateRelationship(bg, k, nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("create: %v, want not found", err)
+	}
+	s.fault = nil
+	checkGraphInvariants(t, s)
+}
+
+// TestCreateAfterAPendingCreateOfTheSameTime: a create cut short after its
+// index rows, which an end's detach then deletes (a delete marker at their
+// time or later), is followed by another create in the same millisecond:
+// that one's index rows must not take the same key, which the marker
+// would hide (a relationship without index rows).
+func TestCreateAfterAPendingCreateOfTheSameTime(t *testing.T) {
+	clk := newFakeClock() // frozen: every create is in the same millisecond
+	s := newTestStoreWithClock(t, clk)
+	s.clockWait = 10 * time.Millisecond
+	mustNode(t, s, "a", nil)
+	mustNode(t, s, "b", nil)
+	k := RelationshipKey{Start: "a", Type: "t", End: "b"}
+	s.fault = crashAtPoint(pointRelationshipRow)
+	if _, err := s.CreateRelationship(WithOp(bg, DeriveOpID("test", "first")), k, nil); !errors.Is(err, errCrash) {
+		t.Fatalf("create, cut short before its row: %v", err)
+	}
+	s.fault = nil
+	if err := s.DeleteNode(bg, "b", true); err != nil {
+		t.Fatal(err)
+	}
+	mustNode(t, s, "b", nil)
+	mustRel(t, s, "a", "t", "b", nil)
 	checkGraphInvariants(t, s)
 }
