@@ -200,7 +200,7 @@ func (f *Fetcher) checkEnds(ctx context.Context, w *Wave) {
 	}
 	var need []store.Get
 	needIdx := map[store.Get]int{}
-	pending := make([]bool, len(w.adjRes))
+	pending := make([][]store.Get, len(w.adjRes)) // a page's EndGets, while its check waits for them
 	for i := range w.adjRes {
 		gets := w.adjRes[i].v.EndGets()
 		if w.adjRes[i].err != nil || len(gets) == 0 {
@@ -217,7 +217,7 @@ func (f *Fetcher) checkEnds(ctx context.Context, w *Wave) {
 				continue
 			}
 		}
-		pending[i] = true
+		pending[i] = gets
 		for _, g := range gets {
 			if _, ok := known(g); !ok {
 				add(&need, &needIdx, g)
@@ -243,11 +243,10 @@ func (f *Fetcher) checkEnds(ctx context.Context, w *Wave) {
 	for j, g := range need {
 		w.ends = append(w.ends, endRow{g, read[j]})
 	}
-	for i, p := range pending {
-		if !p {
+	for i, gets := range pending {
+		if gets == nil {
 			continue
 		}
-		gets := w.adjRes[i].v.EndGets()
 		rows := make([]store.Row, len(gets))
 		var err error
 		for j, g := range gets {

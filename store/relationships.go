@@ -795,16 +795,13 @@ type RelationshipPage struct {
 	near      string
 	dir       Direction
 	unchecked bool
-	// ends are the node rows read to check the relationships' ends (the
-	// near node's and the far ends'), for Primed.
-	ends []Primed
 }
 
-// Primed are the relationship rows, rebuilt from the index rows (built
-// when asked for, since most pages are a request's last read), and the
-// rows of their end nodes that Adjacent read.
+// Primed are the relationship rows, rebuilt from the index rows: built
+// when asked for, since most pages are a request's last read. (The rows
+// of their ends, EndGets, are the caller's: it read them.)
 func (p RelationshipPage) Primed() []Primed {
-	out := make([]Primed, len(p.Relationships), len(p.Relationships)+len(p.ends))
+	out := make([]Primed, len(p.Relationships))
 	slab := make([]hrpc.Cell, 3*len(p.Relationships)) // the page's cells in one allocation
 	for i, rel := range p.Relationships {
 		k := RelationshipKey{Start: rel.Start, Type: rel.Type, End: rel.End}
@@ -812,7 +809,7 @@ func (p RelationshipPage) Primed() []Primed {
 		key := string(k.row())
 		out[i] = Primed{Get{keys.TableGraph, key}, Row{key, e.rowCells(&slab)}}
 	}
-	return append(out, p.ends...)
+	return out
 }
 
 // Adjacent returns a page of node's relationships of one type and
@@ -884,15 +881,25 @@ func (p RelationshipPage) EndGets() []Get {
 	if !p.unchecked || len(p.Relationships) == 0 {
 		return nil
 	}
-	gets := make([]Get, 1, len(p.Relationships)+1)
-	gets[0] = Get{keys.TableGraph, string(keys.Node(p.near))}
-	for i := range p.Relationships {
-		g := Get{keys.TableGraph, string(keys.Node(p.far(i)))}
-		if !slices.Contains(gets, g) {
-			gets = append(gets, g)
-		}
+	ids := p.endIDs()
+	gets := make([]Get, len(ids))
+	for i, id := range ids {
+		gets[i] = Get{keys.TableGraph, string(keys.Node(id))}
 	}
 	return gets
+}
+
+// endIDs are the ids of EndGets: the near node, then each far end once,
+// in the order of the relationships that name them first.
+func (p RelationshipPage) endIDs() []string {
+	ids := make([]string, 1, len(p.Relationships)+1)
+	ids[0] = p.near
+	for i := range p.Relationships {
+		if far := p.far(i); !slices.Contains(ids, far) {
+			ids = append(ids, far)
+		}
+	}
+	return ids
 }
 
 // CheckNear is CheckEnds for a caller that has only the near node's row
@@ -918,43 +925,28 @@ func (p RelationshipPage) CheckNear(near Row) (page RelationshipPage, done bool,
 // CheckEnds is the page without the relationships an end of which does
 // not exist or is being deleted, given the rows of EndGets in its order
 // (rows[0], the near node's, may be all a caller read when it says the
-// near node is gone: the page is then empty). The rows are kept for
-// Primed.
+// near node is gone: the page is then empty).
 func (p RelationshipPage) CheckEnds(rows []Row) (RelationshipPage, error) {
 	if !p.unchecked {
 		return p, nil
 	}
-	gets := p.EndGets()
 	p.unchecked = false
 	if len(p.Relationships) == 0 {
 		return p, nil
-	}
-	p.ends = make([]Primed, min(len(rows), len(gets)))
-	for i := range p.ends {
-		p.ends[i] = Primed{gets[i], rows[i]}
 	}
 	if len(rows) == 0 {
 		return RelationshipPage{}, errors.New("adjacent: the near node was not read")
 	}
 	if live, err := rows[0].nodeLive(); err != nil || !live {
-		return RelationshipPage{ends: p.ends[:1]}, err
+		return RelationshipPage{}, err
 	}
-	if len(rows) < len(gets) {
+	ids := p.endIDs()
+	if len(rows) < len(ids) {
 		return RelationshipPage{}, errors.New("adjacent: far ends were not read")
 	}
-	// The far ends' rows follow the near node's, each once, in the order
-	// of the relationships that name them first (as EndGets makes them).
-	at := make(map[string]int, len(gets))
-	at[p.near] = 0
 	kept := 0
 	for i := range p.Relationships {
-		far := p.far(i)
-		j, seen := at[far]
-		if !seen {
-			j = len(at)
-			at[far] = j
-		}
-		live, err := rows[j].nodeLive()
+		live, err := rows[slices.Index(ids, p.far(i))].nodeLive()
 		if err != nil {
 			return RelationshipPage{}, err
 		}
