@@ -168,9 +168,13 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		// (the row written after its detach's scan): then the earlier
 		// try's relationship belongs to a node that is gone, whatever the
 		// ends are now, and goes (finishUndo).
-		hidden, err := s.indexHidden(ctx, k, rel.created)
-		if err != nil {
-			return Relationship{}, err
+		// The same when the row was made for ends that are not these
+		// (xe: an end deleted and created again since).
+		hidden := !rel.endsAre(ends.created)
+		if !hidden {
+			if hidden, err = s.indexHidden(ctx, k, rel.created); err != nil {
+				return Relationship{}, err
+			}
 		}
 		if hidden {
 			// (If the deletion took the row too, after this read, the
@@ -242,8 +246,7 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		// the create after the deletion: NOT_FOUND, whoever deleted the
 		// relationship (the deletion's detach may have found it).
 		var d *endMarked
-		sameEnd := errors.As(err, &d) && (d.id == k.Start && d.created == ends.created[0] ||
-			d.id == k.End && d.created == ends.created[1])
+		sameEnd := errors.As(err, &d) && d.ends == ends.created // (both ends the nodes it read)
 		//
 		// A create that wrote its row over another residue than the one
 		// its first read found (another relationship of the key was there
@@ -519,6 +522,7 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 	// detach (what CreateRelationship's recheck makes of it).
 	var gone error
 	var marked *endMarked
+	var seen [2]int64 // the creation of each end's node, live or marked
 	for i, id := range ids {
 		n, err := rows[i].Node(id)
 		if err != nil {
@@ -537,8 +541,10 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 			case marked == nil || e.alone:
 				marked = &endMarked{id: id, created: e.created, alone: e.alone, deleteOp: e.deleteOp}
 			}
+			seen[i] = e.created
 			continue
 		}
+		seen[i] = n.Created.UnixMilli()
 		out.created[i] = n.Created.UnixMilli()
 		if i == 0 {
 			out.startOwner = n.Owner
@@ -557,6 +563,7 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 		return relEnds{}, entity{}, gone
 	}
 	if marked != nil {
+		marked.ends = seen
 		return relEnds{}, entity{}, marked
 	}
 	var e entity
@@ -597,7 +604,8 @@ type endMarked struct {
 	id       string
 	created  int64
 	alone    bool
-	deleteOp OpID // the op of the deletion that marked it
+	deleteOp OpID     // the op of the deletion that marked it
+	ends     [2]int64 // the creations of both ends' nodes, marked or live
 }
 
 func (e *endMarked) Error() string { return fmt.Sprintf("node %q: %v", e.id, ErrNotFound) }
