@@ -272,16 +272,26 @@ func TestDeleteWithoutDetachSeenLiveUntilConfirmed(t *testing.T) {
 // after its row, whose end was deleted (its detach deleting the index
 // rows, written before the row) and created again meanwhile, is retried
 // with the same op: the retry must not adopt the row for the new node (a
-// relationship without index rows); it takes it back, NOT_FOUND.
+// relationship without index rows, or made for the old node: xe); it
+// takes it back, NOT_FOUND. With the end replaced before the index rows
+// (no detach finds them), the row records the old node (xe).
 func TestCreateRelationshipRetryAfterItsEndWasReplaced(t *testing.T) {
+	for _, replaced := range []string{pointRelationshipRow, "index-outgoing"} {
+		t.Run(replaced, func(t *testing.T) { testCreateRetryAfterEndReplaced(t, replaced) })
+	}
+}
+
+func testCreateRetryAfterEndReplaced(t *testing.T, replaced string) {
 	s := newTestStore(t)
 	mustNode(t, s, "a", nil)
 	mustNode(t, s, "b", nil)
 	k := RelationshipKey{Start: "a", Type: "t", End: "b"}
 	ctx := WithOp(bg, DeriveOpID("test", "create"))
+	done := false
 	s.fault = func(point string) error {
-		switch point {
-		case pointRelationshipRow:
+		switch {
+		case point == replaced && !done:
+			done = true
 			hook := s.fault
 			s.fault = nil
 			defer func() { s.fault = hook }()
@@ -289,7 +299,7 @@ func TestCreateRelationshipRetryAfterItsEndWasReplaced(t *testing.T) {
 				t.Fatal(err)
 			}
 			mustNode(t, s, "b", nil)
-		case pointRelationshipRecheck:
+		case point == pointRelationshipRecheck:
 			return errCrash
 		}
 		return nil
