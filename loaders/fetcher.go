@@ -198,9 +198,8 @@ func (f *Fetcher) checkEnds(ctx context.Context, w *Wave) {
 		}
 		return result[store.Row]{}, false
 	}
-	var need []store.Get
-	needIdx := map[store.Get]int{}
 	pending := make([][]store.Get, len(w.adjRes)) // a page's EndGets, while its check waits for them
+	total := 0
 	for i := range w.adjRes {
 		gets := w.adjRes[i].v.EndGets()
 		if w.adjRes[i].err != nil || len(gets) == 0 {
@@ -218,6 +217,15 @@ func (f *Fetcher) checkEnds(ctx context.Context, w *Wave) {
 			}
 		}
 		pending[i] = gets
+		total += len(gets)
+	}
+	if total == 0 {
+		return
+	}
+	// Sized once: growing the map and the list cost more than the check.
+	need := make([]store.Get, 0, total)
+	needIdx := make(map[store.Get]int, total)
+	for _, gets := range pending {
 		for _, g := range gets {
 			if _, ok := known(g); !ok {
 				add(&need, &needIdx, g)

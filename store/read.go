@@ -29,7 +29,7 @@ func NodeGet(id string) (Get, error) {
 	if err := ValidateNodeID(id); err != nil {
 		return Get{}, err
 	}
-	return Get{keys.TableGraph, string(keys.Node(id))}, nil
+	return Get{keys.TableGraph, keys.NodeRow(id)}, nil
 }
 
 // Get reads the relationship.

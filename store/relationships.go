@@ -889,25 +889,47 @@ func (p RelationshipPage) EndGets() []Get {
 	if !p.unchecked || len(p.Relationships) == 0 {
 		return nil
 	}
-	ids := p.endIDs()
+	ids, _ := p.endIDs()
 	gets := make([]Get, len(ids))
 	for i, id := range ids {
-		gets[i] = Get{keys.TableGraph, string(keys.Node(id))}
+		gets[i] = Get{keys.TableGraph, keys.NodeRow(id)}
 	}
 	return gets
 }
 
 // endIDs are the ids of EndGets: the near node, then each far end once,
-// in the order of the relationships that name them first.
-func (p RelationshipPage) endIDs() []string {
-	ids := make([]string, 1, len(p.Relationships)+1)
+// in the order of the relationships that name them first; at[i] is the
+// index in ids of relationship i's far end. (A map past a few ends: a
+// page of 100 compared pairwise costs more than the check.)
+func (p RelationshipPage) endIDs() (ids []string, at []int) {
+	ids = make([]string, 1, len(p.Relationships)+1)
 	ids[0] = p.near
-	for i := range p.Relationships {
-		if far := p.far(i); !slices.Contains(ids, far) {
-			ids = append(ids, far)
-		}
+	at = make([]int, len(p.Relationships))
+	var seen map[string]int
+	if len(p.Relationships) > 8 {
+		seen = make(map[string]int, len(p.Relationships)+1)
+		seen[p.near] = 0
 	}
-	return ids
+	for i := range p.Relationships {
+		far := p.far(i)
+		j := -1
+		if seen != nil {
+			if k, ok := seen[far]; ok {
+				j = k
+			}
+		} else {
+			j = slices.Index(ids, far)
+		}
+		if j < 0 {
+			j = len(ids)
+			ids = append(ids, far)
+			if seen != nil {
+				seen[far] = j
+			}
+		}
+		at[i] = j
+	}
+	return ids, at
 }
 
 // CheckNear is CheckEnds for a caller that has only the near node's row
@@ -948,13 +970,13 @@ func (p RelationshipPage) CheckEnds(rows []Row) (RelationshipPage, error) {
 	if live, err := rows[0].nodeLive(); err != nil || !live {
 		return RelationshipPage{}, err
 	}
-	ids := p.endIDs()
+	ids, at := p.endIDs()
 	if len(rows) < len(ids) {
 		return RelationshipPage{}, errors.New("adjacent: far ends were not read")
 	}
 	kept := 0
 	for i := range p.Relationships {
-		live, err := rows[slices.Index(ids, p.far(i))].nodeLive()
+		live, err := rows[at[i]].nodeLive()
 		if err != nil {
 			return RelationshipPage{}, err
 		}
