@@ -240,7 +240,7 @@ func New(s *store.Store, cfg Config) *Loaders {
 		// other pages' and the request's reads, and cached for the fields
 		// that resolve the far nodes next.
 		gets := page.EndGets()
-		rows, errs := readMany(ctx, l, gets, make([]error, len(gets)), func(_ int, r store.Row) (store.Row, error) { return r, nil })
+		rows, errs := readMany(tracing.BesideWave(ctx), l, gets, make([]error, len(gets)), func(_ int, r store.Row) (store.Row, error) { return r, nil })
 		if err := firstError(errs); err != nil {
 			return store.RelationshipPage{}, err
 		}
