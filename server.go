@@ -338,8 +338,14 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	gql.AddTransport(jsonpost.Transport{}) // and POST; the data written as the executor wrote it
 	gql.AddTransport(jsonpost.OtherMethods{})
 	// First, so outermost: gqlgen's executor counts the large values the
-	// other field middleware has let through, as they resolve.
-	gql.AroundFields(shed.CountFields)
+	// other field middleware has let through, as they resolve. _service's
+	// SDL without the auth directives is made inside it, as one middleware
+	// (gqlgen allocates per field for each).
+	countFields := shed.CountFields
+	if !cfg.authDirectives() {
+		countFields = shed.CountFieldsAround(subgraphsdl.StripAuthDirectives)
+	}
+	gql.AroundFields(countFields)
 	docs := querycache.Documents(cfg.queryCacheEntries, cfg.queryCacheBytes, cfg.queryCacheMaxQuery)
 	gql.SetQueryCache(docs)
 	m.registry.MustRegister(
@@ -351,9 +357,6 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	// gateway needs; with --introspection=false the Refuse extension turns
 	// away only __schema and __type, before execution.
 	gql.Use(extension.Introspection{})
-	if !cfg.authDirectives() {
-		gql.AroundFields(subgraphsdl.StripAuthDirectives)
-	}
 	if !cfg.introspection {
 		gql.Use(nointrospection.Refuse{})
 		gql.SetValidationRulesFn(nointrospection.Rules)

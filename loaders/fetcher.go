@@ -56,6 +56,13 @@ type Wave struct {
 	art    []ArticlesKey
 	artIdx map[ArticlesKey]int
 	artRes []result[store.ArticlePage]
+
+	ends []endRow // node rows read to check the pages' ends (checkEnds)
+}
+
+type endRow struct {
+	get store.Get
+	row result[store.Row]
 }
 
 // Get adds a row to read and returns its index for Row.
@@ -155,7 +162,7 @@ func (f *Fetcher) Run(ctx context.Context, round int, w *Wave) {
 			continue
 		}
 		calls = append(calls, func() {
-			page, err := f.s.Adjacent(ctx, k.Node, k.Type, k.Dir, k.Page)
+			page, err := f.s.AdjacentIndex(ctx, k.Node, k.Type, k.Dir, k.Page)
 			w.adjRes[i] = result[store.RelationshipPage]{page, err}
 		})
 	}
@@ -171,6 +178,103 @@ func (f *Fetcher) Run(ctx context.Context, round int, w *Wave) {
 		})
 	}
 	runAll(f.cfg.ScanConcurrency, calls)
+	f.checkEnds(ctx, w)
+}
+
+// checkEnds checks the ends of the relationship pages the wave scanned
+// (store.RelationshipPage.CheckEnds): a page's near node is usually read
+// in the same wave, and a page of a node that is not there reads nothing
+// more; the far ends not read yet are read in one more batch (chunked by
+// BatchSize), kept in w.ends for the next wave, which reads them as the
+// pages' neighbours.
+func (f *Fetcher) checkEnds(ctx context.Context, w *Wave) {
+	w.ends = w.ends[:0]
+	known := func(g store.Get) (result[store.Row], bool) {
+		if i, ok := w.getIdx[g]; ok {
+			return w.rows[i], true
+		}
+		if r, ok := f.rows[g]; ok {
+			return r, true
+		}
+		return result[store.Row]{}, false
+	}
+	pending := make([][]store.Get, len(w.adjRes)) // a page's EndGets, while its check waits for them
+	total := 0
+	for i := range w.adjRes {
+		gets := w.adjRes[i].v.EndGets()
+		if w.adjRes[i].err != nil || len(gets) == 0 {
+			w.adjRes[i].v, _ = w.adjRes[i].v.CheckEnds(nil) // empty
+			continue
+		}
+		if near, ok := known(gets[0]); ok {
+			if near.err != nil {
+				w.adjRes[i] = result[store.RelationshipPage]{err: near.err}
+				continue
+			}
+			if page, done, err := w.adjRes[i].v.CheckNear(near.v); done {
+				w.adjRes[i] = result[store.RelationshipPage]{page, err} // nothing more to read
+				continue
+			}
+		}
+		pending[i] = gets
+		total += len(gets)
+	}
+	if total == 0 {
+		return
+	}
+	// Sized once: growing the map and the list cost more than the check.
+	need := make([]store.Get, 0, total)
+	needIdx := make(map[store.Get]int, total)
+	for _, gets := range pending {
+		for _, g := range gets {
+			if _, ok := known(g); !ok {
+				add(&need, &needIdx, g)
+			}
+		}
+	}
+	read := make([]result[store.Row], len(need))
+	var calls []func()
+	for size, start := max(f.cfg.BatchSize, 1), 0; start < len(need); start += size {
+		chunk := need[start:min(start+size, len(need))]
+		calls = append(calls, func() {
+			rows, err := f.s.Read(ctx, chunk)
+			for j := range chunk {
+				if err != nil {
+					read[start+j] = result[store.Row]{err: err}
+				} else {
+					read[start+j] = result[store.Row]{v: rows[j]}
+				}
+			}
+		})
+	}
+	runAll(f.cfg.ScanConcurrency, calls)
+	for j, g := range need {
+		w.ends = append(w.ends, endRow{g, read[j]})
+	}
+	for i, gets := range pending {
+		if gets == nil {
+			continue
+		}
+		rows := make([]store.Row, len(gets))
+		var err error
+		for j, g := range gets {
+			r, ok := known(g)
+			if !ok {
+				r = read[needIdx[g]]
+			}
+			if r.err != nil {
+				err = r.err
+				break
+			}
+			rows[j] = r.v
+		}
+		if err == nil {
+			w.adjRes[i].v, err = w.adjRes[i].v.CheckEnds(rows)
+		}
+		if err != nil {
+			w.adjRes[i] = result[store.RelationshipPage]{err: err}
+		}
+	}
 }
 
 // Remember keeps what w read for the waves after it: its rows and pages.
@@ -189,6 +293,9 @@ func (f *Fetcher) Remember(w *Wave) {
 	}
 	for i, g := range w.gets {
 		f.rows[g] = w.rows[i]
+	}
+	for _, e := range w.ends {
+		f.rows[e.get] = e.row
 	}
 	for i, k := range w.adj {
 		f.adj[k] = w.adjRes[i]

@@ -87,11 +87,14 @@ func (k fkey) add(t *testing.T, w *Wave) int {
 		}
 		return w.Get(g)
 	case f[0] == "rel":
-		g, err := store.RelationshipKey{Start: f[1], Type: "follows", End: f[2]}.Get()
+		g, start, end, err := store.RelationshipKey{Start: f[1], Type: "follows", End: f[2]}.Gets()
 		if err != nil {
 			t.Fatal(err)
 		}
-		return w.Get(g)
+		i := w.Get(g)
+		w.Get(start)
+		w.Get(end)
+		return i
 	case f[0] == "adj":
 		return w.Adjacency(AdjacencyKey{Node: f[1], Type: "follows", Dir: store.Outgoing, Page: page})
 	case f[0] == "art":
@@ -122,7 +125,18 @@ func (k fkey) answer(w *Wave, i int) string {
 		var row store.Row
 		if row, err = w.Row(i); err == nil {
 			var r *store.Relationship
-			if r, err = row.Relationship(store.RelationshipKey{Start: f[1], Type: "follows", End: f[2]}); r != nil {
+			k := store.RelationshipKey{Start: f[1], Type: "follows", End: f[2]}
+			_, start, end, _ := k.Gets()
+			var ends [2]store.Row
+			for j, g := range []store.Get{start, end} {
+				if ends[j], err = w.Row(w.Get(g)); err != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+			if r, err = row.Relationship(k, ends[0], ends[1]); r != nil {
 				got = "rel"
 			}
 		}
@@ -177,16 +191,18 @@ func TestFetcher(t *testing.T) {
 		calls: []string{"1 Batch graph 2", "2 Batch graph 1"},
 		want:  [][]string{{"node n1", "node n2"}, {"node n2", "node n3"}},
 	}, {
-		name:  "pages and rows of one wave share its round; pages prime no rows",
+		// The page's far ends (n2, n3, n4) are read after it, in its wave,
+		// and the next wave finds them: only the relationship row is read.
+		name:  "pages and rows of one wave share its round; pages prime no rows but their ends",
 		cfg:   Config{BatchSize: 1000, ScanConcurrency: 1},
 		waves: [][]fkey{{"n1", "adj n1", "art n2", "adj n1"}, {"rel n1 n2", "n2", "art n3", "art n2"}},
-		calls: []string{"1 Batch graph 1", "1 Scan graph", "1 Scan articles", "2 Batch graph 2", "2 Scan articles"},
+		calls: []string{"1 Batch graph 1", "1 Scan graph", "1 Batch graph 3", "1 Scan articles", "2 Batch graph 1", "2 Scan articles"},
 		want:  [][]string{{"node n1", "3 rels", "2 articles", "3 rels"}, {"rel", "node n2", "2 articles", "2 articles"}},
 	}, {
 		name:  "concurrent scans answer each key",
 		cfg:   Config{BatchSize: 1000, ScanConcurrency: 4},
 		waves: [][]fkey{{"adj n1", "art n2", "art n3", "n1", "adj n2"}},
-		calls: []string{"1 Batch graph 1", "1 Scan articles", "1 Scan articles", "1 Scan graph", "1 Scan graph"},
+		calls: []string{"1 Batch graph 1", "1 Scan articles", "1 Scan articles", "1 Scan graph", "1 Scan graph", "1 Batch graph 3"},
 		want:  [][]string{{"3 rels", "2 articles", "2 articles", "node n1", "0 rels"}},
 	}, {
 		name:  "a failing call fails exactly its keys",

@@ -143,14 +143,26 @@ func (l *Loaders) Nodes(ctx context.Context, ids []string) ([]*store.Node, []err
 	return readMany(ctx, l, gets, errs, func(i int, r store.Row) (*store.Node, error) { return r.Node(ids[i]) })
 }
 
-// Relationships is Relationship for many keys, with one wait.
+// Relationships is Relationship for many keys, with one wait: each
+// relationship's row and its two end nodes' (store.RelationshipKey.Gets)
+// in one batch.
 func (l *Loaders) Relationships(ctx context.Context, ks []store.RelationshipKey) ([]*store.Relationship, []error) {
-	gets := make([]store.Get, len(ks))
-	errs := make([]error, len(ks))
+	gets := make([]store.Get, 3*len(ks))
+	errs := make([]error, 3*len(ks))
 	for i, k := range ks {
-		gets[i], errs[i] = k.Get()
+		var err error
+		gets[3*i], gets[3*i+1], gets[3*i+2], err = k.Gets()
+		errs[3*i], errs[3*i+1], errs[3*i+2] = err, err, err
 	}
-	return readMany(ctx, l, gets, errs, func(i int, r store.Row) (*store.Relationship, error) { return r.Relationship(ks[i]) })
+	rows, rerrs := readMany(ctx, l, gets, errs, func(_ int, r store.Row) (store.Row, error) { return r, nil })
+	out := make([]*store.Relationship, len(ks))
+	outErrs := make([]error, len(ks))
+	for i, k := range ks {
+		if outErrs[i] = firstError(rerrs[3*i : 3*i+3]); outErrs[i] == nil {
+			out[i], outErrs[i] = rows[3*i].Relationship(k, rows[3*i+1], rows[3*i+2])
+		}
+	}
+	return out, outErrs
 }
 
 // Articles is Article for many ids, with one wait.
@@ -163,10 +175,21 @@ func (l *Loaders) Articles(ctx context.Context, ids []string) ([]*store.Article,
 	return readMany(ctx, l, gets, errs, func(i int, r store.Row) (*store.Article, error) { return r.Article(ids[i]) })
 }
 
-// Relationship returns a relationship, nil if it does not exist.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Relationship returns a relationship, nil if it does not exist or an
+// end does not (its row and its ends' are read in one batch, and the ends
+// are then cached for the fields that resolve them).
 func (l *Loaders) Relationship(ctx context.Context, k store.RelationshipKey) (*store.Relationship, error) {
-	g, err := k.Get()
-	return readAs(ctx, l, g, err, func(r store.Row) (*store.Relationship, error) { return r.Relationship(k) })
+	rels, errs := l.Relationships(ctx, []store.RelationshipKey{k})
+	return rels[0], errs[0]
 }
 
 // Article returns an article, nil if it does not exist.
@@ -209,11 +232,25 @@ func New(s *store.Store, cfg Config) *Loaders {
 	l := &Loaders{}
 	l.rows = newLoader(cfg, "rows", s.Read)
 	l.adjacency = newScanLoader(cfg, "relationships", func(ctx context.Context, k AdjacencyKey) (store.RelationshipPage, error) {
-		page, err := s.Adjacent(ctx, k.Node, k.Type, k.Dir, k.Page)
+		page, err := s.AdjacentIndex(ctx, k.Node, k.Type, k.Dir, k.Page)
+		if err != nil {
+			return page, err
+		}
+		// The ends are read through the rows loader: batched with the
+		// other pages' and the request's reads, and cached for the fields
+		// that resolve the far nodes next.
+		gets := page.EndGets()
+		rows, errs := readMany(tracing.BesideWave(ctx), l, gets, make([]error, len(gets)), func(_ int, r store.Row) (store.Row, error) { return r, nil })
+		if err := firstError(errs); err != nil {
+			return store.RelationshipPage{}, err
+		}
+		if page, err = page.CheckEnds(rows); err != nil {
+			return page, err
+		}
 		for _, p := range page.Primed() { // a relationship read from the index need not be read again
 			l.rows.Prime(ctx, p.Get, p.Row)
 		}
-		return page, err
+		return page, nil
 	})
 	l.articlePages = newScanLoader(cfg, "articles", func(ctx context.Context, k ArticlesKey) (store.ArticlePage, error) {
 		var q store.ArticleQuery

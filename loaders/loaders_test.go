@@ -86,9 +86,10 @@ func TestLoadersBatchOneLevel(t *testing.T) {
 				scans++
 			}
 		}
-		// One SendBatch of the 7 node and 7 degree rows; 7 scans, one batch.
-		if batches != 1 || scans != 7 {
-			t.Errorf("run %d: %d batches and %d scans, want 1 and 7: %+v", run, batches, scans, log.calls)
+		// One SendBatch of the 7 node and 7 degree rows; 7 scans; their
+		// far end (n0), read to check it, in that batch or one of its own.
+		if batches < 1 || batches > 2 || scans != 7 {
+			t.Errorf("run %d: %d batches and %d scans, want 1 or 2 and 7: %+v", run, batches, scans, log.calls)
 		}
 	}
 }

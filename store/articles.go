@@ -300,7 +300,7 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	if err := s.faultPoint(pointArticleRecheck); err != nil {
 		return Article{}, err
 	}
-	again, err := s.getNode(ctx, authorID)
+	again, err := s.recheckNode(ctx, authorID) // (takes back a deletion's tentative mark: see confirmMark)
 	if authorGone || err == nil && (!again.Created.Equal(author.Created) || !writerOf(ctx).mayWrite(again.Owner)) {
 		err = errAuthorReplaced(authorID)
 	}

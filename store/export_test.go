@@ -159,24 +159,26 @@ func (s *Store) ImportRelationship(ctx context.Context, k RelationshipKey, props
 	return true, s.countDegrees(ctx, k, +1, e.created)
 }
 
-// GetRelationship returns a relationship, or an error wrapping ErrNotFound.
+// GetRelationship returns a relationship, or an error wrapping
+// ErrNotFound, as the gateway reads it: its row and its ends' in one
+// batch (Row.Relationship).
 func (s *Store) GetRelationship(ctx context.Context, k RelationshipKey) (Relationship, error) {
-	if err := k.Validate(); err != nil {
-		return Relationship{}, err
-	}
-	row := k.row()
-	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+	g, start, end, err := k.Gets()
 	if err != nil {
 		return Relationship{}, err
 	}
-	e, ok, err := decodeEntity(row, c)
+	rows, err := s.Read(ctx, []Get{g, start, end})
 	if err != nil {
 		return Relationship{}, err
 	}
-	if !ok {
+	rel, err := rows[0].Relationship(k, rows[1], rows[2])
+	if err != nil {
+		return Relationship{}, err
+	}
+	if rel == nil {
 		return Relationship{}, fmt.Errorf("relationship %s: %w", k.ID(), ErrNotFound)
 	}
-	return relationshipFrom(k, e)
+	return *rel, nil
 }
 
 // Degrees returns the counters in the order of ks (0 where none was ever

@@ -32,7 +32,7 @@ func TestMissingRowsDecodeToNothing(t *testing.T) {
 	if n, err := rows[0].Node("nobody"); n != nil || err != nil {
 		t.Errorf("Node: %v, %v", n, err)
 	}
-	if r, err := rows[1].Relationship(rel); r != nil || err != nil {
+	if r, err := rows[1].Relationship(rel, rows[0], rows[0]); r != nil || err != nil {
 		t.Errorf("Relationship: %v, %v", r, err)
 	}
 	if got, err := rows[2].Article(a.ID); got != nil || err != nil {

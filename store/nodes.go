@@ -26,6 +26,27 @@ type Node struct {
 
 func encodeMs(ms int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(ms)) }
 
+// A tentative mark (x) is its time and the byte 't'.
+func encodeTentative(ms int64) []byte { return append(encodeMs(ms), 't') }
+
+func decodeTentative(b []byte) (int64, bool) {
+	if len(b) != 9 || b[8] != 't' {
+		return 0, false
+	}
+	return decodeMs(b[:8])
+}
+
+// A deletion without detach confirms its mark (x) as its time and the
+// byte 'a'.
+func encodeAloneMark(ms int64) []byte { return append(encodeMs(ms), 'a') }
+
+func decodeAloneMark(b []byte) (int64, bool) {
+	if len(b) != 9 || b[8] != 'a' {
+		return 0, false
+	}
+	return decodeMs(b[:8])
+}
+
 func decodeMs(b []byte) (int64, bool) {
 	if len(b) != 8 {
 		return 0, false
@@ -42,6 +63,13 @@ type entity struct {
 	// deleting is when a node's deletion started (x), 0 for a live node:
 	// a node being deleted reads as gone (see DeleteNode).
 	deleting int64
+	// tentative is when a deletion without detach marked the node
+	// tentatively (x, flagged), 0 for none: the node is live until that
+	// deletion confirms its mark (see confirmMark).
+	tentative int64
+	// alone: the mark (deleting) is a deletion's without detach,
+	// confirmed (confirmMark).
+	alone bool
 	// The ops of the writes that made the row (see once.go): its create
 	// (xc), its last updates (xu), the deletion that marked it (xd).
 	createOp  OpID
@@ -53,6 +81,10 @@ type entity struct {
 	gone *residue
 	// pending is a relationship create under way (xp).
 	pending *pendingCreate
+	// ends are a relationship's start and end nodes' creation times when
+	// it was created (xe; zero: not recorded, a row of an older version
+	// or an import).
+	ends [2]int64
 }
 
 // deleted reports whether e is a residue: a row deleted, read as absent.
@@ -87,9 +119,14 @@ func decodeEntity[K rowKey, C cellSource](row K, c C) (e entity, ok bool, err er
 	}
 	props, _ := c.lookup(keys.QualProperties)
 	owner, _ := c.lookup(keys.QualOwner)
-	var deleting int64
+	var deleting, tentative int64
+	alone := false
 	if x, ok := c.lookup(keys.QualDeleting); ok {
-		if deleting, ok = decodeMs(x); !ok {
+		if t, ok := decodeTentative(x); ok {
+			tentative = t
+		} else if t, ok := decodeAloneMark(x); ok {
+			deleting, alone = t, true
+		} else if deleting, ok = decodeMs(x); !ok {
 			return e, false, corrupt(row, "x=%x", x)
 		}
 	}
@@ -99,8 +136,13 @@ func decodeEntity[K rowKey, C cellSource](row K, c C) (e entity, ok bool, err er
 		return e, false, corrupt(row, "xc or xd")
 	}
 	updateOps, _ := c.lookup(keys.QualUpdateOps)
-	e = entity{created: created, updated: updated, props: props, owner: owner, deleting: deleting,
-		createOp: createOp, updateOps: updateOps, deleteOp: deleteOp, gone: e.gone, pending: e.pending}
+	var ends [2]int64
+	if xe, has := c.lookup(keys.QualEnds); has && len(xe) == 16 {
+		ends[0], _ = decodeMs(xe[:8])
+		ends[1], _ = decodeMs(xe[8:])
+	}
+	e = entity{created: created, updated: updated, props: props, owner: owner, deleting: deleting, tentative: tentative, alone: alone,
+		createOp: createOp, updateOps: updateOps, deleteOp: deleteOp, gone: e.gone, pending: e.pending, ends: ends}
 	return e, !e.deleted(), nil
 }
 
@@ -158,6 +200,9 @@ func (e entity) cells() cells {
 func (e entity) createCells(op OpID, overResidue bool) cells {
 	c := e.cells()
 	c[keys.QualCreateOp] = append([]byte(nil), op[:]...)
+	if e.ends != [2]int64{} || overResidue {
+		c[keys.QualEnds] = e.endsCell()
+	}
 	if overResidue {
 		c[keys.QualOwner] = append([]byte{}, e.owner...)
 		c[keys.QualDeleting] = encodeMs(e.deleting)
@@ -165,6 +210,20 @@ func (e entity) createCells(op OpID, overResidue bool) cells {
 		c[keys.QualDeleteOp] = []byte{}
 	}
 	return c
+}
+
+// endsCell is e's xe: empty when its ends are not recorded.
+func (e entity) endsCell() []byte {
+	if e.ends == [2]int64{} {
+		return []byte{}
+	}
+	return append(encodeMs(e.ends[0]), encodeMs(e.ends[1])...)
+}
+
+// endsAre reports whether a relationship row e belongs to the end nodes
+// created at created (a row that does not record its ends does).
+func (e entity) endsAre(created [2]int64) bool {
+	return e.ends == [2]int64{} || e.ends == created
 }
 
 func nodeFrom(id string, e entity) (Node, error) {
@@ -209,6 +268,15 @@ var (
 // verify reads the row back after a CheckAndMutate that wrote: an import's
 // times may be before an old delete marker's, which would hide the cells.
 func (s *Store) createEntity(ctx context.Context, row []byte, e entity, keep, verify bool) (entity, error) {
+	return s.createEntityOver(ctx, row, e, keep, verify, nil)
+}
+
+// createEntityOver is createEntity; before it writes over a residue, it
+// calls finish with it (nil: nothing), which does what the residue's
+// deletion may not have done yet: a relationship's deletion counts its
+// degrees down after its row has become the residue, and once a create
+// has replaced the residue nothing else says what was deleted.
+func (s *Store) createEntityOver(ctx context.Context, row []byte, e entity, keep, verify bool, finish func(residue) error) (entity, error) {
 	ctx, op := withOp(ctx)
 	qualifier, expected := keys.QualCreated, []byte(nil)
 	over := false
@@ -242,6 +310,11 @@ func (s *Store) createEntity(ctx context.Context, row []byte, e entity, keep, ve
 		case old.gone != nil && old.deleted():
 			if keep && old.updated >= e.created {
 				return false, errHidden
+			}
+			if finish != nil {
+				if err := finish(*old.gone); err != nil {
+					return false, err
+				}
 			}
 			if !keep {
 				next := max(s.nowMs(), old.updated+1)
@@ -446,7 +519,7 @@ func (s *Store) UpdateNodeProperties(ctx context.Context, id string, set Propert
 	if err := validateID("node id", id); err != nil {
 		return Node{}, err
 	}
-	e, err := s.updateEntity(ctx, keys.Node(id), set, remove, true)
+	e, err := s.updateEntity(ctx, keys.Node(id), set, remove, true, nil)
 	if err != nil {
 		return Node{}, fmt.Errorf("update node %q: %w", id, err)
 	}
@@ -461,7 +534,10 @@ func (s *Store) UpdateNodeProperties(ctx context.Context, id string, set Propert
 // owned (a node), the ctx's Writer must be allowed to write the owner read
 // with the u the write compares (ErrForbidden otherwise), so a node
 // deleted and created again by another subject meanwhile is not written.
-func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, remove []string, owned bool) (entity, error) {
+// A relationship's update names its ends: read with the row, an end that
+// does not exist or is being deleted makes it ErrNotFound (see
+// getWithEnds).
+func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, remove []string, owned bool, ends []string) (entity, error) {
 	ctx, op := withOp(ctx)
 	w := writerOf(ctx)
 	if _, err := encodeProperties(set); err != nil {
@@ -472,7 +548,7 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 	}
 	var next entity
 	err := s.casLoop(ctx, "update", func(int) (bool, error) {
-		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		c, endsLive, endsCreated, err := s.getWithEnds(ctx, row, ends)
 		if err != nil {
 			return false, err
 		}
@@ -487,6 +563,9 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 			next = old
 			return true, nil
 		}
+		if !endsLive || len(ends) > 0 && !old.endsAre(endsCreated) {
+			return false, ErrNotFound
+		}
 		if owned && !w.mayWrite(string(old.owner)) {
 			return false, errNotYours
 		}
@@ -499,7 +578,7 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 			return false, err // e.g. the merged map is too large: nothing written
 		}
 		next = entity{created: old.created, updated: s.nextUpdate(old.updated), props: encoded, owner: old.owner,
-			createOp: old.createOp, updateOps: pushOp(old.updateOps, op)}
+			createOp: old.createOp, updateOps: pushOp(old.updateOps, op), ends: old.ends}
 		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(old.updated),
 			cells{keys.QualProperties: encoded, keys.QualUpdated: encodeMs(next.updated), keys.QualUpdateOps: next.updateOps}, next.updated)
 	})
@@ -515,7 +594,45 @@ var errNotYours = &Refusal{Kind: ErrForbidden, Reason: "the node belongs to anot
 // deleteEntity deletes a c/p/u row with a compare-and-set on u, and returns
 // the row as it was and the delete's timestamp (one past u, seed 002).
 func (s *Store) deleteEntity(ctx context.Context, row []byte) (entity, int64, error) {
-	return s.deleteEntityCreated(ctx, row, 0)
+	return s.deleteEntityCreated(ctx, row, 0, nil)
+}
+
+// errDeletedEarlier: a relationship's deletion retried finds that it
+// applied, and that a create has replaced its residue since, finishing it.
+var errDeletedEarlier = errors.New("deleted by this op, and created again since")
+
+// getWithEnds reads row and, in the same batch of Gets, the node rows of
+// ends (a relationship's start and end; none: row alone). endsLive is
+// false when one of them does not exist or is being deleted: a node's
+// deletion takes its relationships with it at its mark (DeleteNode), so a
+// write of the relationship after the mark is ErrNotFound, as a read
+// after it finds nothing (Row.Relationship).
+func (s *Store) getWithEnds(ctx context.Context, row []byte, ends []string) (c cells, endsLive bool, endsCreated [2]int64, err error) {
+	if len(ends) == 0 {
+		c, err = s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		return c, true, endsCreated, err
+	}
+	rows := make([][]byte, 1, 1+len(ends))
+	rows[0] = row
+	for _, id := range ends {
+		rows = append(rows, keys.Node(id))
+	}
+	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
+	if err != nil {
+		return nil, false, endsCreated, err
+	}
+	endsLive = true
+	for i, r := range res[1:] {
+		e, ok, err := decodeEntity(rows[1+i], r)
+		if err != nil {
+			return nil, false, endsCreated, err
+		}
+		endsLive = endsLive && ok && e.deleting == 0
+		if i < len(endsCreated) {
+			endsCreated[i] = e.created
+		}
+	}
+	return res[0].asMap(), endsLive, endsCreated, nil
 }
 
 // deleteEntityCreated is deleteEntity of the row only if it was created at
@@ -530,14 +647,18 @@ func (s *Store) deleteEntity(ctx context.Context, row []byte) (entity, int64, er
 // deletion's timestamp, for the steps that follow to be redone with the
 // same stamps. A node marked as being deleted (x) records its marking op
 // (xd) in the residue: whoever finishes the deletion, it is that op's.
-func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int64) (entity, int64, error) {
+//
+// With ends (a relationship's, deleted by its caller, not by a node's
+// deletion), an end that does not exist or is being deleted makes it
+// ErrNotFound, unless the row is the op's own residue (see getWithEnds).
+func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int64, ends []string) (entity, int64, error) {
 	ctx, op := withOp(ctx)
 	var (
 		old entity
 		ts  int64
 	)
 	err := s.casLoop(ctx, "delete", func(int) (bool, error) {
-		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		c, endsLive, endsCreated, err := s.getWithEnds(ctx, row, ends)
 		if err != nil {
 			return false, err
 		}
@@ -551,7 +672,13 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 			old.created, old.createOp, ts = g.created, g.createOp, g.at // ours, applied
 			return true, nil
 		}
-		if !ok || (created != 0 && old.created != created) {
+		if g := old.gone; g != nil && len(ends) > 0 && hasOp(g.earlier, op) {
+			// Ours, applied, and the row created (and perhaps deleted)
+			// again since: the create that replaced our residue finished
+			// our deletion (finishDeletion).
+			return false, errDeletedEarlier
+		}
+		if !ok || (created != 0 && old.created != created) || !endsLive || len(ends) > 0 && !old.endsAre(endsCreated) {
 			return false, ErrNotFound
 		}
 		by := op
@@ -656,8 +783,12 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		}
 		ts := s.nextUpdate(e.updated)
 		marked, ownMark, markU = e.created, true, ts
+		x := encodeMs(ts)
+		if !detach {
+			x = encodeTentative(ts) // confirmed by confirmMark
+		}
 		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
-			cells{keys.QualDeleting: encodeMs(ts), keys.QualUpdated: encodeMs(ts), keys.QualDeleteOp: op[:]}, ts)
+			cells{keys.QualDeleting: x, keys.QualUpdated: encodeMs(ts), keys.QualDeleteOp: op[:]}, ts)
 	})
 	if err != nil {
 		return err
@@ -669,44 +800,98 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		// The row's deletion was the last step but the counters'.
 		return s.deleteDegreeRows(ctx, id, false)
 	}
-	if !detach && ownMark {
-		if err := s.refuseAttachedMarked(ctx, id, markU); err != nil {
+	if !detach && ownMark && !resumed {
+		if err := s.confirmMark(ctx, id, op); err != nil {
 			return err
 		}
 	}
+	_ = markU
 	return s.finishNodeDeletion(ctx, id, marked, resumed)
 }
 
-// refuseAttachedMarked is refuseAttached again once a deletion without
-// detach has marked node id (leaving u at markU): a relationship or
-// article written between the first check and the mark (its writer read
-// the node live before the mark, so its recheck let it stand) would
-// otherwise go with the node, deleted by a deletion that was not to
-// detach anything. The mark is then taken back and the deletion is
-// ErrConflict. If the mark cannot be taken back (another deletion is
-// finishing it), the deletion goes on.
-func (s *Store) refuseAttachedMarked(ctx context.Context, id string, markU int64) error {
-	refusal := s.refuseAttached(ctx, id)
-	if !errors.Is(refusal, ErrConflict) {
-		return refusal
-	}
-	next := s.nextUpdate(markU)
-	won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(id), keys.QualUpdated, encodeMs(markU),
+// confirmMark confirms the tentative mark a deletion without detach (op)
+// put on node id, once no relationship or article hangs from it: from
+// then on the node reads as gone. A tentative mark leaves the node live
+// for readers and writers, so that a deletion that ends in ErrConflict
+// was never seen to take the node away. A relationship or article written
+// meanwhile is either seen by the scan here (the mark is taken back:
+// ErrConflict) or its writer, checking the node again after writing
+// (CreateRelationship, PostArticle), takes the tentative mark back itself
+// (cancelTentative), which fails the compare-and-set that would confirm
+// it (ErrConflict too), or finds the mark confirmed and undoes its write.
+func (s *Store) confirmMark(ctx context.Context, id string, op OpID) error {
+	row := keys.Node(id)
+	return s.casLoop(ctx, "delete node", func(int) (bool, error) {
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		if err != nil {
+			return false, err
+		}
+		e, ok, err := decodeEntity(row, c)
+		switch {
+		case err != nil:
+			return false, err
+		case !ok:
+			return false, fmt.Errorf("node %q: %w", id, ErrNotFound) // another deletion finished it
+		case e.deleting != 0 && e.deleteOp == op:
+			return true, nil // confirmed (a re-send applied)
+		case e.deleting != 0:
+			return false, fmt.Errorf("node %q: %w", id, ErrNotFound) // another deletion marked it
+		case e.tentative == 0 || e.deleteOp != op:
+			return false, fmt.Errorf("node %q: a relationship or article was written, or another deletion began, meanwhile: %w", id, ErrConflict)
+		}
+		refusal := s.refuseAttached(ctx, id)
+		if refusal != nil && !errors.Is(refusal, ErrConflict) {
+			return false, refusal
+		}
+		next := s.nextUpdate(e.updated)
+		if refusal != nil {
+			won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
+				cells{keys.QualDeleting: encodeMs(0), keys.QualUpdated: encodeMs(next), keys.QualDeleteOp: []byte{}}, next)
+			if err != nil || !won {
+				return false, err // (lost: read again)
+			}
+			return false, refusal
+		}
+		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
+			cells{keys.QualDeleting: encodeAloneMark(next), keys.QualUpdated: encodeMs(next)}, next)
+	})
+}
+
+// cancelTentative takes back a tentative mark on node id, whose row read
+// as e, for a writer that has written under the node and checks it again
+// (see confirmMark): the deletion without detach that marked it then
+// answers ErrConflict. Whatever it answers, the caller reads the node
+// again.
+func (s *Store) cancelTentative(ctx context.Context, id string, e entity) error {
+	next := s.nextUpdate(e.updated)
+	_, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(id), keys.QualUpdated, encodeMs(e.updated),
 		cells{keys.QualDeleting: encodeMs(0), keys.QualUpdated: encodeMs(next), keys.QualDeleteOp: []byte{}}, next)
-	if err != nil {
-		return err
-	}
-	if !won {
-		e, _, rerr := s.readNode(ctx, id)
-		if rerr != nil {
-			return rerr
+	return err
+}
+
+// recheckNode is getNode for a writer checking the node it wrote under
+// again: a tentative mark on it is taken back first (cancelTentative).
+func (s *Store) recheckNode(ctx context.Context, id string) (Node, error) {
+	row := keys.Node(id)
+	for {
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		if err != nil {
+			return Node{}, err
 		}
-		if e != nil && e.deleting == 0 && e.updated == next {
-			return refusal // ours, re-sent
+		e, ok, err := decodeEntity(row, c)
+		if err != nil {
+			return Node{}, err
 		}
-		return nil
+		if !ok || e.deleting != 0 {
+			return Node{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
+		}
+		if e.tentative == 0 {
+			return nodeFrom(id, e)
+		}
+		if err := s.cancelTentative(ctx, id, e); err != nil {
+			return Node{}, err
+		}
 	}
-	return refusal
 }
 
 // refuseAttached is ErrConflict if node id still has relationships or
@@ -784,7 +969,7 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 	if err := s.faultPoint(pointNodeRow); err != nil {
 		return err
 	}
-	if _, _, err := s.deleteEntityCreated(ctx, keys.Node(id), created); errors.Is(err, ErrNotFound) {
+	if _, _, err := s.deleteEntityCreated(ctx, keys.Node(id), created, nil); errors.Is(err, ErrNotFound) {
 		// A concurrent deletion finished first; if the id was created
 		// again since, its counters are the new node's.
 		if still, err := s.stillMarked(ctx, id, created); err != nil || !still {
@@ -908,6 +1093,18 @@ func (s *Store) removeIndexed(ctx context.Context, a keys.Adjacency, ts int64) e
 	err := s.deleteRelationshipCreated(ctx, k, a.Created, a.Node)
 	if !errors.Is(err, ErrNotFound) {
 		return err
+	}
+	// The row may be the residue of that creation's deletion by another
+	// op, cut short (its decrements still to do): finished, not only
+	// unindexed, or nothing would count it down once its index rows go.
+	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, k.row())
+	if err != nil {
+		return err
+	}
+	if e, _, err := decodeEntity(k.row(), c); err != nil {
+		return err
+	} else if e.gone != nil && e.gone.created == a.Created {
+		return s.finishDeletion(ctx, k, *e.gone)
 	}
 	out, in, err := k.index(a.Created)
 	if err != nil {

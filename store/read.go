@@ -29,7 +29,7 @@ func NodeGet(id string) (Get, error) {
 	if err := ValidateNodeID(id); err != nil {
 		return Get{}, err
 	}
-	return Get{keys.TableGraph, string(keys.Node(id))}, nil
+	return Get{keys.TableGraph, keys.NodeRow(id)}, nil
 }
 
 // Get reads the relationship.
@@ -202,15 +202,50 @@ func (r Row) NodeOrDeletion(id string) (n *Node, deleting bool, err error) {
 	return &node, e.deleting != 0, err
 }
 
-// Relationship decodes a relationship row read for k: nil when there is
-// none.
-func (r Row) Relationship(k RelationshipKey) (*Relationship, error) {
+// Gets are the rows a read of relationship k needs (see
+// Row.Relationship): its own row, then its start and end nodes'.
+func (k RelationshipKey) Gets() (rel, start, end Get, err error) {
+	if rel, err = k.Get(); err != nil {
+		return
+	}
+	if start, err = NodeGet(k.Start); err != nil {
+		return
+	}
+	end, err = NodeGet(k.End)
+	return
+}
+
+// Relationship decodes a relationship row read for k with its start and
+// end nodes' rows (k.Gets): nil when there is none, and when either end
+// does not exist or is being deleted. A node's deletion takes its
+// relationships with it when it marks the node (DeleteNode), before its
+// detach reaches them: a relationship is returned only while both its
+// ends exist.
+func (r Row) Relationship(k RelationshipKey, start, end Row) (*Relationship, error) {
 	e, ok, err := decodeEntity(r.key, r.cells)
 	if err != nil || !ok {
 		return nil, err
 	}
+	var created [2]int64
+	for i, n := range []Row{start, end} {
+		ne, ok, err := decodeEntity(n.key, n.cells)
+		if err != nil || !ok || ne.deleting != 0 {
+			return nil, err
+		}
+		created[i] = ne.created
+	}
+	if !e.endsAre(created) {
+		return nil, nil // an earlier node's of the same id, on its way out
+	}
 	rel, err := relationshipFrom(k, e)
 	return &rel, err
+}
+
+// nodeLive reports whether r is a node row that exists and is not being
+// deleted, without decoding its properties.
+func (r Row) nodeLive() (bool, error) {
+	e, ok, err := decodeEntity(r.key, r.cells)
+	return ok && e.deleting == 0, err
 }
 
 // Degree decodes a degree counter: 0 when none was ever counted.

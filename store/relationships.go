@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tsuna/gohbase/hrpc"
@@ -157,16 +158,40 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		return Relationship{}, fmt.Errorf("create relationship: %w", errNotYours)
 	}
 	var e entity
+	// replaced is the residue this call's create wrote over, if any.
+	var replaced *residue
 	live := rel.created != 0 && !rel.deleted()
 	switch {
 	case live && rel.createOp == op:
-		e = rel // ours, from an earlier try: its index rows were written before it
+		// Ours, from an earlier try: its index rows were written before
+		// it, unless an end's deletion has found and deleted them since
+		// (the row written after its detach's scan): then the earlier
+		// try's relationship belongs to a node that is gone, whatever the
+		// ends are now, and goes (finishUndo).
+		// The same when the row was made for ends that are not these
+		// (xe: an end deleted and created again since).
+		hidden := !rel.endsAre(ends.created)
+		if !hidden {
+			if hidden, err = s.indexHidden(ctx, k, rel.created); err != nil {
+				return Relationship{}, err
+			}
+		}
+		if hidden {
+			// (If the deletion took the row too, after this read, the
+			// relationship was there, others may have seen it: the
+			// create happened, then that deletion.)
+			if err := s.finishUndo(ctx, k, rel.created); !errors.Is(err, errDeletedByAnother) {
+				return Relationship{}, err
+			}
+			return relationshipFrom(k, rel)
+		}
+		e = rel
 	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0:
 		// (Also when live: created by this op, deleted by somebody, and
 		// created again by another op since; the residue stays in the
 		// row. The deletion counted it down: this op counts it up.)
 		if rel.gone.deleteOp == op { // our own recheck took it back
-			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
+			return Relationship{}, s.finishUndo(ctx, k, rel.gone.created)
 		}
 		// Created by this op, deleted by somebody since: its counts are
 		// the create's and the deletion's (nonces make a repeat count once).
@@ -175,10 +200,22 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 			return Relationship{}, err
 		}
 		return relationshipFrom(k, e)
+	case live && !rel.endsAre(ends.created):
+		// A relationship of an end deleted since it was made (and
+		// created again), which its create or the deletion is taking
+		// away: it reads as absent, and is not there to be created over.
+		return Relationship{}, fmt.Errorf("create relationship: a relationship of a deleted node of the same id is being removed; try again: %w", ErrConflict)
 	case live:
+		if p := rel.pending; p != nil && p.op == op && p.created != rel.created {
+			// An earlier try of ours wrote index rows, and another
+			// create won the row: ours index nothing.
+			if err := s.deleteIndexRows(ctx, k, entity{created: p.created, updated: p.created}); err != nil {
+				return Relationship{}, err
+			}
+		}
 		return Relationship{}, fmt.Errorf("create relationship: %w", ErrAlreadyExists)
 	default:
-		if e, err = s.createRelationshipRow(ctx, k, rel, encoded); err != nil {
+		if e, replaced, err = s.createRelationshipRow(ctx, k, rel, encoded, ends.created); err != nil {
 			return Relationship{}, fmt.Errorf("create relationship: %w", err)
 		}
 	}
@@ -188,16 +225,40 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	if err := s.faultPoint(pointRelationshipRecheck); err != nil {
 		return Relationship{}, err
 	}
-	again, _, err := s.relationshipEnds(ctx, k, false)
-	if err == nil && again != ends {
+	again, _, err := s.recheckEnds(ctx, k)
+	if err == nil && (again.created != ends.created || again.startOwner != ends.startOwner) {
 		err = fmt.Errorf("node %q or %q: %w", k.Start, k.End, ErrNotFound)
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Relationship{}, fmt.Errorf("create relationship: %w", err) // as a crash
 	}
 	if err != nil {
+		// An end that a deletion with detach has marked since this create
+		// read it live, the same node: the create happened before the
+		// mark (others may have seen the relationship meanwhile, or found
+		// it there: ALREADY_EXISTS), and the deletion took it with the
+		// node. Its detach may have missed the index rows (written after
+		// its scan), so it is deleted here, and the create is a success.
+		//
+		// An end that a deletion without detach has marked (confirmed)
+		// since: that deletion found nothing hanging from the node after
+		// its tentative mark, so the index rows came after its check, and
+		// the create after the deletion: NOT_FOUND, whoever deleted the
+		// relationship (the deletion's detach may have found it).
+		var d *endMarked
+		sameEnd := errors.As(err, &d) && d.ends == ends.created // (both ends the nodes it read)
+		//
+		// A create that wrote its row over another residue than the one
+		// its first read found (another relationship of the key was there
+		// in between, which that deletion's detach may have taken) cannot
+		// come before the mark: NOT_FOUND too.
+		fresh := replaced == nil && !rel.deleted() ||
+			replaced != nil && rel.gone != nil && replaced.at == rel.gone.at && replaced.deleteOp == rel.gone.deleteOp
 		derr := s.deleteRelationshipCreated(ctx, k, e.created, "")
-		if errors.Is(derr, ErrNotFound) {
+		if sameEnd && (d.alone || !fresh) && (derr == nil || errors.Is(derr, ErrNotFound)) {
+			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", err)
+		}
+		if errors.Is(derr, ErrNotFound) || derr == nil && sameEnd {
 			// Somebody else deleted it first (an end's deletion found it
 			// in the index): it was created and others may have seen it,
 			// so the create happened, and then that deletion.
@@ -239,7 +300,11 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		if derr != nil {
 			return Relationship{}, derr
 		}
-	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0 && rel.gone.deleteOp != op:
+	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0 && rel.gone.deleteOp == op:
+		if err := s.finishUndo(ctx, k, rel.gone.created); !errors.Is(err, ErrNotFound) {
+			return Relationship{}, err
+		}
+	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0:
 		e := entity{created: rel.gone.created, updated: rel.gone.created, props: props}
 		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
 			return Relationship{}, err
@@ -249,12 +314,39 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 	return Relationship{}, notFound
 }
 
+// finishUndo finishes what the op's recheck began when it took back the
+// relationship created at created (its row is the op's residue): the
+// create's counts (the Increments repeat their nonces, so they count
+// once), then the deletion's index rows and counts, as the deletion
+// recognises its own residue. A retry cut short there would otherwise
+// leave the degrees counting a relationship whose index rows the next
+// detach deletes alone. It answers ErrNotFound: the create did not happen.
+//
+// If another deletion took the row first, it is errDeletedByAnother.
+func (s *Store) finishUndo(ctx context.Context, k RelationshipKey, created int64) error {
+	if err := s.countDegrees(ctx, k, +1, created); err != nil {
+		return err
+	}
+	if err := s.deleteRelationshipCreated(ctx, k, created, ""); errors.Is(err, ErrNotFound) {
+		return errDeletedByAnother
+	} else if err != nil {
+		return err
+	}
+	return fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
+}
+
+// errDeletedByAnother: the relationship a create was taking back was
+// deleted by another first (an end's deletion): it was created.
+var errDeletedByAnother = fmt.Errorf("create relationship: deleted by another meanwhile: %w", ErrNotFound)
+
 // createRelationshipRow writes the index rows and then the row of a new
 // relationship, whose row read as rel (absent, a residue, a create under
 // way). Its creation time is after the residue's (so a delete stamped by a
 // clock ahead hides nothing), or the earlier try's of the same op (xp),
 // whose index rows are then written again, not left behind.
-func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, rel entity, props []byte) (entity, error) {
+//
+// It returns the residue it wrote over, if any.
+func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, rel entity, props []byte, endsCreated [2]int64) (entity, *residue, error) {
 	ctx, op := withOp(ctx)
 	floor := int64(0)
 	if rel.gone != nil {
@@ -264,10 +356,16 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 	reuse := rel.pending != nil && rel.pending.op == op && rel.pending.created > floor
 	if reuse {
 		created = rel.pending.created
+	} else if rel.pending != nil {
+		// After another create's (or an earlier try's) time: index rows of
+		// that time may have been found by an end's detach since, and
+		// deleted with a marker that would hide ours of the same key.
+		created = max(created, rel.pending.created+1)
 	}
+	var replaced *residue
 	var e entity
 	err := s.casLoop(ctx, "create relationship hidden by a delete marker", func(attempt int) (bool, error) {
-		e = entity{created: created, updated: created, props: props}
+		e = entity{created: created, updated: created, props: props, ends: endsCreated}
 		if !reuse || attempt > 0 {
 			if err := s.faultPoint(pointRelationshipPending); err != nil {
 				return false, err
@@ -301,7 +399,23 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		if err := s.faultPoint(pointRelationshipRow); err != nil {
 			return false, err
 		}
-		got, err := s.createEntity(ctx, k.row(), e, true, false)
+		replaced = nil
+		got, err := s.createEntityOver(ctx, k.row(), e, true, false, func(g residue) error {
+			replaced = &g
+			return s.finishDeletion(ctx, k, g)
+		})
+		if err == nil && got.created == e.created && rel.pending != nil && rel.pending.op != op &&
+			rel.pending.created != e.created && (rel.gone == nil || rel.gone.created != rel.pending.created) {
+			// Another create was under way when we read the row, and ours
+			// won it: that one's index rows (its creation time, in xp)
+			// can index nothing now (its compare-and-set fails, and its
+			// retry, which finds our xp, writes new ones), but a try of it
+			// that was cut short would leave them for good.
+			loser := entity{created: rel.pending.created, updated: rel.pending.created}
+			if uerr := s.deleteIndexRows(ctx, k, loser); uerr != nil {
+				return false, uerr
+			}
+		}
 		if err == nil {
 			if got.created != e.created { // ours, of an earlier try: these index rows are not its
 				if uerr := s.deleteIndexRows(ctx, k, e); uerr != nil {
@@ -332,7 +446,29 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		}
 		return false, err
 	})
-	return e, err
+	return e, replaced, err
+}
+
+// finishDeletion does the steps of the deletion that left residue g in
+// k's row after the row's own compare-and-set: its degree decrements, as
+// its op (their nonces make a repeat count once), and its index rows,
+// deleted at its time. A create about to write over the residue calls it,
+// and a detach that finds an index row of that creation (removeIndexed):
+// the deletion cut short (UNAVAILABLE, a crash), or still running, would
+// otherwise leave its counts for good, since its retry no longer finds
+// the residue and a detach deletes the index rows of a creation whose row
+// is gone without counting (removeIndexed).
+func (s *Store) finishDeletion(ctx context.Context, k RelationshipKey, g residue) error {
+	if g.created == 0 {
+		return nil
+	}
+	ctx = WithOp(ctx, g.deleteOp)
+	// The decrements first: while an index row is left, a detach finds
+	// the relationship and finishes this again.
+	if err := s.countDegrees(ctx, k, -1, g.created); err != nil {
+		return err
+	}
+	return s.deleteIndexRows(ctx, k, entity{created: g.created, updated: g.at})
 }
 
 // indexHidden reports whether either index row of k's creation at created
@@ -381,18 +517,54 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 		return relEnds{}, entity{}, err
 	}
 	var out relEnds
+	// An end that is missing: gone (or corrupt) first, then one marked by
+	// a deletion without detach, then one marked by a deletion with
+	// detach (what CreateRelationship's recheck makes of it).
+	var gone error
+	var marked *endMarked
+	var seen [2]int64 // the creation of each end's node, live or marked
 	for i, id := range ids {
 		n, err := rows[i].Node(id)
 		if err != nil {
 			return relEnds{}, entity{}, err
 		}
 		if n == nil {
-			return relEnds{}, entity{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
+			e, ok, _ := decodeEntity(rows[i].key, rows[i].cells)
+			if !ok && e.deleting != 0 && e.gone != nil && e.gone.created == e.created {
+				// Deleted since, by the deletion that marked it: the
+				// residue keeps the mark (x), and so its kind.
+				ok, e.deleteOp = true, e.gone.deleteOp
+			}
+			switch {
+			case !ok || e.deleting == 0:
+				gone = fmt.Errorf("node %q: %w", id, ErrNotFound)
+			case marked == nil || e.alone:
+				marked = &endMarked{id: id, created: e.created, alone: e.alone, deleteOp: e.deleteOp}
+			}
+			seen[i] = e.created
+			continue
 		}
+		seen[i] = n.Created.UnixMilli()
 		out.created[i] = n.Created.UnixMilli()
 		if i == 0 {
 			out.startOwner = n.Owner
 		}
+		if out.tentative == "" {
+			e, _, err := decodeEntity(rows[i].key, rows[i].cells)
+			if err != nil {
+				return relEnds{}, entity{}, err
+			}
+			if e.tentative != 0 {
+				out.tentative, out.tentativeRow = id, e
+			}
+		}
+	}
+	if gone != nil {
+		return relEnds{}, entity{}, gone
+	}
+	if marked != nil {
+		marked.ends = seen
+		return relEnds{}, entity{}, marked
 	}
 	var e entity
 	if rel {
@@ -408,11 +580,46 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 	return out, e, nil
 }
 
+// recheckEnds is relationshipEnds (without the relationship row) for a
+// create checking its ends again after writing: an end a deletion without
+// detach has marked tentatively has the mark taken back first
+// (cancelTentative, see confirmMark), so that the deletion fails rather
+// than take the relationship with it.
+func (s *Store) recheckEnds(ctx context.Context, k RelationshipKey) (relEnds, entity, error) {
+	for range 16 {
+		ends, rel, err := s.relationshipEnds(ctx, k, false)
+		if err != nil || ends.tentative == "" {
+			return ends, rel, err
+		}
+		if err := s.cancelTentative(ctx, ends.tentative, ends.tentativeRow); err != nil {
+			return relEnds{}, entity{}, err
+		}
+	}
+	return relEnds{}, entity{}, fmt.Errorf("create relationship: an end is being deleted and written: %w", ErrConflict)
+}
+
+// endMarked is ErrNotFound for an end that a deletion has marked
+// (created: the creation it marked; alone: a deletion without detach).
+type endMarked struct {
+	id       string
+	created  int64
+	alone    bool
+	deleteOp OpID     // the op of the deletion that marked it
+	ends     [2]int64 // the creations of both ends' nodes, marked or live
+}
+
+func (e *endMarked) Error() string { return fmt.Sprintf("node %q: %v", e.id, ErrNotFound) }
+func (e *endMarked) Unwrap() error { return ErrNotFound }
+
 // relEnds is which nodes a relationship joins: their creation times, and
 // the start's owner.
 type relEnds struct {
 	created    [2]int64
 	startOwner string
+	// tentative is an end marked tentatively by a deletion without
+	// detach (recheckEnds), and tentativeRow its row as read.
+	tentative    string
+	tentativeRow entity
 }
 
 // unindexLoser deletes the index rows a create wrote for e before its
@@ -503,7 +710,7 @@ func (s *Store) UpdateRelationshipProperties(ctx context.Context, k Relationship
 	if err := k.Validate(); err != nil {
 		return Relationship{}, err
 	}
-	e, err := s.updateEntity(ctx, k.row(), set, remove, false)
+	e, err := s.updateEntity(ctx, k.row(), set, remove, false, []string{k.Start, k.End})
 	if err != nil {
 		return Relationship{}, fmt.Errorf("update relationship %s: %w", k.ID(), err)
 	}
@@ -524,17 +731,29 @@ func (s *Store) DeleteRelationship(ctx context.Context, k RelationshipKey) error
 }
 
 func (s *Store) deleteRelationship(ctx context.Context, k RelationshipKey) error {
-	return s.deleteRelationshipCreated(ctx, k, 0, "")
+	return s.deleteRelationshipOf(ctx, k, 0, "", []string{k.Start, k.End})
 }
 
 // deleteRelationshipCreated is deleteRelationship of the relationship
-// created at created (0: whenever); another one of the same key is
-// ErrNotFound. The index row of node near (a node being deleted) goes
-// last, after the counters, so that a crash leaves the row its deletion's
-// re-run finds.
+// created at created (0: whenever), whether its ends exist or not (a
+// node's deletion, a create taking its relationship back); another one of
+// the same key is ErrNotFound. The index row of node near (a node being
+// deleted) goes last, after the counters, so that a crash leaves the row
+// its deletion's re-run finds.
 func (s *Store) deleteRelationshipCreated(ctx context.Context, k RelationshipKey, created int64, near string) error {
+	return s.deleteRelationshipOf(ctx, k, created, near, nil)
+}
+
+// deleteRelationshipOf is deleteRelationshipCreated; with ends, a
+// relationship an end of which does not exist or is being deleted is
+// ErrNotFound (it went with that end's mark; the deletion's detach
+// removes it), unless its row is the op's own residue.
+func (s *Store) deleteRelationshipOf(ctx context.Context, k RelationshipKey, created int64, near string, ends []string) error {
 	ctx, _ = withOp(ctx)
-	old, ts, err := s.deleteEntityCreated(ctx, k.row(), created)
+	old, ts, err := s.deleteEntityCreated(ctx, k.row(), created, ends)
+	if errors.Is(err, errDeletedEarlier) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("delete relationship %s: %w", k.ID(), err)
 	}
@@ -579,10 +798,16 @@ type RelationshipPage struct {
 	Cursors       Cursors
 	PageInfo
 	props [][]byte // the relationships' stored properties, for Primed
+	// near and dir say whose page it is; unchecked is a page of
+	// AdjacentIndex whose ends are still to be checked (CheckEnds).
+	near      string
+	dir       Direction
+	unchecked bool
 }
 
 // Primed are the relationship rows, rebuilt from the index rows: built
-// when asked for, since most pages are a request's last read.
+// when asked for, since most pages are a request's last read. (The rows
+// of their ends, EndGets, are the caller's: it read them.)
 func (p RelationshipPage) Primed() []Primed {
 	out := make([]Primed, len(p.Relationships))
 	slab := make([]hrpc.Cell, 3*len(p.Relationships)) // the page's cells in one allocation
@@ -596,9 +821,33 @@ func (p RelationshipPage) Primed() []Primed {
 }
 
 // Adjacent returns a page of node's relationships of one type and
-// direction, newest first, from the adjacency index alone (the properties
-// are denormalised there; Updated is the index cell's timestamp).
+// direction, newest first: AdjacentIndex, then one batch of Gets of the
+// node and the far ends (EndGets) to check them (CheckEnds). A
+// relationship is listed only while both its ends exist and neither is
+// being deleted (see Row.Relationship), so a page may hold fewer than it
+// was asked for; a node that does not exist, or is being deleted, has
+// none.
 func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Direction, req PageRequest) (RelationshipPage, error) {
+	page, err := s.AdjacentIndex(ctx, node, relType, dir, req)
+	if err != nil {
+		return RelationshipPage{}, err
+	}
+	gets := page.EndGets()
+	if len(gets) == 0 {
+		return page.CheckEnds(nil)
+	}
+	rows, err := s.Read(ctx, gets)
+	if err != nil {
+		return RelationshipPage{}, err
+	}
+	return page.CheckEnds(rows)
+}
+
+// AdjacentIndex is a page of node's relationships as the adjacency index
+// lists them (the properties are denormalised there; Updated is the index
+// cell's timestamp), before their ends are checked: a caller that batches
+// reads reads the page's EndGets with others, and then CheckEnds.
+func (s *Store) AdjacentIndex(ctx context.Context, node, relType string, dir Direction, req PageRequest) (RelationshipPage, error) {
 	pr, err := adjacencyRange(node, relType, dir)
 	if err != nil {
 		return RelationshipPage{}, err
@@ -608,7 +857,7 @@ func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Directio
 		return RelationshipPage{}, err
 	}
 	page := RelationshipPage{Relationships: make([]Relationship, len(rows)), Cursors: cursors, PageInfo: info,
-		props: make([][]byte, len(rows))}
+		props: make([][]byte, len(rows)), near: node, dir: dir, unchecked: true}
 	for i, rw := range rows {
 		a, err := keys.DecodeAdjacency(rw.key)
 		if err != nil {
@@ -624,6 +873,121 @@ func (s *Store) Adjacent(ctx context.Context, node, relType string, dir Directio
 		page.props[i] = rw.raw.get(keys.QualProperties)
 	}
 	return page, nil
+}
+
+// far is the id of relationship i's far end.
+func (p RelationshipPage) far(i int) string {
+	if p.dir == keys.Incoming {
+		return p.Relationships[i].Start
+	}
+	return p.Relationships[i].End
+}
+
+// EndGets are the node rows CheckEnds needs of an unchecked page (none
+// when it is empty): the near node's first, then each far end's once.
+func (p RelationshipPage) EndGets() []Get {
+	if !p.unchecked || len(p.Relationships) == 0 {
+		return nil
+	}
+	ids, _ := p.endIDs()
+	gets := make([]Get, len(ids))
+	for i, id := range ids {
+		gets[i] = Get{keys.TableGraph, keys.NodeRow(id)}
+	}
+	return gets
+}
+
+// endIDs are the ids of EndGets: the near node, then each far end once,
+// in the order of the relationships that name them first; at[i] is the
+// index in ids of relationship i's far end. (A map past a few ends: a
+// page of 100 compared pairwise costs more than the check.)
+func (p RelationshipPage) endIDs() (ids []string, at []int) {
+	ids = make([]string, 1, len(p.Relationships)+1)
+	ids[0] = p.near
+	at = make([]int, len(p.Relationships))
+	var seen map[string]int
+	if len(p.Relationships) > 8 {
+		seen = make(map[string]int, len(p.Relationships)+1)
+		seen[p.near] = 0
+	}
+	for i := range p.Relationships {
+		far := p.far(i)
+		j := -1
+		if seen != nil {
+			if k, ok := seen[far]; ok {
+				j = k
+			}
+		} else {
+			j = slices.Index(ids, far)
+		}
+		if j < 0 {
+			j = len(ids)
+			ids = append(ids, far)
+			if seen != nil {
+				seen[far] = j
+			}
+		}
+		at[i] = j
+	}
+	return ids, at
+}
+
+// CheckNear is CheckEnds for a caller that has only the near node's row
+// (EndGets' first): done when that says the page is empty (the node is
+// not there, or is being deleted) or fails (a corrupt row); otherwise the
+// far ends are still to be read.
+func (p RelationshipPage) CheckNear(near Row) (page RelationshipPage, done bool, err error) {
+	if !p.unchecked || len(p.Relationships) == 0 {
+		page, err = p.CheckEnds(nil)
+		return page, true, err
+	}
+	live, err := near.nodeLive()
+	if err != nil {
+		return RelationshipPage{}, true, err
+	}
+	if !live {
+		page, err = p.CheckEnds([]Row{near})
+		return page, true, err
+	}
+	return p, false, nil
+}
+
+// CheckEnds is the page without the relationships an end of which does
+// not exist or is being deleted, given the rows of EndGets in its order
+// (rows[0], the near node's, may be all a caller read when it says the
+// near node is gone: the page is then empty).
+func (p RelationshipPage) CheckEnds(rows []Row) (RelationshipPage, error) {
+	if !p.unchecked {
+		return p, nil
+	}
+	p.unchecked = false
+	if len(p.Relationships) == 0 {
+		return p, nil
+	}
+	if len(rows) == 0 {
+		return RelationshipPage{}, errors.New("adjacent: the near node was not read")
+	}
+	if live, err := rows[0].nodeLive(); err != nil || !live {
+		return RelationshipPage{}, err
+	}
+	ids, at := p.endIDs()
+	if len(rows) < len(ids) {
+		return RelationshipPage{}, errors.New("adjacent: far ends were not read")
+	}
+	kept := 0
+	for i := range p.Relationships {
+		live, err := rows[at[i]].nodeLive()
+		if err != nil {
+			return RelationshipPage{}, err
+		}
+		if !live {
+			continue // being deleted with its far end, or left by a crash
+		}
+		p.Relationships[kept], p.props[kept], p.Cursors.rows[kept] = p.Relationships[i], p.props[i], p.Cursors.rows[i]
+		kept++
+	}
+	p.Relationships, p.props, p.Cursors.rows = p.Relationships[:kept], p.props[:kept], p.Cursors.rows[:kept]
+	return p, nil
 }
 
 func adjacencyRange(node, relType string, dir Direction) (pageRange, error) {

@@ -378,7 +378,7 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 			}
 			continue // both ends exist now: created since the scan
 		}
-		if _, _, err := s.deleteEntityCreated(ctx, []byte(key), rel.e.created); err != nil && !errors.Is(err, ErrNotFound) {
+		if _, _, err := s.deleteEntityCreated(ctx, []byte(key), rel.e.created, nil); err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
 		fix(fixRelationshipOfGoneNode, 1)

@@ -198,6 +198,13 @@ func TestBatchingBudget(t *testing.T) {
 				}
 			}
 			for table, k := range batches {
+				// A wave that scans relationship pages reads their far
+				// ends after the scans, in one more Batch (store's
+				// CheckEnds: a relationship is listed only while both its
+				// ends exist); the next wave finds them.
+				if table == "graph" && graphScans(w.Calls) > 0 {
+					k--
+				}
 				if k > 1 {
 					problem("wave %d: %d Batch calls to %s (want every Get of a wave to a table in one Batch)", w.Wave, k, table)
 				}
@@ -262,6 +269,17 @@ func TestBatchingBudget(t *testing.T) {
 			t.Errorf("run %d: %d calls besides scans for 10 followees, %d for 50; want the same", i, a.calls-a.scans, b.calls-b.scans)
 		}
 	}
+}
+
+// graphScans counts the scans of relationship pages among calls.
+func graphScans(calls []explainCall) int {
+	n := 0
+	for _, c := range calls {
+		if c.Op == "Scan" && c.Table == "graph" {
+			n++
+		}
+	}
+	return n
 }
 
 // TestNodesLoadPagesWithRows checks that nodes(ids) starts each node's

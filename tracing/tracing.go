@@ -205,8 +205,22 @@ func StartWave(ctx context.Context, name, kind string, round, keys int) (context
 	if round > 0 {
 		attrs = append(attrs, attribute.Int("hbgraph.wave.round", round))
 	}
+	outer := trace.SpanFromContext(ctx)
 	ctx, span := getTracer().Start(ctx, name, trace.WithAttributes(attrs...))
-	return withStoreSpans(ctx), Wave{span}
+	return context.WithValue(withStoreSpans(ctx), outerSpanKey{}, outer), Wave{span}
+}
+
+type outerSpanKey struct{}
+
+// BesideWave is ctx with the span it had before its wave began: a read
+// that a wave's work sends through another batch (a relationship page's
+// ends, read through the rows loader) is then that batch's child, beside
+// the wave under the operation, not a wave inside a wave.
+func BesideWave(ctx context.Context) context.Context {
+	if outer, ok := ctx.Value(outerSpanKey{}).(trace.Span); ok {
+		return trace.ContextWithSpan(ctx, outer)
+	}
+	return ctx
 }
 
 // End ends the wave's span, noting how many of its keys an earlier wave

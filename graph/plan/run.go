@@ -36,6 +36,7 @@ type rootVal struct {
 	err   error // the resolver's error: the field's value is null
 	nodes []nodeVal
 	get   int                 // relationship, article: its row in the wave
+	ends  [2]int              // relationship: its start and end nodes' rows in the wave
 	rel   *store.Relationship // relationship: nil when there is none
 	art   *store.Article      // article: nil when there is none
 	kids  [][]nodeVal         // [slot][0] (or [slot][i] for _entities): startNode, endNode, author
@@ -50,6 +51,7 @@ type entVal struct {
 	key  store.RelationshipKey
 	id   string
 	get  int
+	ends [2]int // a relationship's start and end nodes' rows
 	rel  *store.Relationship
 	art  *store.Article
 	err  error
@@ -120,12 +122,12 @@ func (r *runner) fetch() {
 			}
 		case KQueryRelationship:
 			a := argsOf(f, r.args)
-			g, err := store.RelationshipKey{Start: a.id, Type: a.typ, End: a.end}.Get()
+			g, start, end, err := store.RelationshipKey{Start: a.id, Type: a.typ, End: a.end}.Gets()
 			if err != nil {
 				rv.err = err
 				continue
 			}
-			rv.get = r.w.Get(g)
+			rv.get, rv.ends = r.w.Get(g), [2]int{r.w.Get(start), r.w.Get(end)}
 			r.rootsP = append(r.rootsP, rv)
 		case KQueryArticle:
 			g, err := store.ArticleGet(argsOf(f, r.args).id)
@@ -207,8 +209,11 @@ func (r *runner) entities(f *Field, rv *rootVal) {
 			r.add(&e.node)
 			continue
 		case "Relationship":
+			var start, end store.Get
 			if e.key, err = store.ParseRelationshipID(rep.id); err == nil {
-				g, err = e.key.Get()
+				if g, start, end, err = e.key.Gets(); err == nil {
+					e.ends = [2]int{r.w.Get(start), r.w.Get(end)}
+				}
 			}
 		case "Article":
 			g, err = store.ArticleGet(rep.id)
@@ -239,7 +244,7 @@ func (r *runner) entityRows(rv *rootVal) {
 			continue
 		}
 		if entityTypes[e.typ] == "Relationship" {
-			e.rel, e.err = row.Relationship(e.key)
+			e.rel, e.err = r.relationship(row, e.key, e.ends)
 		} else {
 			e.art, e.err = row.Article(e.id)
 		}
@@ -348,7 +353,7 @@ func (r *runner) rootRow(rv *rootVal) {
 	}
 	if rv.f.Kind == KQueryRelationship {
 		a := argsOf(rv.f, r.args)
-		rv.rel, rv.err = row.Relationship(store.RelationshipKey{Start: a.id, Type: a.typ, End: a.end})
+		rv.rel, rv.err = r.relationship(row, store.RelationshipKey{Start: a.id, Type: a.typ, End: a.end}, rv.ends)
 		if rv.rel == nil || rv.err != nil {
 			return
 		}
@@ -363,6 +368,21 @@ func (r *runner) rootRow(rv *rootVal) {
 		rv.kids[s] = []nodeVal{{id: hopTarget(sf, rv.rel, rv.art, store.Outgoing), sel: sf.Sel}}
 		r.next = append(r.next, &rv.kids[s][0])
 	}
+}
+
+// relationship decodes relationship k's row with its ends' rows, read in
+// the same wave (a relationship is there only while both ends are; the
+// endpoints' reads in the next wave find them remembered).
+func (r *runner) relationship(row store.Row, k store.RelationshipKey, ends [2]int) (*store.Relationship, error) {
+	start, err := r.w.Row(ends[0])
+	if err != nil {
+		return nil, err
+	}
+	end, err := r.w.Row(ends[1])
+	if err != nil {
+		return nil, err
+	}
+	return row.Relationship(k, start, end)
 }
 
 // hopTarget is the id of the node hop f names, by its descriptor, from

@@ -3,12 +3,14 @@ package shed
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/hbgraph/hbgraph/graph/codes"
@@ -159,5 +161,31 @@ func TestValueSize(t *testing.T) {
 		if got := valueSize(c.v, 1<<20); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}
+	}
+}
+
+// CountFieldsAround counts what the inner middleware made of the field,
+// as CountFields registered outside it would.
+func TestCountFieldsAroundCountsTheInnerResult(t *testing.T) {
+	l := New(10, 1000, time.Second)
+	l.LimitResponses(2<<10, 8<<20)
+	grow := func(ctx context.Context, next graphql.Resolver) (any, error) {
+		res, err := next(ctx)
+		return strings.Repeat(res.(string), 3<<10), err
+	}
+	var got []error
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, mw := range []graphql.FieldMiddleware{CountFields, CountFieldsAround(grow)} {
+			_, err := mw(r.Context(), func(context.Context) (any, error) { return "x", nil })
+			got = append(got, err)
+		}
+	})
+	serve(l.Middleware(h))
+	if got[0] != nil {
+		t.Errorf("CountFields of a 1-byte field: %v", got[0])
+	}
+	var gerr *gqlerror.Error
+	if !errors.As(got[1], &gerr) || gerr.Extensions["code"] != codes.ResponseTooLarge {
+		t.Errorf("CountFieldsAround of a field the inner middleware made 3 KiB, limit 2 KiB: %v, want %s", got[1], codes.ResponseTooLarge)
 	}
 }

@@ -247,7 +247,11 @@ func (w *rowWriter) commit() error {
 	// After the commit, before the caller hears of it: a read that begins
 	// once this returns finds the row in Pebble, not in the cache.
 	if w.c.results != nil {
-		w.c.results.invalidateRow(w.t, w.stripe, w.rowPrefix)
+		if err == nil && len(w.markers) == 0 {
+			w.c.results.rewriteRow(w.t, w.stripe, w.rowPrefix, w.columns)
+		} else {
+			w.c.results.invalidateRow(w.t, w.stripe, w.rowPrefix)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("embedded: commit: %w", err)

@@ -1,7 +1,10 @@
 package embedded
 
 import (
+	"bytes"
 	"encoding/binary"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/VictoriaMetrics/fastcache"
@@ -223,7 +226,146 @@ func (c *resultCache) invalidateRow(t *table, stripe int, rowPrefix []byte) {
 	var kb rowKeyBuf
 	c.store.Del(rowCacheKey(kb[:0], rowPrefix))
 	mu.Unlock()
+	c.invalidateScans(t, rowPrefix)
+}
 
+// rewriteRow is invalidateRow for a write that committed exactly the
+// column records cols (by record key, as rowWriter stages them) and no
+// family marker: a row the cache holds is kept, with each of those columns
+// as the write left it, instead of dropped. An update reads its row
+// before it writes it, so the next update of a row is then a hit, not an
+// iterator over a hot row whose every version is still in the memtable.
+//
+// The cells kept are what a read would find: the cached row was Pebble's
+// row as of its stripe's generation, the caller still holds the row's
+// lock, so no other write of the row came between, and each column is set
+// to its committed record (which a reader that read it after the commit
+// has already: setting it again changes nothing).
+func (c *resultCache) rewriteRow(t *table, stripe int, rowPrefix []byte, cols map[string]*column) {
+	mu := &c.rowLocks[stripe%rowCacheShards]
+	mu.Lock()
+	c.rowGens[stripe]++ // readers that began before the write keep nothing
+	var kb rowKeyBuf
+	key := rowCacheKey(kb[:0], rowPrefix)
+	if v, ok := c.store.HasGet(nil, key); ok {
+		// Dropped first: fastcache does not keep a value of 64 KiB or more,
+		// and would leave the old one in its place.
+		c.store.Del(key)
+		if nv, ok := patchRow(t, rowPrefix, v, cols); ok {
+			c.store.Set(key, nv)
+		}
+	}
+	mu.Unlock()
+	c.invalidateScans(t, rowPrefix)
+}
+
+// cachedCell is one cell of a cached row, for patchRow.
+type cachedCell struct {
+	fam       *family
+	ts        uint64
+	qual, val []byte
+}
+
+// patchRow returns the cached row v (families selection, then cells in
+// record-key order) with cols applied: a column with a put is set, one
+// without is removed. ok is false when v or a key does not decode.
+func patchRow(t *table, rowPrefix, v []byte, cols map[string]*column) ([]byte, bool) {
+	sig, rest, ok := readBytes(v)
+	if !ok {
+		return nil, false
+	}
+	n, w := binary.Uvarint(rest)
+	if w <= 0 || n > uint64(len(rest)) {
+		return nil, false
+	}
+	rest = rest[w:]
+	cells := make([]cachedCell, 0, int(n)+len(cols))
+	for range n {
+		fam, w := binary.Uvarint(rest)
+		if w <= 0 || fam >= uint64(len(t.families)) {
+			return nil, false
+		}
+		rest = rest[w:]
+		ts, w := binary.Uvarint(rest)
+		if w <= 0 {
+			return nil, false
+		}
+		q, r, ok := readBytes(rest[w:])
+		if !ok {
+			return nil, false
+		}
+		val, r, ok := readBytes(r)
+		if !ok {
+			return nil, false
+		}
+		rest = r
+		cells = append(cells, cachedCell{fam: t.families[fam], ts: ts, qual: q, val: val})
+	}
+	for key, col := range cols {
+		k := []byte(key)
+		if !bytes.HasPrefix(k, rowPrefix) {
+			return nil, false
+		}
+		k = k[len(rowPrefix):]
+		fn := escapedLen(k)
+		if fn < 0 || fn >= len(k) || k[fn] != kindColumn {
+			return nil, false
+		}
+		fam := t.byName[string(unescape(nil, k[:fn]))]
+		if fam == nil || !selected(sig, fam.name) {
+			continue // a read of this selection does not return it
+		}
+		q := k[fn+1:]
+		i, found := slices.BinarySearchFunc(cells, cachedCell{fam: fam, qual: q}, compareCells)
+		switch {
+		case col.hasPut && found:
+			cells[i].ts, cells[i].val = col.putTs, col.value
+		case col.hasPut:
+			cells = slices.Insert(cells, i, cachedCell{fam: fam, ts: col.putTs, qual: q, val: col.value})
+		case found:
+			cells = slices.Delete(cells, i, i+1)
+		}
+	}
+	size := len(sig) + 2*binary.MaxVarintLen64
+	for _, c := range cells {
+		size += len(c.qual) + len(c.val) + 4*binary.MaxVarintLen64
+	}
+	out := appendBytes(make([]byte, 0, size), sig)
+	out = binary.AppendUvarint(out, uint64(len(cells)))
+	for _, c := range cells {
+		out = binary.AppendUvarint(out, uint64(c.fam.index))
+		out = binary.AppendUvarint(out, c.ts)
+		out = appendBytes(out, c.qual)
+		out = appendBytes(out, c.val)
+	}
+	return out, true
+}
+
+// compareCells orders cells as their records' keys sort: by escaped
+// family (prefix-free), then qualifier.
+func compareCells(a, b cachedCell) int {
+	if c := bytes.Compare(a.fam.esc, b.fam.esc); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.qual, b.qual)
+}
+
+// selected tells whether a row cached for the families selection sig
+// (query.wholeFamilies: "" is every family) holds family name's cells.
+func selected(sig []byte, name string) bool {
+	if len(sig) == 0 {
+		return true
+	}
+	for f := range strings.SplitSeq(string(sig), ",") {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+// invalidateScans moves on the scan buckets whose prefix starts the row.
+func (c *resultCache) invalidateScans(t *table, rowPrefix []byte) {
 	ts := c.scans[t]
 	ts.mu.Lock()
 	defer ts.mu.Unlock()

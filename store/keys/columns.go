@@ -23,6 +23,10 @@ const (
 	// A relationship create under way: its op and the creation time its
 	// index rows were written with (a retry reuses them).
 	QualPendingCreate = "xp"
+	// The creation times (ms) of a relationship's start and end nodes
+	// when it was created: the relationship is theirs, not a later node's
+	// of the same id.
+	QualEnds = "xe"
 	// A deleted row's residue: when (ms), by which op, and which creation
 	// (time and op) it deleted. The row reads as absent while the residue
 	// is at least its u; a create over it stamps its cells after it.

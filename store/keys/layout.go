@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -198,6 +199,42 @@ func (l *Layout) Prefix(values ...any) ([]byte, error) {
 			ErrInvalidValue, l.name, l.partString(l.parts[l.hashSrc]))
 	}
 	return l.encode(values)
+}
+
+// keyOf1 is Encode(s) as a string, for a layout whose one value is a
+// string, made in one allocation: Encode's boxing of s and the copy into a
+// string cost two more, on the key every node read builds. It panics on a
+// layout of other values (a bug in this package).
+func (l *Layout) keyOf1(s string) string {
+	n := strLen(s)
+	for _, p := range l.parts {
+		if fl, ok := p.fixedLen(); ok {
+			n += fl
+		}
+	}
+	b := make([]byte, 0, n)
+	hashAt, srcStart, srcEnd := -1, 0, 0
+	for i, p := range l.parts {
+		switch p.kind {
+		case kindHash:
+			hashAt = len(b)
+			b = append(b, 0, 0, 0, 0)
+		case kindTag:
+			b = append(b, p.tag)
+		case kindStr:
+			start := len(b)
+			b = appendStr(b, s)
+			if i == l.hashSrc {
+				srcStart, srcEnd = start, len(b)
+			}
+		default:
+			panic("keys: " + l.name + " is not a layout of one string")
+		}
+	}
+	if hashAt >= 0 {
+		binary.BigEndian.PutUint32(b[hashAt:], hash(b[srcStart:srcEnd]))
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b)) // b is never written again
 }
 
 // encode writes the parts up to the first value part without a value.

@@ -200,6 +200,10 @@ func mustEncode(l *Layout, values ...any) []byte {
 // Node returns the row of node id.
 func Node(id string) []byte { return mustEncode(NodeLayout, id) }
 
+// NodeRow is Node(id) as a string, in one allocation: the key of every
+// node Get.
+func NodeRow(id string) string { return NodeLayout.keyOf1(id) }
+
 // DecodeNode returns the id of a node row; errors wrap ErrInvalidKey.
 func DecodeNode(row []byte) (string, error) {
 	var f fields

@@ -576,3 +576,15 @@ func TestGolden(t *testing.T) {
 		})
 	}
 }
+
+// NodeRow builds the same row as Node, in one allocation.
+func TestNodeRowIsNode(t *testing.T) {
+	for _, id := range []string{"n1", "", "a\x00b", "\x00", "\x00\x00\xff", "αβγ", strings.Repeat("x", 300)} {
+		if got, want := NodeRow(id), string(Node(id)); got != want {
+			t.Errorf("NodeRow(%q) = %x, want %x", id, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = NodeRow("n123") }); n != 1 {
+		t.Errorf("NodeRow: %v allocations, want 1", n)
+	}
+}
