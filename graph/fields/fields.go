@@ -70,6 +70,9 @@ type Leaf[P any] struct {
 	// charge to the response (graph/shed) before it asks again with a
 	// larger max, so that a large value over the limit is never copied.
 	Append func(in In, p P, b []byte, max int) (out []byte, null bool, need int, err error)
+	// Plain: Append reads neither In nor fails nor is null (most
+	// fields): the writer passes an empty In.
+	Plain bool
 }
 
 // Project is a projection's typed definition: the function from the
@@ -78,6 +81,10 @@ type Project[P, V any] struct {
 	Scalar Scalar[V]
 	// Get is the field's value for p: ok false is null, err a failed field.
 	Get func(in In, p P) (v V, ok bool, err error)
+	// plain, when set, is Get for a field that reads nothing but its
+	// parent and is never null: the leaf calls it directly (one call less
+	// per row).
+	plain func(p P) V
 }
 
 // Value is the field's value, for a resolver: nil when null.
@@ -92,6 +99,20 @@ func (d Project[P, V]) Value(in In, p P) (*V, error) {
 // leaf erases V: what the plan calls per parent.
 func (d Project[P, V]) leaf() *Leaf[P] {
 	get, app, size := d.Get, d.Scalar.Append, d.Scalar.Len
+	if l := d.plainString(); l != nil {
+		return l
+	}
+	if plain := d.plain; plain != nil {
+		return &Leaf[P]{Plain: true, Append: func(_ In, p P, b []byte, max int) ([]byte, bool, int, error) {
+			v := plain(p)
+			if size != nil {
+				if n := size(v); n >= max {
+					return b, false, n, nil
+				}
+			}
+			return app(b, v), false, 0, nil
+		}}
+	}
 	return &Leaf[P]{Append: func(in In, p P, b []byte, max int) ([]byte, bool, int, error) {
 		v, ok, err := get(in, p)
 		if err != nil || !ok {
@@ -103,6 +124,23 @@ func (d Project[P, V]) leaf() *Leaf[P] {
 			}
 		}
 		return app(b, v), false, 0, nil
+	}}
+}
+
+// plainString is the leaf of a plain String or ID field with its scalar's
+// writing called directly, not through a func value: most fields are
+// these, and each call per row counts (bench/RESULTS.md, issue 25).
+func (d Project[P, V]) plainString() *Leaf[P] {
+	plain, ok := any(d.plain).(func(P) string)
+	if !ok || plain == nil || d.Scalar.Name != String.Name && d.Scalar.Name != ID.Name {
+		return nil
+	}
+	return &Leaf[P]{Plain: true, Append: func(_ In, p P, b []byte, max int) ([]byte, bool, int, error) {
+		v := plain(p)
+		if len(v) >= max {
+			return b, false, len(v), nil
+		}
+		return AppendQuoted(b, v), false, 0, nil
 	}}
 }
 

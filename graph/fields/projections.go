@@ -36,35 +36,35 @@ type Edge struct {
 }
 
 func id[P any](get func(p P) string) Project[P, string] {
-	return Project[P, string]{ID, func(_ In, p P) (string, bool, error) { return get(p), true, nil }}
+	return Project[P, string]{Scalar: ID, Get: func(_ In, p P) (string, bool, error) { return get(p), true, nil }, plain: get}
 }
 
 func str[P any](get func(p P) string) Project[P, string] {
-	return Project[P, string]{String, func(_ In, p P) (string, bool, error) { return get(p), true, nil }}
+	return Project[P, string]{Scalar: String, Get: func(_ In, p P) (string, bool, error) { return get(p), true, nil }, plain: get}
 }
 
 func tm[P any](get func(p P) time.Time) Project[P, time.Time] {
-	return Project[P, time.Time]{Time, func(_ In, p P) (time.Time, bool, error) { return get(p), true, nil }}
+	return Project[P, time.Time]{Scalar: Time, Get: func(_ In, p P) (time.Time, bool, error) { return get(p), true, nil }, plain: get}
 }
 
 func raw[P any](get func(p P) []byte) Project[P, []byte] {
-	return Project[P, []byte]{RawJSON, func(_ In, p P) ([]byte, bool, error) { return get(p), true, nil }}
+	return Project[P, []byte]{Scalar: RawJSON, Get: func(_ In, p P) ([]byte, bool, error) { return get(p), true, nil }, plain: get}
 }
 
 func boolean[P any](get func(p P) bool) Project[P, bool] {
-	return Project[P, bool]{Boolean, func(_ In, p P) (bool, bool, error) { return get(p), true, nil }}
+	return Project[P, bool]{Scalar: Boolean, Get: func(_ In, p P) (bool, bool, error) { return get(p), true, nil }, plain: get}
 }
 
 // Node.
 var (
 	NodeID = project("Node", "id", id(func(n *store.Node) string { return n.ID }))
 	// NodeOwner: only the node's owner and admins see who owns it.
-	NodeOwner = project("Node", "owner", Project[*store.Node, string]{String, func(in In, n *store.Node) (string, bool, error) {
+	NodeOwner = project("Node", "owner", Project[*store.Node, string]{Scalar: String, Get: func(in In, n *store.Node) (string, bool, error) {
 		return n.Owner, n.Owner != "" && auth.MaySeeOwner(in.Caller, n.Owner), nil
 	}})
 	NodeProperties = project("Node", "properties", raw(func(n *store.Node) []byte { return n.Properties.JSON() }))
 	// NodeProperty: one property, null when the node does not have it.
-	NodeProperty = projectArgs("Node", "property", decodePropertyArgs, Project[*store.Node, any]{JSON, func(in In, n *store.Node) (any, bool, error) {
+	NodeProperty = projectArgs("Node", "property", decodePropertyArgs, Project[*store.Node, any]{Scalar: JSON, Get: func(in In, n *store.Node) (any, bool, error) {
 		v, err := n.Properties.Get(in.Args.(PropertyArgs).Name)
 		return v, v != nil && err == nil, err
 	}})
@@ -108,7 +108,7 @@ var (
 // WordCount.
 var (
 	WordCountWord  = project("WordCount", "word", str(func(w *store.WordCount) string { return w.Word }))
-	WordCountCount = project("WordCount", "count", Project[*store.WordCount, int64]{Int, func(_ In, w *store.WordCount) (int64, bool, error) { return w.Count, true, nil }})
+	WordCountCount = project("WordCount", "count", Project[*store.WordCount, int64]{Scalar: Int, Get: func(_ In, w *store.WordCount) (int64, bool, error) { return w.Count, true, nil }, plain: func(w *store.WordCount) int64 { return w.Count }})
 )
 
 // Edges and PageInfo: a page's cursors and flags; the first and last
@@ -119,13 +119,13 @@ var (
 
 	PageHasNextPage     = project("PageInfo", "hasNextPage", boolean(func(p Page) bool { return p.Info.HasNext }))
 	PageHasPreviousPage = project("PageInfo", "hasPreviousPage", boolean(func(p Page) bool { return p.Info.HasPrevious }))
-	PageStartCursor     = project("PageInfo", "startCursor", Project[Page, string]{String, func(_ In, p Page) (string, bool, error) {
+	PageStartCursor     = project("PageInfo", "startCursor", Project[Page, string]{Scalar: String, Get: func(_ In, p Page) (string, bool, error) {
 		if p.Cursors.Len() == 0 {
 			return "", false, nil
 		}
 		return p.Cursors.At(0), true, nil
 	}})
-	PageEndCursor = project("PageInfo", "endCursor", Project[Page, string]{String, func(_ In, p Page) (string, bool, error) {
+	PageEndCursor = project("PageInfo", "endCursor", Project[Page, string]{Scalar: String, Get: func(_ In, p Page) (string, bool, error) {
 		if p.Cursors.Len() == 0 {
 			return "", false, nil
 		}

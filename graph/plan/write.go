@@ -283,9 +283,12 @@ func object[P any](w *writer, s *Sel, p P, field func(f *Field) bool) bool {
 // null), as gqlgen's marshallers do.
 func project[P any](w *writer, f *Field, l *fields.Leaf[P], p P) bool {
 	mark := len(w.buf)
-	in := fields.In{Caller: w.caller}
-	if f.desc.Args != nil {
-		in.Args = argsOf(f, w.args).proj
+	var in fields.In
+	if !l.Plain {
+		in.Caller = w.caller
+		if f.desc.Args != nil {
+			in.Args = argsOf(f, w.args).proj
+		}
 	}
 	b, null, need, err := l.Append(in, p, w.buf, largeString)
 	if need > 0 { // a large string: charged before it is copied
