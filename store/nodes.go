@@ -955,7 +955,9 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 	if still, err := s.stillMarked(ctx, id, created); err != nil || !still {
 		return err
 	}
-	if err := s.deleteArticlesOf(articlesCtx(ctx), id, math.MaxInt64); err != nil {
+	if err := s.deleteArticlesOfMarked(articlesCtx(ctx), id, math.MaxInt64, created); errors.Is(err, errNoLongerMarked) {
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("delete the articles of node %q: %w", id, err)
 	}
 	if err := s.deleteStrayCategoryRows(ctx, id); err != nil {
