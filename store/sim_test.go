@@ -696,6 +696,10 @@ type linInput struct {
 	// retriedArticleUpdate: an article's update answered NOT_FOUND after
 	// UNAVAILABLE (see simRetriedUpdateGone).
 	retriedArticleUpdate bool
+	// existsOfUndone: a relationship's create answered ALREADY_EXISTS
+	// while another create of the key that answered NOT_FOUND or
+	// UNAVAILABLE ran (see simExistsOfUndone).
+	existsOfUndone bool
 }
 
 type linOutput struct {
@@ -728,6 +732,9 @@ func linStep(st linState, in linInput, out linOutput, withEnds bool) []linState 
 		}
 		return when(!st.exists, st)
 	case in.target == 0 && in.kind == "create":
+		if in.existsOfUndone && out.code == "ALREADY_EXISTS" {
+			return []linState{st} // simExistsOfUndone
+		}
 		may = !st.exists && (!withEnds || st.ends[0] && st.ends[1])
 		next.exists, next.val = true, in.val
 		switch out.code {
@@ -791,6 +798,18 @@ func linStep(st linState, in linInput, out linOutput, withEnds bool) []linState 
 // (applied, answered success, never seen). The store's limitation: the
 // retry cannot tell the client its update applied before the deletion.
 const simRetriedUpdateGone = true
+
+// simExistsOfUndone: a relationship's create writes its row, then reads
+// its ends again and takes the row back (NOT_FOUND) if an end's deletion
+// came first (CreateRelationship's recheck). Another create of the key
+// that reads the row in between answers ALREADY_EXISTS, though the
+// relationship never existed: its reads of the ends and of the row are
+// not one atomic read, so it cannot tell the row from one the deletion
+// will take with the end. So ALREADY_EXISTS from a create that ran while
+// a create of the same key answered NOT_FOUND (or UNAVAILABLE) says
+// nothing about the relationship; nothing was written, and a retry finds
+// the key free or the end gone. The README's guarantees say so.
+const simExistsOfUndone = true
 
 // simNodeDeleteHelps: DeleteNode that finds a node's deletion in
 // progress (marked, so reading as gone) finishes it and answers success:
@@ -923,6 +942,33 @@ func (sim *simulation) checkLinearizable() {
 	}
 	add := func(key string, o *simOp, target int) {
 		if op, ok := linOp(o, target); ok {
+			histories[key] = append(histories[key], op)
+		}
+	}
+	// simExistsOfUndone: the relationship creates answered ALREADY_EXISTS
+	// while a create of the same key answered NOT_FOUND or UNAVAILABLE.
+	existsOfUndone := map[*simOp]bool{}
+	if simExistsOfUndone {
+		for _, o := range sim.ops {
+			if o.kind != simCreateRel || !errors.Is(o.err, ErrAlreadyExists) {
+				continue
+			}
+			for _, u := range sim.ops {
+				if u.kind == simCreateRel && u.rel == o.rel && (errors.Is(u.err, ErrNotFound) || errors.Is(u.err, ErrUnavailable)) &&
+					u.call < o.ret && o.call < u.ret {
+					existsOfUndone[o] = true
+					break
+				}
+			}
+		}
+	}
+	add = func(key string, o *simOp, target int) {
+		if op, ok := linOp(o, target); ok {
+			if existsOfUndone[o] {
+				in := op.Input.(linInput)
+				in.existsOfUndone = true
+				op.Input = in
+			}
 			histories[key] = append(histories[key], op)
 		}
 	}
