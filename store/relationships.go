@@ -311,6 +311,16 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		if derr != nil {
 			return Relationship{}, derr
 		}
+		// An end that a deletion with detach has marked and not yet
+		// detached from it, the node it was made for: its row, still
+		// live, was written before the mark unless it replaced what that
+		// deletion's detach left (see CreateRelationship's recheck).
+		// Others may have read it: the create happened, then that
+		// deletion (its work on the row done here).
+		var d *endMarked
+		if errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends) && (rel.gone == nil || rel.gone.deleteOp != d.deleteOp) {
+			return relationshipFrom(k, rel)
+		}
 	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0 && rel.gone.deleteOp == op:
 		if err := s.finishUndo(ctx, k, rel.gone.created); !errors.Is(err, ErrNotFound) {
 			return Relationship{}, err
