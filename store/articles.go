@@ -789,6 +789,18 @@ func (s *Store) hasArticles(ctx context.Context, author string, before int64) (b
 // each with the full protocol of DeleteArticle, sweeping the timeline again
 // until a sweep finds none, so that articles posted meanwhile go too.
 func (s *Store) deleteArticlesOf(ctx context.Context, author string, before int64) error {
+	return s.deleteArticlesOfMarked(ctx, author, before, 0)
+}
+
+// deleteArticlesOfMarked is deleteArticlesOf by the deletion of node
+// author's creation at created (0: no deletion, or Repair's): after it
+// has found each article, before deleting it, it checks that the node is
+// still marked (stillMarked), and stops with errNoLongerMarked if not, as
+// detachMarked does: a slow deletion that another finished never deletes
+// the articles of a node created after it. (An article found posted
+// under a node created since was posted after that creation, so the
+// check, made after the article was found, sees the new node.)
+func (s *Store) deleteArticlesOfMarked(ctx context.Context, author string, before, created int64) error {
 	if has, err := s.hasArticles(ctx, author, before); err != nil || !has {
 		return err
 	}
@@ -825,6 +837,13 @@ func (s *Store) deleteArticlesOf(ctx context.Context, author string, before int6
 			k, err := keys.DecodeTimeline(rw.key)
 			if err != nil {
 				return err
+			}
+			if created != 0 {
+				if still, err := s.stillMarked(ctx, author, created); err != nil {
+					return err
+				} else if !still {
+					return errNoLongerMarked
+				}
 			}
 			if err := s.deleteArticle(ctx, k, rw.key, false, true); err != nil && !errors.Is(err, ErrNotFound) {
 				return err

@@ -354,7 +354,7 @@ func (s *Store) verifyCreated(ctx context.Context, items []*relImport) {
 			it.created, it.settled = true, false
 		case live:
 			it.created, it.settled = false, true // a concurrent create won: skipped
-		case e.gone != nil && e.gone.createOp == it.op && e.gone.created != 0:
+		case createdThenDeleted(e, it.op):
 			it.created, it.settled = true, true // ours, and deleted since
 		case e.deleted() && e.updated < it.e.created:
 			over = append(over, it)

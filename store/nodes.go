@@ -303,9 +303,9 @@ func (s *Store) createEntityOver(ctx context.Context, row []byte, e entity, keep
 			return true, nil
 		case live:
 			return false, ErrAlreadyExists
-		case old.gone != nil && old.gone.createOp == op && old.gone.created != 0:
+		case createdThenDeleted(old, op):
 			out = e
-			out.created = old.gone.created
+			out.created, _, _ = old.gone.createdBy(op)
 			return false, errCreatedThenDeleted
 		case old.gone != nil && old.deleted():
 			if keep && old.updated >= e.created {
@@ -339,6 +339,15 @@ func (s *Store) createEntityOver(ctx context.Context, row []byte, e entity, keep
 		return out, err
 	}
 	return out, nil
+}
+
+// createdThenDeleted reports whether the row e (live or not) keeps, in its
+// residue, a creation by op that a deletion took: the last one, or an
+// earlier one (the row was created again by another, and perhaps deleted
+// again, since).
+func createdThenDeleted(e entity, op OpID) bool {
+	_, _, ok := e.gone.createdBy(op)
+	return ok
 }
 
 // errCreatedThenDeleted: the op's create was applied, and the row deleted
@@ -672,7 +681,7 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 			old.created, old.createOp, ts = g.created, g.createOp, g.at // ours, applied
 			return true, nil
 		}
-		if g := old.gone; g != nil && len(ends) > 0 && hasOp(g.earlier, op) {
+		if g := old.gone; g != nil && len(ends) > 0 && g.deletedEarlierBy(op) {
 			// Ours, applied, and the row created (and perhaps deleted)
 			// again since: the create that replaced our residue finished
 			// our deletion (finishDeletion).
@@ -955,7 +964,9 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 	if still, err := s.stillMarked(ctx, id, created); err != nil || !still {
 		return err
 	}
-	if err := s.deleteArticlesOf(articlesCtx(ctx), id, math.MaxInt64); err != nil {
+	if err := s.deleteArticlesOfMarked(articlesCtx(ctx), id, math.MaxInt64, created); errors.Is(err, errNoLongerMarked) {
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("delete the articles of node %q: %w", id, err)
 	}
 	if err := s.deleteStrayCategoryRows(ctx, id); err != nil {

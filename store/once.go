@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"slices"
 
 	"github.com/hbgraph/hbgraph/store/keys"
 )
@@ -31,28 +32,56 @@ type residue struct {
 	deleteOp OpID
 	created  int64 // the creation it deleted
 	createOp OpID
-	// earlier are the ops of the row's earlier deletions, newest first
-	// (at most earlierDeletes): a node's deletion finished by another
-	// DeleteNode (which records the marking op), then created again and
-	// deleted again, is still recognised by a retry of its op.
-	earlier []byte
+	// earlier are the row's earlier deletions, newest first (at most
+	// earlierDeletes): a node's deletion finished by another DeleteNode
+	// (which records the marking op), then created again and deleted
+	// again, is still recognised by a retry of its op; and so is a create
+	// whose row was deleted, created again by another and deleted again
+	// since (a retry of it is not a create to make again).
+	earlier []pastDeletion
+}
+
+// pastDeletion is one of a residue's earlier deletions: its op, and the
+// creation it deleted.
+type pastDeletion struct {
+	deleteOp, createOp OpID
+	created            int64
 }
 
 const residueLen = 8 + 16 + 8 + 16
 
-// earlierDeletes is how many earlier deletions' ops a residue keeps.
+// earlierDeletes is how many earlier deletions a residue keeps.
 const earlierDeletes = 7
 
+// The encoding of earlier: residueMark, then 40 bytes a deletion (its op,
+// the create's op, the creation time). A residue of an older version
+// holds the deletions' ops alone, 16 bytes each (an even length; this
+// one's is odd).
+const (
+	residueMark = 'e'
+	pastLen     = 16 + 16 + 8
+	oldPastLen  = 16
+)
+
 func (r residue) encode() []byte {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, residueLen+len(r.earlier)), uint64(r.at))
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, residueLen+1+pastLen*len(r.earlier)), uint64(r.at))
 	b = append(b, r.deleteOp[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(r.created))
 	b = append(b, r.createOp[:]...)
-	return append(b, r.earlier...)
+	if len(r.earlier) == 0 {
+		return b
+	}
+	b = append(b, residueMark)
+	for _, d := range r.earlier {
+		b = append(b, d.deleteOp[:]...)
+		b = append(b, d.createOp[:]...)
+		b = binary.BigEndian.AppendUint64(b, uint64(d.created))
+	}
+	return b
 }
 
 func decodeResidue(b []byte) (residue, bool) {
-	if len(b) < residueLen || (len(b)-residueLen)%16 != 0 {
+	if len(b) < residueLen {
 		return residue{}, false
 	}
 	var r residue
@@ -60,8 +89,25 @@ func decodeResidue(b []byte) (residue, bool) {
 	copy(r.deleteOp[:], b[8:24])
 	r.created = int64(binary.BigEndian.Uint64(b[24:32]))
 	copy(r.createOp[:], b[32:48])
-	if len(b) > residueLen {
-		r.earlier = b[residueLen:]
+	rest := b[residueLen:]
+	switch {
+	case len(rest) == 0:
+	case len(rest)%oldPastLen == 0:
+		for i := 0; i < len(rest); i += oldPastLen {
+			var d pastDeletion
+			copy(d.deleteOp[:], rest[i:i+16])
+			r.earlier = append(r.earlier, d)
+		}
+	case rest[0] == residueMark && (len(rest)-1)%pastLen == 0:
+		for i := 1; i < len(rest); i += pastLen {
+			var d pastDeletion
+			copy(d.deleteOp[:], rest[i:i+16])
+			copy(d.createOp[:], rest[i+16:i+32])
+			d.created = int64(binary.BigEndian.Uint64(rest[i+32 : i+40]))
+			r.earlier = append(r.earlier, d)
+		}
+	default:
+		return residue{}, false
 	}
 	return r, true
 }
@@ -69,16 +115,42 @@ func decodeResidue(b []byte) (residue, bool) {
 // deletedBy reports whether op made the row's last deletion or one of
 // the earlier ones it keeps.
 func (r *residue) deletedBy(op OpID) bool {
-	return r != nil && (r.deleteOp == op || hasOp(r.earlier, op))
+	return r != nil && (r.deleteOp == op || r.deletedEarlierBy(op))
 }
 
-// next is the residue's ops as the earlier ones of the row's next
-// deletion: its op first, the oldest dropped.
-func (r *residue) next() []byte {
+// deletedEarlierBy reports whether op made one of the earlier deletions
+// the residue keeps.
+func (r *residue) deletedEarlierBy(op OpID) bool {
+	return r != nil && slices.ContainsFunc(r.earlier, func(d pastDeletion) bool { return d.deleteOp == op })
+}
+
+// createdBy finds the creation by op among the deletions the residue
+// keeps (the last, then the earlier ones): its time, and the op that
+// deleted it.
+func (r *residue) createdBy(op OpID) (created int64, deleteOp OpID, ok bool) {
+	if r == nil || op.IsZero() {
+		return 0, OpID{}, false
+	}
+	if r.createOp == op && r.created != 0 {
+		return r.created, r.deleteOp, true
+	}
+	for _, d := range r.earlier {
+		if d.createOp == op && d.created != 0 {
+			return d.created, d.deleteOp, true
+		}
+	}
+	return 0, OpID{}, false
+}
+
+// next is the residue's deletions as the earlier ones of the row's next
+// deletion: its last first, the oldest dropped.
+func (r *residue) next() []pastDeletion {
 	if r == nil {
 		return nil
 	}
-	return pushOp(r.earlier[:16*min(len(r.earlier)/16, earlierDeletes-1)], r.deleteOp)
+	out := make([]pastDeletion, 0, earlierDeletes)
+	out = append(out, pastDeletion{deleteOp: r.deleteOp, createOp: r.createOp, created: r.created})
+	return append(out, r.earlier[:min(len(r.earlier), earlierDeletes-1)]...)
 }
 
 // pendingCreate is a relationship row's xp: a create under way.

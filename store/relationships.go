@@ -186,16 +186,27 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 			return relationshipFrom(k, rel)
 		}
 		e = rel
-	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0:
+	case createdThenDeleted(rel, op):
 		// (Also when live: created by this op, deleted by somebody, and
 		// created again by another op since; the residue stays in the
-		// row. The deletion counted it down: this op counts it up.)
-		if rel.gone.deleteOp == op { // our own recheck took it back
-			return Relationship{}, s.finishUndo(ctx, k, rel.gone.created)
+		// row, with the deletions before its last. The deletion counted
+		// it down: this op counts it up.)
+		created, by, _ := rel.gone.createdBy(op)
+		if by == op && created == rel.gone.created { // our own recheck took it back
+			return Relationship{}, s.finishUndo(ctx, k, created)
+		}
+		if by == op {
+			// Our own recheck took it back, and the create that wrote
+			// over that residue finished the undo (createEntityOver's
+			// finish): the create's own counts are left.
+			if err := s.countDegrees(ctx, k, +1, created); err != nil {
+				return Relationship{}, err
+			}
+			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
 		}
 		// Created by this op, deleted by somebody since: its counts are
 		// the create's and the deletion's (nonces make a repeat count once).
-		e = entity{created: rel.gone.created, updated: rel.gone.created, props: encoded}
+		e = entity{created: created, updated: created, props: encoded}
 		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
 			return Relationship{}, err
 		}
@@ -300,12 +311,29 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		if derr != nil {
 			return Relationship{}, derr
 		}
+		// An end that a deletion with detach has marked and not yet
+		// detached from it, the node it was made for: its row, still
+		// live, was written before the mark unless it replaced what that
+		// deletion's detach left (see CreateRelationship's recheck).
+		// Others may have read it: the create happened, then that
+		// deletion (its work on the row done here).
+		var d *endMarked
+		if errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends) && (rel.gone == nil || rel.gone.deleteOp != d.deleteOp) {
+			return relationshipFrom(k, rel)
+		}
 	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0 && rel.gone.deleteOp == op:
 		if err := s.finishUndo(ctx, k, rel.gone.created); !errors.Is(err, ErrNotFound) {
 			return Relationship{}, err
 		}
-	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0:
-		e := entity{created: rel.gone.created, updated: rel.gone.created, props: props}
+	case createdThenDeleted(rel, op):
+		created, by, _ := rel.gone.createdBy(op)
+		if by == op { // our own undo, finished by the create that replaced its residue
+			if err := s.countDegrees(ctx, k, +1, created); err != nil {
+				return Relationship{}, err
+			}
+			break
+		}
+		e := entity{created: created, updated: created, props: props}
 		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
 			return Relationship{}, err
 		}

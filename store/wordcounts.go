@@ -51,7 +51,9 @@ import (
 // word count row instead. Reading the changed counts after the list, in
 // the compare-and-set, keeps the list exact beside other writers: a count
 // is only merged with a value read after its last change, and every merge
-// starts from the list the previous one wrote. A writer that loses
+// starts from the list the previous one wrote. (So every merge writes the
+// row, a new version, even when its list is the one it read: a merge that
+// read the counts before this writer's Increment then loses.) A writer that loses
 // Options.MaxAttempts times in a row marks the row dirty (an Increment of
 // QualTopDirty) instead: a dirty list answers nothing and the next writer
 // recomputes it. A crash between the Increment and the list leaves the
@@ -411,7 +413,7 @@ func (s *Store) updateTopWords(ctx context.Context, author string, words []strin
 				return false, err
 			}
 		}
-		_, won, err := s.putTopList(ctx, trow, have, list)
+		_, won, err := s.putTopList(ctx, trow, have, list, true)
 		return won, err
 	})
 	if errors.Is(err, ErrConflict) {
@@ -454,7 +456,7 @@ func (s *Store) rebuildTopWords(ctx context.Context, author string) (bool, error
 			return true, nil
 		}
 		var won bool
-		wrote, won, err = s.putTopList(ctx, trow, have, topListOf(counts))
+		wrote, won, err = s.putTopList(ctx, trow, have, topListOf(counts), false)
 		return won, err
 	})
 	return wrote, err
@@ -517,14 +519,20 @@ func (s *Store) wordCountsOf(ctx context.Context, wrow []byte, words []string) (
 // and nothing has written it since (a compare-and-set on the version),
 // with a version one past have's and after the clock, and the dirty mark
 // have had as seen (the list was recomputed after it, or have was clean).
-// A row that already holds list is left alone: changed is false, won
-// true. An author with no words and no row keeps having none.
-func (s *Store) putTopList(ctx context.Context, trow []byte, have topRow, list topList) (changed, won bool, err error) {
+//
+// A writer's merge (merge set: after its Increment, see updateTopWords)
+// always writes, the list changed or not: the new version makes every
+// merge that read the row before, and so may have read the counts before
+// this writer's Increment, lose its compare-and-set and read them again.
+// Otherwise (a rebuild) a row that already holds list is left alone:
+// changed is false, won true; and an author with no words and no row
+// keeps having none.
+func (s *Store) putTopList(ctx context.Context, trow []byte, have topRow, list topList, merge bool) (changed, won bool, err error) {
 	cell := list.encode()
-	if have.usable() && bytes.Equal(cell, have.listCell) {
+	if !merge && have.usable() && bytes.Equal(cell, have.listCell) {
 		return false, true, nil
 	}
-	if have.version == nil && have.listCell == nil && have.dirty == 0 && list.complete && len(list.words) == 0 {
+	if !merge && have.version == nil && have.listCell == nil && have.dirty == 0 && list.complete && len(list.words) == 0 {
 		return false, true, nil
 	}
 	stamp := max(s.nowMs(), have.stamp+1)
