@@ -959,11 +959,6 @@ func (sim *simulation) checkLinearizable() {
 			}
 		}
 	}
-	add := func(key string, o *simOp, target int) {
-		if op, ok := linOp(o, target); ok {
-			histories[key] = append(histories[key], op)
-		}
-	}
 	// simExistsOfUndone: the relationship creates answered ALREADY_EXISTS
 	// while a create of the same key answered NOT_FOUND or UNAVAILABLE.
 	existsOfUndone := map[*simOp]bool{}
@@ -999,7 +994,7 @@ func (sim *simulation) checkLinearizable() {
 			forgotten[o] = n > earlierDeletes
 		}
 	}
-	add = func(key string, o *simOp, target int) {
+	add := func(key string, o *simOp, target int) {
 		if op, ok := linOp(o, target); ok {
 			if existsOfUndone[o] || forgotten[o] {
 				in := op.Input.(linInput)
