@@ -263,7 +263,9 @@ var (
 // must keep its times (keep: an import, a relationship whose index rows
 // name its creation time) is errHidden if they are not after the residue.
 // A create the op made and somebody deleted since answers its entity as
-// created (errCreatedThenDeleted tells the caller).
+// created (errCreatedThenDeleted tells the caller), also when another op
+// has created the row again since (live, or being deleted): never
+// ErrAlreadyExists for the op's own create.
 //
 // verify reads the row back after a CheckAndMutate that wrote: an import's
 // times may be before an old delete marker's, which would hide the cells.
@@ -301,12 +303,15 @@ func (s *Store) createEntityOver(ctx context.Context, row []byte, e entity, keep
 		case live && old.createOp == op:
 			out = old // ours: this call's, or an earlier one's of the same op
 			return true, nil
-		case live:
-			return false, ErrAlreadyExists
 		case createdThenDeleted(old, op):
+			// Before live: the row created again by another op since
+			// (live, or marked by a deletion of that one) keeps our
+			// creation in its residue, and our create happened, once.
 			out = e
 			out.created, _, _ = old.gone.createdBy(op)
 			return false, errCreatedThenDeleted
+		case live:
+			return false, ErrAlreadyExists
 		case old.gone != nil && old.deleted():
 			if keep && old.updated >= e.created {
 				return false, errHidden
