@@ -429,6 +429,21 @@ func (s *Store) postTimelineRow(ctx context.Context, authorID string, op OpID, d
 			again = true
 			return true, nil // this op's own row
 		}
+		if have[keys.QualArticleU] == nil {
+			// There at the compare-and-set, gone by the read: a deletion
+			// finished in between. Most likely of this op's own row (made
+			// by a re-sent compare-and-set or an earlier attempt, then
+			// swept or deleted, with its counts decremented): the key is
+			// kept, the next compare-and-set wins with its Put hidden
+			// under the deletion's marker, and the Increments of this
+			// row's nonces balance the deletion's. A new key would count
+			// a second row and leave that decrement unbalanced. (Another
+			// post's row, on a sequence number handed out twice in the
+			// same millisecond and deleted in this window, cannot be told
+			// apart; Repair recounts.)
+			again = true
+			return false, nil
+		}
 		collided = true
 		return false, nil
 	})
