@@ -52,6 +52,8 @@ func casBackoff(ctx context.Context, attempt int) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-timer.C:
-		return nil
+		// The context too may be done by now (select picks either):
+		// a canceled write does not try again.
+		return ctx.Err()
 	}
 }
