@@ -505,19 +505,29 @@ func (s *Store) getNode(ctx context.Context, id string) (Node, error) {
 	if err := validateID("node id", id); err != nil {
 		return Node{}, err
 	}
+	e, err := s.readLiveNode(ctx, id)
+	if err != nil {
+		return Node{}, err
+	}
+	return nodeFrom(id, e)
+}
+
+// readLiveNode reads node id's row: an error wrapping ErrNotFound when
+// the node does not exist or is being deleted.
+func (s *Store) readLiveNode(ctx context.Context, id string) (entity, error) {
 	row := keys.Node(id)
 	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
 	if err != nil {
-		return Node{}, err
+		return entity{}, err
 	}
 	e, ok, err := decodeEntity(row, c)
 	if err != nil {
-		return Node{}, err
+		return entity{}, err
 	}
 	if !ok || e.deleting != 0 {
-		return Node{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
+		return entity{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
 	}
-	return nodeFrom(id, e)
+	return e, nil
 }
 
 // getNodes returns the nodes in the order of ids, with nil for those that
@@ -886,18 +896,10 @@ func (s *Store) cancelTentative(ctx context.Context, id string, e entity) error 
 // recheckNode is getNode for a writer checking the node it wrote under
 // again: a tentative mark on it is taken back first (cancelTentative).
 func (s *Store) recheckNode(ctx context.Context, id string) (Node, error) {
-	row := keys.Node(id)
 	for {
-		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		e, err := s.readLiveNode(ctx, id)
 		if err != nil {
 			return Node{}, err
-		}
-		e, ok, err := decodeEntity(row, c)
-		if err != nil {
-			return Node{}, err
-		}
-		if !ok || e.deleting != 0 {
-			return Node{}, fmt.Errorf("node %q: %w", id, ErrNotFound)
 		}
 		if e.tentative == 0 {
 			return nodeFrom(id, e)
