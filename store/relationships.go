@@ -720,13 +720,24 @@ func (s *Store) countDegrees(ctx context.Context, k RelationshipKey, delta, crea
 		if err := s.faultPoint(d.point); err != nil {
 			return err
 		}
-		purpose := fmt.Sprintf("%s %+d %s %d", d.point, delta, k.ID(), created)
-		_, err := s.incrementPurpose(ctx, keys.TableGraph, keys.FamilyGraph, d.row, keys.QualDegree, delta, purpose)
-		if err != nil && !errors.Is(err, errIncrementHidden) {
-			// (Hidden: this count applied before, and a node's
-			// deletion has deleted the counter since.)
+		if err := s.countDegree(ctx, k, d.point, d.row, delta, created); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// countDegree is one of countDegrees' Increments, of the counter row
+// named by point ("degree-outgoing" or "degree-incoming"): its nonce
+// purpose is what makes a re-send, a retry and Repair's replay of it
+// count once, so it is built here only.
+func (s *Store) countDegree(ctx context.Context, k RelationshipKey, point string, row []byte, delta, created int64) error {
+	purpose := fmt.Sprintf("%s %+d %s %d", point, delta, k.ID(), created)
+	_, err := s.incrementPurpose(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualDegree, delta, purpose)
+	if err != nil && !errors.Is(err, errIncrementHidden) {
+		// (Hidden: this count applied before, and a node's deletion has
+		// deleted the counter since.)
+		return err
 	}
 	return nil
 }

@@ -273,8 +273,7 @@ func (s *Store) replayCountDegrees(ctx context.Context, k RelationshipKey, delta
 		if !d.want {
 			continue
 		}
-		purpose := fmt.Sprintf("%s %+d %s %d", d.point, delta, k.ID(), created)
-		if _, err := s.incrementPurpose(ctx, keys.TableGraph, keys.FamilyGraph, d.row, keys.QualDegree, delta, purpose); err != nil && !errors.Is(err, errIncrementHidden) {
+		if err := s.countDegree(ctx, k, d.point, d.row, delta, created); err != nil {
 			return err
 		}
 	}
