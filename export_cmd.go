@@ -128,6 +128,9 @@ func openImportStore(cfg config, log zerolog.Logger) (gohbase.Client, *store.Sto
 		return nil, nil, err
 	}
 	st, err := store.New(hc, store.Options{CallTimeout: cfg.importCallTimeout, BatchRowTimeout: importer.BatchRowTimeout})
+	if err == nil {
+		err = checkFamilies(st)
+	}
 	if err != nil {
 		hc.Close()
 		return nil, nil, err

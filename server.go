@@ -527,11 +527,26 @@ func openStore(cfg config, log zerolog.Logger) (gohbase.Client, *store.Store, er
 		return nil, nil, err
 	}
 	st, err := store.New(hc, store.Options{})
+	if err == nil {
+		err = checkFamilies(st)
+	}
 	if err != nil {
 		hc.Close()
 		return nil, nil, err
 	}
 	return hc, st, nil
+}
+
+// checkFamilies refuses a cluster whose tables lack a family this hbgraph
+// writes (made by an older one), naming the command that adds it; one
+// that does not answer is left to the caller's first call, as before.
+func checkFamilies(st *store.Store) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := st.CheckFamilies(ctx); errors.Is(err, store.ErrMissingFamily) {
+		return err
+	}
+	return nil
 }
 
 // repair runs store.Repair once and prints what it fixed.

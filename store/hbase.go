@@ -81,10 +81,13 @@ func (c cells) lookup(q string) ([]byte, bool) {
 // building a map for every row read.
 type rowCells []*hrpc.Cell
 
+// lookup finds q's cell from the last: of a row read with both families,
+// keys.FamilyOnce's cell of a once column, which comes after one an older
+// hbgraph left in the data family (keys.OnceColumn).
 func (c rowCells) lookup(q string) ([]byte, bool) {
-	for _, cell := range c {
-		if string(cell.Qualifier) == q {
-			return cell.Value, true
+	for i := len(c) - 1; i >= 0; i-- {
+		if string(c[i].Qualifier) == q {
+			return c[i].Value, true
 		}
 	}
 	return nil, false
@@ -95,7 +98,8 @@ func (c rowCells) get(q string) []byte {
 	return v
 }
 
-// asMap is c as a map, for the reads that go through all of a row's cells.
+// asMap is c as a map, for the reads that go through all of a row's cells;
+// of a qualifier in both families, the last cell wins, as in lookup.
 func (c rowCells) asMap() cells {
 	if len(c) == 0 {
 		return nil
@@ -139,34 +143,85 @@ func (s *Store) CallDeadline(ctx context.Context) (context.Context, context.Canc
 	return context.WithTimeout(ctx, s.callTimeout)
 }
 
-// onlyFamily holds the families that are their table's only one: a Get or
-// Scan of all their columns names no column at all, as HBase then returns
-// every family's (hrpc turns named columns into protobuf on every call,
-// and the embedded engine into a map of the columns asked for).
-var onlyFamily = func() map[string]bool {
-	m := map[string]bool{}
-	for _, fams := range keys.Tables() {
-		if len(fams) == 1 {
-			m[fams[0]] = true
+// dataOnly are the options of a read of a table's data family alone, by
+// table, for the tables that also have keys.FamilyOnce: the reads on a
+// request's path, which need none of the write bookkeeping. Built once
+// (hrpc turns named families into protobuf on every call, and the
+// embedded engine into a map, but the options themselves are reusable).
+var dataOnly = func() map[string][]func(hrpc.Call) error {
+	m := map[string][]func(hrpc.Call) error{}
+	for table, fams := range keys.Tables() {
+		if keys.HasOnceColumns(table) {
+			m[table] = []func(hrpc.Call) error{hrpc.Families(map[string][]string{fams[0]: nil})}
 		}
 	}
 	return m
 }()
 
-// familyOptions read family's qualifiers (nil: all of them).
-func familyOptions(family string, qualifiers []string) []func(hrpc.Call) error {
-	if qualifiers == nil && onlyFamily[family] {
+// familyOptions read the given qualifiers of family in table, or, with
+// none, the whole row: every family's cells (a Get or Scan naming no column
+// at all, as HBase then returns them all). A once column is read from
+// keys.FamilyOnce and from family, where an older hbgraph kept it.
+func familyOptions(table, family string, qualifiers []string) []func(hrpc.Call) error {
+	if qualifiers == nil {
 		return nil
 	}
-	return []func(hrpc.Call) error{hrpc.Families(map[string][]string{family: qualifiers})}
+	fams := map[string][]string{family: qualifiers}
+	for _, q := range qualifiers {
+		if keys.OnceColumn(table, q) {
+			fams[keys.FamilyOnce] = append(fams[keys.FamilyOnce], q)
+		}
+	}
+	return []func(hrpc.Call) error{hrpc.Families(fams)}
 }
 
-// get reads one row of a single-family table.
+// readOptions are the options of a read of every column of table: of its
+// data family alone (dataOnly: only a request's reads, never a writer's,
+// which needs the bookkeeping), or of the whole row.
+func readOptions(table string, dataOnlyRead bool) []func(hrpc.Call) error {
+	if dataOnlyRead {
+		return dataOnly[table]
+	}
+	return nil
+}
+
+// familiesOf are values to write to family of table as a Put takes them:
+// the once columns among them go to keys.FamilyOnce.
+func familiesOf(table, family string, values cells) map[string]map[string][]byte {
+	if !keys.HasOnceColumns(table) {
+		return map[string]map[string][]byte{family: values}
+	}
+	var once cells
+	for q := range values {
+		if keys.OnceColumn(table, q) {
+			if once == nil {
+				once = cells{}
+			}
+			once[q] = values[q]
+		}
+	}
+	if once == nil {
+		return map[string]map[string][]byte{family: values}
+	}
+	data := make(cells, len(values)-len(once))
+	for q, v := range values {
+		if !keys.OnceColumn(table, q) {
+			data[q] = v
+		}
+	}
+	out := map[string]map[string][]byte{keys.FamilyOnce: once}
+	if len(data) > 0 {
+		out[family] = data
+	}
+	return out
+}
+
+// get reads one whole row (every family: a writer's read).
 func (s *Store) get(ctx context.Context, table, family string, row []byte) (cells, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	call := Call{Op: "Get", Table: table, Rows: [][]byte{row}, Start: time.Now()}
-	g, err := hrpc.NewGetStr(ctx, table, string(row), familyOptions(family, nil)...)
+	g, err := hrpc.NewGetStr(ctx, table, string(row))
 	if err != nil {
 		return nil, err
 	}
@@ -184,10 +239,11 @@ func (s *Store) get(ctx context.Context, table, family string, row []byte) (cell
 	return out, nil
 }
 
-// getBatch reads many rows of one table with a single SendBatch; the result
-// is in the order of rows (nil for a missing row).
-func (s *Store) getBatch(ctx context.Context, table, family string, rows [][]byte) ([]rowCells, error) {
-	out, errs, err := s.getColumnsBatch(ctx, table, family, nil, rows)
+// getBatch reads many whole rows of one table with a single SendBatch
+// (dataOnly: their data family alone, for a request); the result is in the
+// order of rows (nil for a missing row).
+func (s *Store) getBatch(ctx context.Context, table string, dataOnlyRead bool, rows [][]byte) ([]rowCells, error) {
+	out, errs, err := s.sendGets(ctx, table, readOptions(table, dataOnlyRead), rows)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +259,13 @@ func (s *Store) getBatch(ctx context.Context, table, family string, rows [][]byt
 // table with a single SendBatch: each row's cells (nil when missing) and
 // error, in the order of rows.
 func (s *Store) getColumnsBatch(ctx context.Context, table, family string, qualifiers []string, rows [][]byte) ([]rowCells, []error, error) {
-	fams := familyOptions(family, qualifiers)
+	return s.sendGets(ctx, table, familyOptions(table, family, qualifiers), rows)
+}
+
+// sendGets reads many rows of one table with options fams in one
+// SendBatch: each row's cells (nil when missing) and error, in the order
+// of rows.
+func (s *Store) sendGets(ctx context.Context, table string, fams []func(hrpc.Call) error, rows [][]byte) ([]rowCells, []error, error) {
 	res, err := s.sendBatch(ctx, "get", table, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
 		return hrpc.NewGetStr(ctx, table, string(rows[i]), fams...)
 	})
@@ -283,7 +345,7 @@ func (s *Store) put(ctx context.Context, table, family string, row []byte, value
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	call := Call{Op: "Put", Table: table, Rows: [][]byte{row}, Start: time.Now()}
-	p, err := hrpc.NewPutStr(ctx, table, string(row), map[string]map[string][]byte{family: values},
+	p, err := hrpc.NewPutStr(ctx, table, string(row), familiesOf(table, family, values),
 		hrpc.TimestampUint64(uint64(ts)))
 	if err != nil {
 		return err
@@ -299,13 +361,26 @@ func (s *Store) deleteRow(ctx context.Context, table string, row []byte, ts int6
 	return s.delete(ctx, table, row, nil, ts)
 }
 
-// deleteColumns hides the given qualifiers of a row with timestamp <= ts.
+// deleteColumns hides the given qualifiers of a row with timestamp <= ts;
+// a once column in both keys.FamilyOnce and family, where an older
+// hbgraph kept it.
 func (s *Store) deleteColumns(ctx context.Context, table, family string, row []byte, qualifiers []string, ts int64) error {
 	cols := make(map[string][]byte, len(qualifiers))
+	var once map[string][]byte
 	for _, q := range qualifiers {
 		cols[q] = nil
+		if keys.OnceColumn(table, q) {
+			if once == nil {
+				once = map[string][]byte{}
+			}
+			once[q] = nil
+		}
 	}
-	return s.delete(ctx, table, row, map[string]map[string][]byte{family: cols}, ts)
+	fams := map[string]map[string][]byte{family: cols}
+	if once != nil {
+		fams[keys.FamilyOnce] = once
+	}
+	return s.delete(ctx, table, row, fams, ts)
 }
 
 // delete sends one Delete stamped ts: of the whole row when values is nil.
@@ -490,7 +565,7 @@ func (s *Store) checkAndPut(ctx context.Context, table, family string, row []byt
 	expected []byte, values cells, ts int64) (bool, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
-	p, err := hrpc.NewPutStr(ctx, table, string(row), map[string]map[string][]byte{family: values},
+	p, err := hrpc.NewPutStr(ctx, table, string(row), familiesOf(table, family, values),
 		hrpc.TimestampUint64(uint64(ts)))
 	if err != nil {
 		return false, err
@@ -531,6 +606,9 @@ type scanRange struct {
 	reversed      bool
 	limit         int // rows to return at most; 0: no limit
 	keyOnly       bool
+	// dataOnly scans read the data family alone (readOptions): a
+	// request's pages, never a writer's.
+	dataOnly bool
 	// compact rows keep their cells as read (row.raw) instead of in a
 	// map (row.cells): the pages a request reads.
 	compact   bool
@@ -557,7 +635,7 @@ func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	call := Call{Op: "Scan", Table: r.table, StartRow: r.start, StopRow: r.stop, Reversed: r.reversed, Start: time.Now()}
-	opts := familyOptions(r.family, nil)
+	opts := readOptions(r.table, r.dataOnly)
 	if r.limit > 0 {
 		opts = append(opts, hrpc.NumberOfRows(uint32(r.limit)))
 	}

@@ -131,7 +131,7 @@ func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row,
 			return nil, Cursors{}, info, err
 		}
 	}
-	r := scanRange{table: pr.table, family: pr.family, limit: req.Size + 1, compact: true}
+	r := scanRange{table: pr.table, family: pr.family, limit: req.Size + 1, compact: true, dataOnly: true}
 	if req.NoLookahead {
 		r.limit = req.Size
 	}

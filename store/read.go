@@ -87,18 +87,19 @@ func WordCountsGet(author string) (Get, error) {
 	return Get{keys.TableWordCounts, string(keys.TopWords(author))}, nil
 }
 
-// familyOf is the one family of each table.
-var familyOf = func() map[string]string {
-	m := map[string]string{}
-	for table, fams := range keys.Tables() {
-		m[table] = fams[0]
-	}
-	return m
-}()
-
 // Read reads rows with one batch of Gets per table, the tables at once, and
-// returns them in the order of gets.
+// returns them in the order of gets: their data families, what a request
+// reads (no write bookkeeping, keys.FamilyOnce).
 func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
+	return s.read(ctx, gets, true)
+}
+
+// readWhole is Read of whole rows, the bookkeeping with them: for a writer.
+func (s *Store) readWhole(ctx context.Context, gets []Get) ([]Row, error) {
+	return s.read(ctx, gets, false)
+}
+
+func (s *Store) read(ctx context.Context, gets []Get, dataOnlyRead bool) ([]Row, error) {
 	out := make([]Row, len(gets))
 	byTable := map[string][]int{}
 	for i, g := range gets {
@@ -112,7 +113,7 @@ func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
 		for j, i := range idx {
 			rows[j] = []byte(gets[i].row)
 		}
-		res, err := s.getBatch(ctx, table, familyOf[table], rows)
+		res, err := s.getBatch(ctx, table, dataOnlyRead, rows)
 		if err != nil {
 			return err
 		}

@@ -509,7 +509,7 @@ func scanKey(q *query, lower, upper []byte, reversed bool, pageSize int) ([]byte
 		if len(q.stages) != 1 || q.stages[0].kind != stageKeyOnly || q.from != 0 || q.to != 0 || q.limited || q.storeOffset > 0 {
 			return nil, false
 		}
-		if families, ok = (&query{t: q.t, columns: q.columns}).wholeFamilies(); !ok {
+		if families, ok = (&query{t: q.t, columns: q.columns, only: q.only}).wholeFamilies(); !ok {
 			return nil, false
 		}
 		families += "|keyonly"

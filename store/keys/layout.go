@@ -82,7 +82,7 @@ type Layout struct {
 // first, hashing a str part; unique non-empty value names.
 func newLayout(name, table string, parts ...part) (*Layout, error) {
 	fams, ok := tables[table]
-	if !ok || len(fams) != 1 {
+	if !ok || len(fams) == 0 {
 		return nil, fmt.Errorf("keys: layout %s: unknown table %q", name, table)
 	}
 	if len(parts) == 0 {
@@ -142,7 +142,7 @@ func (l *Layout) Name() string { return l.name }
 // Table returns the HBase table the layout's rows live in.
 func (l *Layout) Table() string { return l.table }
 
-// Family returns the column family of the layout's table.
+// Family returns the data family of the layout's table (its first).
 func (l *Layout) Family() string { return l.family }
 
 // String draws the layout as in DESIGN.md, such as

@@ -8,19 +8,45 @@ import (
 // Tables and their column families. The names are on-disk format.
 const (
 	TableGraph       = "graph"      // nodes, relationships, adjacency index, degree counters
-	FamilyGraph      = "g"          // the only family of TableGraph
+	FamilyGraph      = "g"          // what TableGraph's reads return
 	TableArticles    = "articles"   // timelines, category index, author counters
-	FamilyArticles   = "a"          // the only family of TableArticles
+	FamilyArticles   = "a"          // what TableArticles' reads return
 	TableWordCounts  = "wordcounts" // word counts per author
 	FamilyWordCounts = "w"          // the only family of TableWordCounts
+	// FamilyOnce holds the write bookkeeping of TableGraph and
+	// TableArticles (OnceColumn): the ops that let a write re-sent or
+	// retried recognise its own effect. Only writers read it; a request's
+	// reads ask for the data family alone, so they neither read nor decode
+	// it (an updated node carries 16 ops, 256 bytes).
+	FamilyOnce = "x"
 )
 
-// tables is the declaration behind Tables; never modified.
+// tables is the declaration behind Tables; never modified. A table's data
+// family comes first.
 var tables = map[string][]string{
-	TableGraph:      {FamilyGraph},
-	TableArticles:   {FamilyArticles},
+	TableGraph:      {FamilyGraph, FamilyOnce},
+	TableArticles:   {FamilyArticles, FamilyOnce},
 	TableWordCounts: {FamilyWordCounts},
 }
+
+// onceColumns are the qualifiers each table keeps in FamilyOnce; never
+// modified. Rows written before FamilyOnce existed hold them in the data
+// family, where they stay until the row's next write of them: a writer
+// reads both families, and FamilyOnce's cell wins (see OnceColumn).
+var onceColumns = map[string]map[string]bool{
+	TableGraph:    {QualCreateOp: true, QualUpdateOps: true, QualDeleteOp: true, QualPendingCreate: true},
+	TableArticles: {QualArticleCreatedBy: true, QualArticleOps: true, QualArticlePrev: true},
+}
+
+// OnceColumn reports whether table keeps qualifier in FamilyOnce. A read
+// of both families returns the cells of FamilyOnce after the data
+// family's (cells come sorted by family, and "x" sorts last), so a reader
+// that takes the last cell of a qualifier takes FamilyOnce's over one an
+// older hbgraph left in the data family.
+func OnceColumn(table, qualifier string) bool { return onceColumns[table][qualifier] }
+
+// HasOnceColumns reports whether table has a FamilyOnce.
+func HasOnceColumns(table string) bool { return onceColumns[table] != nil }
 
 // Tables returns every table hbgraph uses and its column families: what the
 // embedded engine declares, what the create-tables command creates and what
