@@ -4,9 +4,10 @@
 package edge
 
 import (
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -88,9 +89,11 @@ func RequestID(r *http.Request) string {
 	if id := r.Header.Get("X-Request-Id"); safeRequestID(id) {
 		return id
 	}
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	// Not a secret, only unique: math/rand/v2's generator (ChaCha8, per
+	// thread) costs a tenth of crypto/rand's read.
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], rand.Uint64())
+	return hex.EncodeToString(b[:])
 }
 
 func safeRequestID(id string) bool {
