@@ -287,9 +287,11 @@ func (f *Fetcher) checkEnds(ctx context.Context, w *Wave) {
 // for them, and building their keys cost Q3 a tenth of its allocations.
 func (f *Fetcher) Remember(w *Wave) {
 	if f.rows == nil {
-		f.rows = make(map[store.Get]result[store.Row])
-		f.adj = make(map[AdjacencyKey]result[store.RelationshipPage])
-		f.art = make(map[ArticlesKey]result[store.ArticlePage])
+		// Sized for the first wave, which is often the only one
+		// remembered: growing a map costs more than the rows it keeps.
+		f.rows = make(map[store.Get]result[store.Row], len(w.gets)+len(w.ends))
+		f.adj = make(map[AdjacencyKey]result[store.RelationshipPage], len(w.adj))
+		f.art = make(map[ArticlesKey]result[store.ArticlePage], len(w.art))
 	}
 	for i, g := range w.gets {
 		f.rows[g] = w.rows[i]
