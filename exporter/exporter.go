@@ -29,12 +29,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/hbgraph/hbgraph/internal/ticker"
 	"github.com/hbgraph/hbgraph/store"
 )
 
@@ -241,7 +241,6 @@ func exportFile(ctx context.Context, kind, path string, scan func(context.Contex
 
 // progress reports a file's progress until the returned func is called.
 func progress(kind string, w *lineWriter, start time.Time, opts Options) func() {
-	done := make(chan struct{})
 	every := opts.LogEvery
 	if opts.Progress != nil {
 		every = 250 * time.Millisecond
@@ -262,21 +261,5 @@ func progress(kind string, w *lineWriter, start time.Time, opts Options) func() 
 			opts.Log.Info().Str("kind", kind).Int64("rows", rows).Float64("rows_per_s", rate).Msg("exporting")
 		}
 	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				report(true)
-				return
-			case <-tick.C:
-				report(false)
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+	return ticker.Every(every, report)
 }

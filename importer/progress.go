@@ -3,9 +3,10 @@ package importer
 import (
 	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hbgraph/hbgraph/internal/ticker"
 )
 
 // etaWindow is how far back the time left looks for its rate: long enough
@@ -80,7 +81,6 @@ func donePercent(done, size int64) float64 {
 // progress reports an import's progress until the returned func is
 // called: rows, rate, the share of the file done and the time left.
 func progress(kind string, size int64, done, imported, skipped, failed *atomic.Int64, start time.Time, opts Options) func() {
-	stop := make(chan struct{})
 	every := opts.LogEvery
 	if opts.Progress != nil {
 		every = 250 * time.Millisecond
@@ -109,21 +109,5 @@ func progress(kind string, size int64, done, imported, skipped, failed *atomic.I
 		}
 		ev.Msg("importing")
 	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				report(true)
-				return
-			case <-tick.C:
-				report(false)
-			}
-		}
-	}()
-	return func() { close(stop); wg.Wait() }
+	return ticker.Every(every, report)
 }
