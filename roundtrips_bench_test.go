@@ -166,30 +166,36 @@ type roundTripQuery struct {
 	expect          string // a fragment of the answer, so that it is known to have data
 }
 
-// roundTripQueries writes the benchmark's graph into st and returns Q1-Q4
-// of bench/queries over it and the 2-hop query with 50 followees: n0
-// follows n1..n10, each with 5 articles in "tech" (Q1 and Q4 ask for n1,
-// Q2 and Q3 for n0), and "me" follows 50 nodes with 5 articles each.
-func roundTripQueries(b *testing.B, st *store.Store) []roundTripQuery {
+// writeBenchGraph writes the graph of bench/queries into st: n0 follows
+// n1..n10, each with 5 articles in "tech".
+func writeBenchGraph(tb testing.TB, st *store.Store) {
 	ctx := context.Background()
 	props := store.Properties{"name": "Ursula Thompson", "age": 35, "city": "Zurich", "score": 78.99, "tags": []any{"rust", "cooking"}}
 	for i := 0; i <= 10; i++ {
 		id := fmt.Sprintf("n%d", i)
 		if _, err := st.CreateNode(ctx, id, "", props); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		if i == 0 {
 			continue
 		}
 		if _, err := st.CreateRelationship(ctx, store.RelationshipKey{Start: "n0", Type: "follow", End: id}, nil); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		for a := range 5 {
 			if _, err := st.PostArticle(ctx, id, fmt.Sprintf("kernel important people year good gopher %d", a), "some words here", "tech"); err != nil {
-				b.Fatal(err)
+				tb.Fatal(err)
 			}
 		}
 	}
+}
+
+// roundTripQueries writes the benchmark's graph into st and returns Q1-Q4
+// of bench/queries over it and the 2-hop query with 50 followees: n0
+// follows n1..n10, each with 5 articles in "tech" (Q1 and Q4 ask for n1,
+// Q2 and Q3 for n0), and "me" follows 50 nodes with 5 articles each.
+func roundTripQueries(b *testing.B, st *store.Store) []roundTripQuery {
+	writeBenchGraph(b, st)
 	followeesWithArticles(b, st, 50)
 
 	request := func(name, query string, vars map[string]any, expect string) roundTripQuery {

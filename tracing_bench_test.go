@@ -16,7 +16,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/hbgraph/hbgraph/internal/memstore"
-	"github.com/hbgraph/hbgraph/store"
 	"github.com/hbgraph/hbgraph/tracing"
 )
 
@@ -30,25 +29,8 @@ import (
 // all count (the receiver's reading too, a small part).
 func BenchmarkTracingCost(b *testing.B) {
 	st, _ := memstore.New(b)
+	writeBenchGraph(b, st)
 	ctx := context.Background()
-	props := store.Properties{"name": "Ursula Thompson", "age": 35, "city": "Zurich", "score": 78.99, "tags": []any{"rust", "cooking"}}
-	for i := 0; i <= 10; i++ {
-		id := fmt.Sprintf("n%d", i)
-		if _, err := st.CreateNode(ctx, id, "", props); err != nil {
-			b.Fatal(err)
-		}
-		if i == 0 {
-			continue
-		}
-		if _, err := st.CreateRelationship(ctx, store.RelationshipKey{Start: "n0", Type: "follow", End: id}, nil); err != nil {
-			b.Fatal(err)
-		}
-		for a := range 5 {
-			if _, err := st.PostArticle(ctx, id, fmt.Sprintf("kernel important people year good gopher %d", a), "some words here", "tech"); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/x-protobuf")
