@@ -192,13 +192,7 @@ func TestBackupRefuses(t *testing.T) {
 	s.createNode(t, "a", nil)
 	tmp := t.TempDir()
 
-	full := filepath.Join(tmp, "full")
-	if err := os.MkdirAll(full, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(full, "keep"), []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	full := nonEmptyDir(t, filepath.Join(tmp, "full"))
 	for name, tc := range map[string]struct {
 		args []string
 		want string
@@ -321,4 +315,16 @@ func TestBackupRouteBeyondLoopback(t *testing.T) {
 		}
 		s.stop(t)
 	}
+}
+
+// nonEmptyDir makes dir with a file in it: a target the commands refuse.
+func nonEmptyDir(t *testing.T, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "keep"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -143,13 +143,7 @@ func TestExportRefuses(t *testing.T) {
 	s := startServer(t)
 	s.createNode(t, "a", nil)
 	tmp := t.TempDir()
-	full := filepath.Join(tmp, "full")
-	if err := os.MkdirAll(full, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(full, "keep"), []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	full := nonEmptyDir(t, filepath.Join(tmp, "full"))
 	for name, tc := range map[string]struct {
 		args []string
 		want []string
