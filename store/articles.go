@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/hbgraph/hbgraph/store/keys"
 )
@@ -107,8 +108,16 @@ func decodeArticleCellsSharing[K rowKey, C cellSource](row K, c C, categories *[
 	if !okU || !okT || !okB || !okK {
 		return a, false, corrupt(row, "article cells %q", qualifiersOf(c))
 	}
-	return articleCells{title: string(t), body: string(b), category: sharedString(k, categories), updated: u}, true, nil
+	return articleCells{title: cellString(t), body: cellString(b), category: sharedString(k, categories), updated: u}, true, nil
 }
+
+// cellString is a read cell's value as a string, without a copy: the
+// title and body of every article a page lists were two allocations and
+// two copies each (of the most read strings). A read's cells are never
+// written again (the embedded engine hands each read bytes of its own,
+// gohbase decodes each response into its own), and the strings keep them
+// alive only as long as the article does.
+func cellString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // sharedString is b as one of *known if one equals it, else as a new
 // string added to them (at most 8 kept).
