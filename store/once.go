@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"slices"
 
 	"github.com/hbgraph/hbgraph/store/keys"
@@ -221,4 +222,108 @@ func isResidue(rw row) bool {
 	}
 	_, live, err := decodeEntity(rw.key, rw.cells)
 	return err == nil && !live
+}
+
+// A deletion with a caller's op (an Idempotency-Key) records, before it
+// deletes, which creation it deletes, in an op row of the articles table
+// (keys.ArticleOpLayout, under the node's id, or a relationship's start
+// node's; expired by Repair after a day, as the articles' op rows are):
+// a residue keeps the row's last 8 deletions only, so a retry after more
+// deletions of its key would find none of its own and take the node or
+// relationship there now, someone else's, for its own. The record tells
+// it which creation was its to delete: that one if it is still there,
+// and nothing else. Kinds of the record (the article kinds are 'p' and
+// 'd'):
+const (
+	graphOpNodeDelete    byte = 'n' // a node's deletion, before its mark
+	graphOpRelDelete     byte = 'r' // a relationship's, before its compare-and-set
+	graphOpRelDeleteDone byte = 'R' // a relationship's, all of it done
+)
+
+// graphOpRecord is an op row's record of a node's or relationship's
+// deletion: the creation (time, op) it deletes.
+type graphOpRecord struct {
+	kind     byte
+	created  int64
+	createOp OpID
+}
+
+func (r graphOpRecord) encode() []byte {
+	b := binary.BigEndian.AppendUint64([]byte{r.kind}, uint64(r.created))
+	return append(b, r.createOp[:]...)
+}
+
+func decodeGraphOpRecord(b []byte) (graphOpRecord, bool) {
+	if len(b) != 1+8+16 {
+		return graphOpRecord{}, false
+	}
+	r := graphOpRecord{kind: b[0], created: int64(binary.BigEndian.Uint64(b[1:9]))}
+	copy(r.createOp[:], b[9:])
+	return r, true
+}
+
+// of reports whether the row e (live or being deleted) is the creation r
+// records.
+func (r graphOpRecord) of(e entity) bool {
+	return e.created == r.created && e.createOp == r.createOp
+}
+
+// graphOpRow is the op row of op's deletion under node author: nil when
+// the articles table is of an older layout (not migrated: then nothing is
+// recorded, and a retry after more deletions than a residue keeps is not
+// recognised). Like every write to the articles table, it first makes the
+// table's layout, and author's rows, current.
+func (s *Store) graphOpRow(ctx context.Context, author string, op OpID) ([]byte, error) {
+	if err := s.CheckArticleLayout(ctx); errors.Is(err, ErrArticleLayout) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	if err := s.migrateAuthorFirst(ctx, author); err != nil {
+		return nil, err
+	}
+	return keys.ArticleOp(author, op), nil
+}
+
+// readGraphOp reads the deletion record of op row opRow: nil if none (or
+// not a graph deletion's).
+func (s *Store) readGraphOp(ctx context.Context, opRow []byte, kinds ...byte) (*graphOpRecord, error) {
+	c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, opRow)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := decodeGraphOpRecord(c[keys.QualArticleOpRecord])
+	if !ok || !slices.Contains(kinds, r.kind) {
+		return nil, nil
+	}
+	return &r, nil
+}
+
+// writeGraphOp writes record r in op row opRow (a Put: a re-send writes
+// the same).
+func (s *Store) writeGraphOp(ctx context.Context, opRow []byte, r graphOpRecord) error {
+	if err := s.faultPoint(pointGraphOpRow); err != nil {
+		return err
+	}
+	return s.put(ctx, keys.TableArticles, keys.FamilyArticles, opRow, cells{keys.QualArticleOpRecord: r.encode()}, s.nowMs())
+}
+
+// pointGraphOpRow is the fault point before a deletion's op row is written.
+const pointGraphOpRow = "graph-op-row"
+
+// deletionOf finds, among the deletions the residue keeps, the one of the
+// creation at created by createOp: the op that deleted it.
+func (r *residue) deletionOf(created int64, createOp OpID) (OpID, bool) {
+	if r == nil {
+		return OpID{}, false
+	}
+	if r.created == created && r.createOp == createOp {
+		return r.deleteOp, true
+	}
+	for _, d := range r.earlier {
+		if d.created == created && d.createOp == createOp {
+			return d.deleteOp, true
+		}
+	}
+	return OpID{}, false
 }

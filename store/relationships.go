@@ -770,7 +770,24 @@ func (s *Store) DeleteRelationship(ctx context.Context, k RelationshipKey) error
 }
 
 func (s *Store) deleteRelationship(ctx context.Context, k RelationshipKey) error {
-	return s.deleteRelationshipOf(ctx, k, 0, "", []string{k.Start, k.End})
+	op, derived := OpFrom(ctx)
+	var opRow []byte
+	if derived {
+		// The caller's op, which a retry may repeat: its record (see
+		// graphOpRecord) says which creation it deletes, and once
+		// everything is done, that it is.
+		var err error
+		if opRow, err = s.graphOpRow(ctx, k.Start, op); err != nil {
+			return err
+		}
+	}
+	if opRow == nil {
+		return s.deleteRelationshipOf(ctx, k, 0, "", []string{k.Start, k.End})
+	}
+	if err := s.deleteRelationshipRecorded(ctx, k, 0, "", []string{k.Start, k.End}, opRow); err != nil {
+		return err
+	}
+	return s.writeGraphOp(ctx, opRow, graphOpRecord{kind: graphOpRelDeleteDone})
 }
 
 // deleteRelationshipCreated is deleteRelationship of the relationship
@@ -788,8 +805,14 @@ func (s *Store) deleteRelationshipCreated(ctx context.Context, k RelationshipKey
 // ErrNotFound (it went with that end's mark; the deletion's detach
 // removes it), unless its row is the op's own residue.
 func (s *Store) deleteRelationshipOf(ctx context.Context, k RelationshipKey, created int64, near string, ends []string) error {
+	return s.deleteRelationshipRecorded(ctx, k, created, near, ends, nil)
+}
+
+// deleteRelationshipRecorded is deleteRelationshipOf by the caller's op,
+// recorded in op row opRow (nil: none; see deleteEntityRecorded).
+func (s *Store) deleteRelationshipRecorded(ctx context.Context, k RelationshipKey, created int64, near string, ends []string, opRow []byte) error {
 	ctx, _ = withOp(ctx)
-	old, ts, err := s.deleteEntityCreated(ctx, k.row(), created, ends)
+	old, ts, err := s.deleteEntityRecorded(ctx, k.row(), created, ends, opRow)
 	if errors.Is(err, errDeletedEarlier) {
 		return nil
 	}
