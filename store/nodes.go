@@ -936,7 +936,10 @@ func (s *Store) confirmMark(ctx context.Context, id string, op OpID) error {
 		case e.tentative == 0 || e.deleteOp != op:
 			return false, fmt.Errorf("node %q: a relationship or article was written, or another deletion began, meanwhile: %w", id, ErrConflict)
 		}
-		refusal := s.refuseAttached(ctx, id)
+		refusal := s.refuseIntents(ctx, id, c, e, op)
+		if refusal == nil {
+			refusal = s.refuseAttached(ctx, id)
+		}
 		if refusal != nil && !errors.Is(refusal, ErrConflict) {
 			return false, refusal
 		}
@@ -981,6 +984,28 @@ func (s *Store) recheckNode(ctx context.Context, id string) (Node, error) {
 			return Node{}, err
 		}
 	}
+}
+
+// refuseIntents is ErrConflict if node id, whose row read as c (e), has
+// an intent of a relationship create younger than intentStale (see
+// relIntent); older ones are undone by the deletion op. A create that
+// placed one before the deletion's tentative mark is seen here; one after
+// it would have taken that mark back first.
+func (s *Store) refuseIntents(ctx context.Context, id string, c cells, e entity, op OpID) error {
+	now := s.nowMs()
+	for q, in := range intentsOf(c) {
+		if in.node != e.created || in.undone() {
+			continue
+		}
+		if now-in.placed < intentStale.Milliseconds() {
+			return fmt.Errorf("node %q: a relationship of it is being created: %w", id, ErrConflict)
+		}
+		in.undoneBy = op
+		if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(id), cells{q: in.encode()}, in.ts); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // refuseAttached is ErrConflict if node id still has relationships or

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/hbgraph/hbgraph/store/keys"
 )
@@ -326,4 +327,80 @@ func (r *residue) deletionOf(created int64, createOp OpID) (OpID, bool) {
 		}
 	}
 	return OpID{}, false
+}
+
+// A relationship create's intent on an end node (a cell xr+op in the node
+// row): placed before the create writes anything, with a compare-and-set
+// on the node's mark (x) as read, so only while no deletion has marked
+// the node; cleared once the create has answered. A deletion without
+// detach does not confirm its mark while an intent younger than
+// intentStale is on the node (ErrConflict): between its tentative mark
+// and its confirmation no create can place one (it would take the
+// tentative mark back first), so a confirmed deletion without detach
+// never races a create of a relationship of the node. An older intent is
+// a create cut short: the deletion undoes it (undoneBy), and the create's
+// retry, finding its intent undone and its relationship deleted by that
+// deletion, answers NOT_FOUND: the deletion came first.
+type relIntent struct {
+	node     int64 // the creation of the node it was placed on
+	placed   int64 // when (the placing gateway's clock), for its age
+	ts       int64 // its cell's timestamp: the node's u when placed
+	undoneBy OpID  // the deletion that undid it; zero: pending
+}
+
+const relIntentLen = 8 + 8 + 8
+
+// intentStale is the age after which an intent is taken for a create cut
+// short: far longer than a create takes.
+const intentStale = time.Minute
+
+func (in relIntent) encode() []byte {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, relIntentLen+16), uint64(in.node))
+	b = binary.BigEndian.AppendUint64(b, uint64(in.placed))
+	b = binary.BigEndian.AppendUint64(b, uint64(in.ts))
+	if !in.undoneBy.IsZero() {
+		b = append(b, in.undoneBy[:]...)
+	}
+	return b
+}
+
+func decodeRelIntent(b []byte) (relIntent, bool) {
+	if len(b) != relIntentLen && len(b) != relIntentLen+16 {
+		return relIntent{}, false
+	}
+	in := relIntent{node: int64(binary.BigEndian.Uint64(b)), placed: int64(binary.BigEndian.Uint64(b[8:])),
+		ts: int64(binary.BigEndian.Uint64(b[16:]))}
+	copy(in.undoneBy[:], b[relIntentLen:])
+	return in, true
+}
+
+func (in relIntent) undone() bool { return !in.undoneBy.IsZero() }
+
+// intentQualifier is the qualifier of op's intent.
+func intentQualifier(op OpID) string { return keys.QualRelIntentPrefix + string(op[:]) }
+
+// ownIntent is op's intent in a node row's cells c, if there is one.
+func ownIntent(c cellSource, op OpID) (relIntent, bool) {
+	v, ok := c.lookup(intentQualifier(op))
+	if !ok {
+		return relIntent{}, false
+	}
+	return decodeRelIntent(v)
+}
+
+// intentsOf are the intents in a node row's cells c, by qualifier.
+func intentsOf(c cells) map[string]relIntent {
+	var out map[string]relIntent
+	for q, v := range c {
+		if len(q) != len(keys.QualRelIntentPrefix)+16 || q[:len(keys.QualRelIntentPrefix)] != keys.QualRelIntentPrefix {
+			continue
+		}
+		if in, ok := decodeRelIntent(v); ok {
+			if out == nil {
+				out = map[string]relIntent{}
+			}
+			out[q] = in
+		}
+	}
+	return out
 }

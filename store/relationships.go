@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -147,6 +148,41 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		return Relationship{}, err
 	}
 	ctx, op := withOp(ctx)
+	var intents relIntents
+	r, err := s.createRelationship(ctx, k, encoded, &intents)
+	if definite(err) {
+		// Answered: its intents go (an undone one stays, for a retry).
+		if cerr := s.clearIntents(ctx, k, op, intents); cerr != nil {
+			return Relationship{}, cerr
+		}
+	}
+	return r, err
+}
+
+// definite reports whether err is a write's definite answer: success, or
+// an error that says what happened (not UNAVAILABLE).
+func definite(err error) bool {
+	return err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrAlreadyExists) ||
+		errors.Is(err, ErrForbidden) || errors.Is(err, ErrConflict)
+}
+
+// relIntents are the intents a create placed on its end nodes (see
+// relIntent), for clearClear to clear; all: every one it has, so that
+// clearIntents need not read the nodes to find an earlier try's.
+type relIntents struct {
+	placed []placedIntent
+	all    bool
+}
+
+type placedIntent struct {
+	id string
+	in relIntent
+}
+
+// createRelationship is CreateRelationship once the input is checked and
+// the op fixed; it notes the intents it placed in intents.
+func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encoded []byte, intents *relIntents) (Relationship, error) {
+	ctx, op := withOp(ctx)
 	ends, rel, err := s.relationshipEnds(ctx, k, true)
 	if errors.Is(err, ErrNotFound) {
 		return s.createRelationshipEndGone(ctx, k, encoded, err)
@@ -210,6 +246,11 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
 			return Relationship{}, err
 		}
+		if undone, err := s.intentUndoneBy(ctx, k, by); err != nil || undone {
+			// By the deletion of an end that found this create's intent
+			// stale (cut short): that deletion came first.
+			return Relationship{}, cmp.Or(err, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound))
+		}
 		return relationshipFrom(k, e)
 	case live && !rel.endsAre(ends.created):
 		// A relationship of an end deleted since it was made (and
@@ -226,6 +267,16 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		}
 		return Relationship{}, fmt.Errorf("create relationship: %w", ErrAlreadyExists)
 	default:
+		// Intents on both ends first: from here on, no deletion without
+		// detach of either confirms its mark, and one with detach that
+		// marks it comes after this create (see relIntent).
+		if intents.placed, err = s.placeIntents(ctx, k, ends); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return s.createRelationshipEndGone(ctx, k, encoded, err)
+			}
+			return Relationship{}, err
+		}
+		intents.all = true
 		if e, replaced, err = s.createRelationshipRow(ctx, k, rel, encoded, ends.created); err != nil {
 			return Relationship{}, fmt.Errorf("create relationship: %w", err)
 		}
@@ -336,6 +387,9 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		e := entity{created: created, updated: created, props: props}
 		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
 			return Relationship{}, err
+		}
+		if undone, err := s.intentUndoneBy(ctx, k, by); err != nil || undone {
+			return Relationship{}, cmp.Or(err, notFound) // (see CreateRelationship)
 		}
 		return relationshipFrom(k, e)
 	}
@@ -574,6 +628,7 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 		}
 		seen[i] = n.Created.UnixMilli()
 		out.created[i] = n.Created.UnixMilli()
+		out.rows[i] = rows[i]
 		if i == 0 {
 			out.startOwner = n.Owner
 		}
@@ -648,6 +703,8 @@ type relEnds struct {
 	// detach (recheckEnds), and tentativeRow its row as read.
 	tentative    string
 	tentativeRow entity
+	// rows are the ends' rows as read, for placeIntents.
+	rows [2]Row
 }
 
 // unindexLoser deletes the index rows a create wrote for e before its
@@ -1071,4 +1128,128 @@ type DegreeKey struct {
 	Node string
 	Dir  Direction
 	Type string
+}
+
+// placeIntents places the create's intent (see relIntent) on each of k's
+// end nodes, read as ends: a compare-and-set on the node's mark as read,
+// so that a deletion marking it first fails it. An end marked since, gone
+// or created again is ErrNotFound; a tentative mark is taken back first
+// (its deletion answers ErrConflict). An intent of the op already there (a
+// re-send, a retry) is taken as placed, unless a deletion has undone it
+// and the node is not the one it was placed on any more: ErrNotFound.
+func (s *Store) placeIntents(ctx context.Context, k RelationshipKey, ends relEnds) ([]placedIntent, error) {
+	op := opOf(ctx)
+	ids := []string{k.Start, k.End}
+	if k.End == k.Start {
+		ids = ids[:1]
+	}
+	out := make([]placedIntent, 0, len(ids))
+	for i, id := range ids {
+		row := keys.Node(id)
+		var c cellSource = ends.rows[i].cells
+		err := s.casLoop(ctx, "create relationship", func(attempt int) (bool, error) {
+			if attempt > 0 || ends.rows[i].cells == nil {
+				m, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+				if err != nil {
+					return false, err
+				}
+				c = m
+			}
+			e, ok, err := decodeEntity(row, c)
+			if err != nil {
+				return false, err
+			}
+			live := ok && e.deleting == 0 && e.created == ends.created[i]
+			if own, has := ownIntent(c, op); has && live && own.node == e.created && !own.undone() {
+				out = append(out, placedIntent{id: id, in: own})
+				return true, nil
+			}
+			if !live {
+				return false, fmt.Errorf("node %q: %w", id, ErrNotFound)
+			}
+			if e.tentative != 0 {
+				if err := s.cancelTentative(ctx, id, e); err != nil {
+					return false, err
+				}
+				return false, nil // read it again
+			}
+			if err := s.faultPoint(pointRelationshipIntent); err != nil {
+				return false, err
+			}
+			x, _ := c.lookup(keys.QualDeleting)
+			in := relIntent{node: e.created, placed: s.nowMs(), ts: e.updated}
+			won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualDeleting, x,
+				cells{intentQualifier(op): in.encode()}, in.ts)
+			if won {
+				out = append(out, placedIntent{id: id, in: in})
+			}
+			return won, err
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// pointRelationshipIntent is the fault point before a create places an
+// intent on an end node.
+const pointRelationshipIntent = "relationship-intent"
+
+// clearIntents deletes the create's pending intents from k's end nodes,
+// each at its own timestamp (a re-send deletes the same; an undoing Put,
+// stamped the same, is hidden too): those it placed, and unless that was
+// all of them, those an earlier try of its op left, read from the nodes.
+func (s *Store) clearIntents(ctx context.Context, k RelationshipKey, op OpID, intents relIntents) error {
+	placed := intents.placed
+	if !intents.all {
+		ids := []string{k.Start, k.End}
+		if k.End == k.Start {
+			ids = ids[:1]
+		}
+		rows := make([][]byte, len(ids))
+		for i, id := range ids {
+			rows[i] = keys.Node(id)
+		}
+		res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
+		if err != nil {
+			return err
+		}
+		placed = placed[:0:0]
+		for i, r := range res {
+			if in, ok := ownIntent(r, op); ok && !in.undone() {
+				placed = append(placed, placedIntent{id: ids[i], in: in})
+			}
+		}
+	}
+	for _, p := range placed {
+		if err := s.faultPoint(pointRelationshipIntentClear); err != nil {
+			return err
+		}
+		if err := s.deleteColumns(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(p.id), []string{intentQualifier(op)}, p.in.ts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pointRelationshipIntentClear is the fault point before a create clears
+// an intent.
+const pointRelationshipIntentClear = "relationship-intent-clear"
+
+// intentUndoneBy reports whether deletion by undid the ctx op's intent on
+// an end of k (see relIntent): the relationship the op created was then
+// deleted by that end's deletion without detach, which came first.
+func (s *Store) intentUndoneBy(ctx context.Context, k RelationshipKey, by OpID) (bool, error) {
+	op := opOf(ctx)
+	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, [][]byte{keys.Node(k.Start), keys.Node(k.End)})
+	if err != nil {
+		return false, err
+	}
+	for _, r := range res {
+		if in, ok := ownIntent(r, op); ok && in.undone() && in.undoneBy == by {
+			return true, nil
+		}
+	}
+	return false, nil
 }
