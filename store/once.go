@@ -404,3 +404,19 @@ func intentsOf(c cells) map[string]relIntent {
 	}
 	return out
 }
+
+// deletionAt is deletionOf by the creation's time alone.
+func (r *residue) deletionAt(created int64) (OpID, bool) {
+	if r == nil || created == 0 {
+		return OpID{}, false
+	}
+	if r.created == created {
+		return r.deleteOp, true
+	}
+	for _, d := range r.earlier {
+		if d.created == created {
+			return d.deleteOp, true
+		}
+	}
+	return OpID{}, false
+}

@@ -316,8 +316,20 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		// come before the mark: NOT_FOUND too.
 		fresh := replaced == nil && !rel.deleted() ||
 			replaced != nil && rel.gone != nil && replaced.at == rel.gone.at && replaced.deleteOp == rel.gone.deleteOp
+		//
+		// The same when an end it read has gone or been created again
+		// since (no mark left to say which deletion), and its row replaced
+		// a residue that the deletion of that end left (its detach took
+		// another relationship of the key): after the mark.
+		afterMark := false
+		if !sameEnd && !fresh && replaced != nil {
+			var aerr error
+			if afterMark, aerr = s.endDeletedBy(ctx, k, ends.created, replaced.deleteOp); aerr != nil {
+				return Relationship{}, aerr
+			}
+		}
 		derr := s.deleteRelationshipCreated(ctx, k, e.created, "")
-		if sameEnd && (d.alone || !fresh) && (derr == nil || errors.Is(derr, ErrNotFound)) {
+		if (sameEnd && (d.alone || !fresh) || afterMark) && (derr == nil || errors.Is(derr, ErrNotFound)) {
 			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", err)
 		}
 		if errors.Is(derr, ErrNotFound) || derr == nil && sameEnd {
@@ -1248,6 +1260,31 @@ func (s *Store) intentUndoneBy(ctx context.Context, k RelationshipKey, by OpID) 
 	}
 	for _, r := range res {
 		if in, ok := ownIntent(r, op); ok && in.undone() && in.undoneBy == by {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// endDeletedBy reports whether op is the deletion of one of k's end nodes
+// as created at created (the nodes a create read): the op that marks the
+// row still, or that its residue names for that creation (the id created
+// again since, or gone).
+func (s *Store) endDeletedBy(ctx context.Context, k RelationshipKey, created [2]int64, op OpID) (bool, error) {
+	rows := [][]byte{keys.Node(k.Start), keys.Node(k.End)}
+	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
+	if err != nil {
+		return false, err
+	}
+	for i, r := range res {
+		e, _, err := decodeEntity(rows[i], r)
+		if err != nil {
+			return false, err
+		}
+		if e.created == created[i] && e.deleting != 0 && e.deleteOp == op {
+			return true, nil
+		}
+		if by, ok := e.gone.deletionAt(created[i]); ok && by == op {
 			return true, nil
 		}
 	}

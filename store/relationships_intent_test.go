@@ -91,3 +91,69 @@ func TestCreateRelationshipRacesDeletionWithoutDetach(t *testing.T) {
 		})
 	}
 }
+
+// A relationship's create that wrote its row over the residue of another
+// relationship of the key, which an end's deletion with detach had
+// deleted (so after that deletion's mark), and whose row the same
+// deletion then deleted too, came after the mark: NOT_FOUND, though
+// somebody else deleted its row. The concurrent replica simulation found
+// (seed 48, with the intents):
+//
+//  1. the create C reads both ends live and its row absent;
+//  2. another create X of the key succeeds (and takes C's index rows
+//     away: its row won);
+//  3. the deletion D of the start with detach marks it, and its detach
+//     deletes X (the row becomes X's residue, by D's op), and D is cut
+//     short there;
+//  4. C writes its index rows again, and its row over X's residue;
+//  5. D is finished: its detach finds C's index rows and deletes C;
+//  6. (the start is created again, or not;)
+//  7. C reads its ends again, finds the start gone, and its row deleted by
+//     somebody: it answered success, as if it had been there before D's
+//     mark, which X's success and deletion by D rule out.
+func TestCreateRelationshipOverAResidueOfItsEndsDeletion(t *testing.T) {
+	for _, recreate := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recreate=%v", recreate), func(t *testing.T) {
+			s := newTestStore(t)
+			mustNode(t, s, "a", nil)
+			mustNode(t, s, "b", nil)
+			k := RelationshipKey{"a", "knows", "b"}
+			var xErr, dErr error
+			rowSeen := false
+			s.fault = func(p string) error {
+				hook := s.fault
+				defer func() { s.fault = hook }()
+				switch {
+				case p == pointRelationshipRow && !rowSeen:
+					rowSeen = true
+					s.fault = nil
+					_, xErr = s.CreateRelationship(bg, k, Properties{"v": 1})
+					s.fault = crashAtPoint("unindex-outgoing")
+					dErr = s.DeleteNode(bg, "a", true)
+				case p == pointRelationshipRecheck:
+					s.fault = nil
+					if err := s.DeleteNode(bg, "a", true); err != nil {
+						t.Errorf("the deletion finished: %v", err)
+					}
+					if recreate {
+						mustNode(t, s, "a", nil)
+					}
+				}
+				return nil
+			}
+			_, err := s.CreateRelationship(bg, k, Properties{"v": 2})
+			s.fault = nil
+			if xErr != nil || !errors.Is(dErr, errCrash) {
+				t.Fatalf("the other create: %v; the deletion, cut short: %v", xErr, dErr)
+			}
+			if !errors.Is(err, ErrNotFound) {
+				t.Errorf("the create over X's residue, deleted by a's deletion: %v; want NOT_FOUND", err)
+			}
+			if _, err := s.GetRelationship(bg, k); !errors.Is(err, ErrNotFound) {
+				t.Errorf("the relationship after: %v; want not found", err)
+			}
+			checkGraphInvariants(t, s)
+			repairTwice(t, s)
+		})
+	}
+}
