@@ -1,9 +1,13 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 // A relationship's create racing the deletion without detach of one of
@@ -156,4 +160,112 @@ func TestCreateRelationshipOverAResidueOfItsEndsDeletion(t *testing.T) {
 			repairTwice(t, s)
 		})
 	}
+}
+
+// An intent a create cut short left: a deletion without detach of its
+// node answers CONFLICT while it is young (the create may be under way),
+// undoes it once it is older than intentStale, and Repair clears the
+// intents older than a day.
+func TestRelationshipIntentLeftByACreateCutShort(t *testing.T) {
+	clk := newFakeClock()
+	s := newTestStoreWithClock(t, clk)
+	for _, id := range []string{"a", "b", "c"} {
+		mustNode(t, s, id, nil)
+	}
+	op := WithOp(bg, DeriveOpID("alice", "key-1", "0", "createRelationship", "a b"))
+	cutShort := func(k RelationshipKey, ctx context.Context) {
+		t.Helper()
+		s.fault = crashAtPoint(pointRelationshipPending)
+		if _, err := s.CreateRelationship(ctx, k, nil); !errors.Is(err, errCrash) {
+			t.Fatalf("the create cut short after its intents: %v", err)
+		}
+		s.fault = nil
+	}
+	cutShort(RelationshipKey{"a", "knows", "b"}, op)
+	if err := s.DeleteNode(bg, "b", false); !errors.Is(err, ErrConflict) {
+		t.Fatalf("deleting b while a create of a relationship of it may be under way: %v; want CONFLICT", err)
+	}
+	if _, err := s.getNode(bg, "b"); err != nil {
+		t.Fatalf("b after the deletion answered CONFLICT: %v", err)
+	}
+	clk.Advance(intentStale + time.Second)
+	if err := s.DeleteNode(bg, "b", false); err != nil {
+		t.Fatalf("deleting b once the intent is stale: %v", err)
+	}
+	if _, err := s.CreateRelationship(op, RelationshipKey{"a", "knows", "b"}, nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the create retried after b's deletion: %v; want NOT_FOUND", err)
+	}
+	checkGraphInvariants(t, s)
+
+	// Another create cut short, on a and c: Repair clears its intents a
+	// day later, not before.
+	cutShort(RelationshipKey{"a", "likes", "c"}, bg)
+	if report, err := s.Repair(bg); err != nil || report[fixStaleIntentCleared] != 0 {
+		t.Fatalf("repair of a fresh intent: %v, %v", report, err)
+	}
+	clk.Advance(residueKept + time.Minute)
+	report, err := s.Repair(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (The first create's retry cleared its intent on a; b's went with
+	// b's residue.)
+	if got := report[fixStaleIntentCleared]; got != 2 {
+		t.Errorf("repair a day later cleared %d intents (%v); want 2", got, report)
+	}
+	for _, id := range []string{"a", "c"} {
+		c, err := s.get(bg, keys.TableGraph, keys.FamilyGraph, keys.Node(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in := intentsOf(c); len(in) != 0 {
+			t.Errorf("%s still has intents after repair: %v", id, in)
+		}
+	}
+	if again, err := s.Repair(bg); err != nil || len(again) != 0 {
+		t.Errorf("second repair: %v, %v", again, err)
+	}
+}
+
+// A create slower than intentStale between its intents and its writes:
+// a deletion without detach of an end undoes its intent and confirms its
+// mark (it found nothing hanging from the node), then the create writes
+// and is cut short, the deletion's detach deletes what it wrote, and its
+// retry, finding its intent undone by that deletion, answers NOT_FOUND.
+func TestCreateRelationshipSlowerThanItsIntent(t *testing.T) {
+	clk := newFakeClock()
+	s := newTestStoreWithClock(t, clk)
+	mustNode(t, s, "a", nil)
+	mustNode(t, s, "n", nil)
+	k := RelationshipKey{"a", "knows", "n"}
+	op := WithOp(bg, DeriveOpID("alice", "key-1", "0", "createRelationship", k.ID()))
+	var deleteErr error
+	deleted := false
+	s.fault = func(p string) error {
+		switch {
+		case p == pointRelationshipPending && !deleted:
+			deleted = true
+			clk.Advance(intentStale + time.Second)
+			hook := s.fault
+			s.fault = crashAtPoint(pointNodeDetach)
+			deleteErr = s.DeleteNode(bg, "n", false)
+			s.fault = hook
+		case deleted && p == "degree-outgoing":
+			return errCrash
+		}
+		return nil
+	}
+	_, first := s.CreateRelationship(op, k, nil)
+	s.fault = nil
+	if !errors.Is(first, errCrash) || !errors.Is(deleteErr, errCrash) {
+		t.Fatalf("the create: %v; the deletion, cut short after its mark: %v", first, deleteErr)
+	}
+	if err := s.DeleteNode(bg, "n", false); err != nil {
+		t.Fatalf("the deletion finished: %v", err)
+	}
+	if _, err := s.CreateRelationship(op, k, nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the create retried: %v; want NOT_FOUND (n's deletion without detach came first)", err)
+	}
+	checkGraphInvariants(t, s)
+	repairTwice(t, s)
 }
