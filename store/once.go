@@ -342,13 +342,18 @@ func (r *residue) deletionOf(created int64, createOp OpID) (OpID, bool) {
 // retry, finding its intent undone and its relationship deleted by that
 // deletion, answers NOT_FOUND: the deletion came first.
 type relIntent struct {
-	node     int64 // the creation of the node it was placed on
-	placed   int64 // when (the placing gateway's clock), for its age
-	ts       int64 // its cell's timestamp: the node's u when placed
-	undoneBy OpID  // the deletion that undid it; zero: pending
+	node   int64 // the creation of the node it was placed on
+	placed int64 // when (the placing gateway's clock), for its age
+	ts     int64 // its cell's timestamp: the node's u when placed
+	// created is the creation time of the relationship the create writes
+	// index rows for (0: none yet): its retry deletes them if the row went
+	// to another create (the row's xp, which says so too, may have been
+	// replaced by a third's).
+	created  int64
+	undoneBy OpID // the deletion that undid it; zero: pending
 }
 
-const relIntentLen = 8 + 8 + 8
+const relIntentLen = 8 + 8 + 8 + 8
 
 // intentStale is the age after which an intent is taken for a create cut
 // short: far longer than a create takes.
@@ -358,6 +363,7 @@ func (in relIntent) encode() []byte {
 	b := binary.BigEndian.AppendUint64(make([]byte, 0, relIntentLen+16), uint64(in.node))
 	b = binary.BigEndian.AppendUint64(b, uint64(in.placed))
 	b = binary.BigEndian.AppendUint64(b, uint64(in.ts))
+	b = binary.BigEndian.AppendUint64(b, uint64(in.created))
 	if !in.undoneBy.IsZero() {
 		b = append(b, in.undoneBy[:]...)
 	}
@@ -369,7 +375,7 @@ func decodeRelIntent(b []byte) (relIntent, bool) {
 		return relIntent{}, false
 	}
 	in := relIntent{node: int64(binary.BigEndian.Uint64(b)), placed: int64(binary.BigEndian.Uint64(b[8:])),
-		ts: int64(binary.BigEndian.Uint64(b[16:]))}
+		ts: int64(binary.BigEndian.Uint64(b[16:])), created: int64(binary.BigEndian.Uint64(b[24:]))}
 	copy(in.undoneBy[:], b[relIntentLen:])
 	return in, true
 }

@@ -265,19 +265,30 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 				return Relationship{}, err
 			}
 		}
+		// The same when a third create's xp has replaced ours since: our
+		// intents say which index rows we wrote.
+		for _, r := range ends.rows {
+			if in, ok := ownIntent(r.cells, op); ok && in.created != 0 && in.created != rel.created {
+				if err := s.deleteIndexRows(ctx, k, entity{created: in.created, updated: in.created}); err != nil {
+					return Relationship{}, err
+				}
+				break
+			}
+		}
 		return Relationship{}, fmt.Errorf("create relationship: %w", ErrAlreadyExists)
 	default:
 		// Intents on both ends first: from here on, no deletion without
 		// detach of either confirms its mark, and one with detach that
 		// marks it comes after this create (see relIntent).
-		if intents.placed, err = s.placeIntents(ctx, k, ends); err != nil {
+		created, reuse := s.firstCreation(rel, op)
+		if intents.placed, err = s.placeIntents(ctx, k, ends, created); err != nil {
 			if errors.Is(err, ErrNotFound) {
 				return s.createRelationshipEndGone(ctx, k, encoded, err)
 			}
 			return Relationship{}, err
 		}
 		intents.all = true
-		if e, replaced, err = s.createRelationshipRow(ctx, k, rel, encoded, ends.created); err != nil {
+		if e, replaced, err = s.createRelationshipRow(ctx, k, rel, encoded, ends.created, created, reuse, intents); err != nil {
 			return Relationship{}, fmt.Errorf("create relationship: %w", err)
 		}
 	}
@@ -440,26 +451,17 @@ var errDeletedByAnother = fmt.Errorf("create relationship: deleted by another me
 // whose index rows are then written again, not left behind.
 //
 // It returns the residue it wrote over, if any.
-func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, rel entity, props []byte, endsCreated [2]int64) (entity, *residue, error) {
+func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, rel entity, props []byte, endsCreated [2]int64,
+	created int64, reuse bool, intents *relIntents) (entity, *residue, error) {
 	ctx, op := withOp(ctx)
-	floor := int64(0)
-	if rel.gone != nil {
-		floor = rel.updated // the residue's u
-	}
-	created := max(s.nowMs(), floor+1)
-	reuse := rel.pending != nil && rel.pending.op == op && rel.pending.created > floor
-	if reuse {
-		created = rel.pending.created
-	} else if rel.pending != nil {
-		// After another create's (or an earlier try's) time: index rows of
-		// that time may have been found by an end's detach since, and
-		// deleted with a marker that would hide ours of the same key.
-		created = max(created, rel.pending.created+1)
-	}
 	var replaced *residue
 	var e entity
 	err := s.casLoop(ctx, "create relationship hidden by a delete marker", func(attempt int) (bool, error) {
 		e = entity{created: created, updated: created, props: props, ends: endsCreated}
+		// The intents name the index rows before they are written.
+		if err := s.recordIntentCreation(ctx, k, intents, created); err != nil {
+			return false, err
+		}
 		if !reuse || attempt > 0 {
 			if err := s.faultPoint(pointRelationshipPending); err != nil {
 				return false, err
@@ -541,6 +543,68 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		return false, err
 	})
 	return e, replaced, err
+}
+
+// firstCreation is the creation time of a create of a relationship whose
+// row read as rel (absent, a residue, a create under way), by op: after
+// the residue's (so a delete stamped by a clock ahead hides nothing), or
+// the earlier try's of the same op (xp: reuse, its index rows written
+// again, not left behind).
+func (s *Store) firstCreation(rel entity, op OpID) (created int64, reuse bool) {
+	floor := int64(0)
+	if rel.gone != nil {
+		floor = rel.updated // the residue's u
+	}
+	created = max(s.nowMs(), floor+1)
+	reuse = rel.pending != nil && rel.pending.op == op && rel.pending.created > floor
+	if reuse {
+		created = rel.pending.created
+	} else if rel.pending != nil {
+		// After another create's (or an earlier try's) time: index rows of
+		// that time may have been found by an end's detach since, and
+		// deleted with a marker that would hide ours of the same key.
+		created = max(created, rel.pending.created+1)
+	}
+	return created, reuse
+}
+
+// recordIntentCreation makes the create's intents name created, the
+// creation time of the index rows it is about to write: an intent that
+// names another's (an earlier try's, whose row went to another create, or
+// this call's, hidden by a deletion) first has those index rows deleted.
+// An intent a deletion has undone meanwhile is ErrNotFound: the deletion
+// came first.
+func (s *Store) recordIntentCreation(ctx context.Context, k RelationshipKey, intents *relIntents, created int64) error {
+	op := opOf(ctx)
+	for i, p := range intents.placed {
+		if p.in.created == created {
+			continue
+		}
+		if old := p.in.created; old != 0 {
+			if err := s.deleteIndexRows(ctx, k, entity{created: old, updated: old}); err != nil {
+				return err
+			}
+		}
+		next := p.in
+		next.created = created
+		won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(p.id), intentQualifier(op), p.in.encode(),
+			cells{intentQualifier(op): next.encode()}, p.in.ts)
+		if err != nil {
+			return err
+		}
+		if !won {
+			c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(p.id))
+			if err != nil {
+				return err
+			}
+			if in, ok := ownIntent(c, op); !ok || in != next {
+				return fmt.Errorf("node %q: a deletion has undone this create: %w", p.id, ErrNotFound)
+			}
+			// (A re-send applied.)
+		}
+		intents.placed[i].in = next
+	}
+	return nil
 }
 
 // finishDeletion does the steps of the deletion that left residue g in
@@ -1149,7 +1213,7 @@ type DegreeKey struct {
 // (its deletion answers ErrConflict). An intent of the op already there (a
 // re-send, a retry) is taken as placed, unless a deletion has undone it
 // and the node is not the one it was placed on any more: ErrNotFound.
-func (s *Store) placeIntents(ctx context.Context, k RelationshipKey, ends relEnds) ([]placedIntent, error) {
+func (s *Store) placeIntents(ctx context.Context, k RelationshipKey, ends relEnds, created int64) ([]placedIntent, error) {
 	op := opOf(ctx)
 	ids := []string{k.Start, k.End}
 	if k.End == k.Start {
@@ -1189,7 +1253,7 @@ func (s *Store) placeIntents(ctx context.Context, k RelationshipKey, ends relEnd
 				return false, err
 			}
 			x, _ := c.lookup(keys.QualDeleting)
-			in := relIntent{node: e.created, placed: s.nowMs(), ts: e.updated}
+			in := relIntent{node: e.created, placed: s.nowMs(), ts: e.updated, created: created}
 			won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualDeleting, x,
 				cells{intentQualifier(op): in.encode()}, in.ts)
 			if won {
