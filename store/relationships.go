@@ -416,7 +416,44 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		}
 		return relationshipFrom(k, e)
 	}
+	// Index rows an earlier try wrote before it was cut short index
+	// nothing: the deletion of the end that is gone found them only if
+	// that end's was written (its detach scans its own index).
+	if err := s.unindexEarlierTry(ctx, k, rel, live); err != nil {
+		return Relationship{}, err
+	}
 	return Relationship{}, notFound
+}
+
+// unindexEarlierTry deletes the index rows an earlier try of the ctx's op
+// wrote for k, when its create answers NOT_FOUND: their creation time is
+// in the row's xp if it is still the op's, and in the op's intents on the
+// end nodes. Rows of the creation of a live row (rel, as read) are left.
+func (s *Store) unindexEarlierTry(ctx context.Context, k RelationshipKey, rel entity, live bool) error {
+	op := opOf(ctx)
+	var times []int64
+	if p := rel.pending; p != nil && p.op == op {
+		times = append(times, p.created)
+	}
+	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, [][]byte{keys.Node(k.Start), keys.Node(k.End)})
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if in, ok := ownIntent(r, op); ok && in.created != 0 {
+			times = append(times, in.created)
+		}
+	}
+	slices.Sort(times)
+	for _, t := range slices.Compact(times) {
+		if live && rel.created == t {
+			continue
+		}
+		if err := s.deleteIndexRows(ctx, k, entity{created: t, updated: t}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // finishUndo finishes what the op's recheck began when it took back the
