@@ -676,11 +676,28 @@ func (s *Store) getWithEnds(ctx context.Context, row []byte, ends []string) (c c
 // deletion), an end that does not exist or is being deleted makes it
 // ErrNotFound, unless the row is the op's own residue (see getWithEnds).
 func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int64, ends []string) (entity, int64, error) {
+	return s.deleteEntityRecorded(ctx, row, created, ends, nil)
+}
+
+// deleteEntityRecorded is deleteEntityCreated of a relationship by the
+// caller's op, which records the creation it deletes in op row opRow (nil:
+// none) before its compare-and-set (see graphOpRecord): a retry after more
+// deletions of the key than a residue keeps deletes that creation only,
+// and answers success if it is gone, or ErrNotFound if the residue says
+// another op deleted it (then this op's compare-and-set did not apply).
+func (s *Store) deleteEntityRecorded(ctx context.Context, row []byte, created int64, ends []string, opRow []byte) (entity, int64, error) {
 	ctx, op := withOp(ctx)
 	var (
 		old entity
 		ts  int64
 	)
+	var record *graphOpRecord
+	if opRow != nil {
+		var err error
+		if record, err = s.readGraphOp(ctx, opRow, graphOpRelDelete, graphOpRelDeleteDone); err != nil {
+			return entity{}, 0, err
+		}
+	}
 	err := s.casLoop(ctx, "delete", func(int) (bool, error) {
 		c, endsLive, endsCreated, err := s.getWithEnds(ctx, row, ends)
 		if err != nil {
@@ -702,8 +719,22 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 			// our deletion (finishDeletion).
 			return false, errDeletedEarlier
 		}
+		if record != nil && (record.kind == graphOpRelDeleteDone || !(ok && record.of(old))) {
+			// The creation this op set out to delete is gone.
+			if by, found := old.gone.deletionOf(record.created, record.createOp); record.kind != graphOpRelDeleteDone && found && by != op {
+				return false, ErrNotFound // by another op: ours did not apply
+			}
+			return false, errDeletedEarlier
+		}
 		if !ok || (created != 0 && old.created != created) || !endsLive || len(ends) > 0 && !old.endsAre(endsCreated) {
 			return false, ErrNotFound
+		}
+		if opRow != nil && record == nil {
+			r := graphOpRecord{kind: graphOpRelDelete, created: old.created, createOp: old.createOp}
+			if err := s.writeGraphOp(ctx, opRow, r); err != nil {
+				return false, err
+			}
+			record = &r
 		}
 		by := op
 		if old.deleting != 0 && !old.deleteOp.IsZero() {
@@ -767,9 +798,39 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 	if err := validateID("node id", id); err != nil {
 		return err
 	}
+	_, derived := OpFrom(ctx)
 	ctx, op := withOp(ctx)
 	w := writerOf(ctx)
 	row := keys.Node(id)
+	// With the caller's op (a retry is possible), the creation it deletes
+	// is recorded before it is marked (see graphOpRecord): a retry after
+	// more deletions of the id than a residue keeps deletes that creation
+	// only, never a node created since.
+	var opRow []byte
+	var record *graphOpRecord
+	if derived {
+		var err error
+		if opRow, err = s.graphOpRow(ctx, id, op); err != nil {
+			return err
+		}
+	}
+	if opRow != nil {
+		var err error
+		if record, err = s.readGraphOp(ctx, opRow, graphOpNodeDelete); err != nil {
+			return err
+		}
+	}
+	recordIt := func(e entity) error {
+		if opRow == nil || record != nil {
+			return nil
+		}
+		r := graphOpRecord{kind: graphOpNodeDelete, created: e.created, createOp: e.createOp}
+		if err := s.writeGraphOp(ctx, opRow, r); err != nil {
+			return err
+		}
+		record = &r
+		return nil
+	}
 	resumed, done, gone := false, false, false
 	var marked int64                  // the creation time of the node this deletion marked (or found marked)
 	ownMark, markU := false, int64(0) // marked by this op, and the u it left
@@ -788,11 +849,20 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 			// deleted) since is not ours to touch.
 			done, gone = true, !ok
 			return true, nil
+		case record != nil && !(ok && record.of(e)):
+			// The node this op set out to delete is gone (by this op, or
+			// by another deletion this one then helped): a node there now
+			// was created since, and is not this op's to delete.
+			done, gone = true, !ok
+			return true, nil
 		case !ok:
 			return false, fmt.Errorf("node %q: %w", id, ErrNotFound)
 		case !w.mayWrite(string(e.owner)):
 			return false, errNotYours
 		case e.deleting != 0:
+			if err := recordIt(e); err != nil {
+				return false, err
+			}
 			resumed, marked = true, e.created // a deletion cut short
 			ownMark, markU = e.deleteOp == op, e.updated
 			return true, nil
@@ -801,6 +871,9 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 			if err := s.refuseAttached(ctx, id); err != nil {
 				return false, err
 			}
+		}
+		if err := recordIt(e); err != nil {
+			return false, err
 		}
 		if err := s.faultPoint(pointNodeMark); err != nil {
 			return false, err
@@ -863,7 +936,10 @@ func (s *Store) confirmMark(ctx context.Context, id string, op OpID) error {
 		case e.tentative == 0 || e.deleteOp != op:
 			return false, fmt.Errorf("node %q: a relationship or article was written, or another deletion began, meanwhile: %w", id, ErrConflict)
 		}
-		refusal := s.refuseAttached(ctx, id)
+		refusal := s.refuseIntents(ctx, id, c, e, op)
+		if refusal == nil {
+			refusal = s.refuseAttached(ctx, id)
+		}
 		if refusal != nil && !errors.Is(refusal, ErrConflict) {
 			return false, refusal
 		}
@@ -908,6 +984,28 @@ func (s *Store) recheckNode(ctx context.Context, id string) (Node, error) {
 			return Node{}, err
 		}
 	}
+}
+
+// refuseIntents is ErrConflict if node id, whose row read as c (e), has
+// an intent of a relationship create younger than intentStale (see
+// relIntent); older ones are undone by the deletion op. A create that
+// placed one before the deletion's tentative mark is seen here; one after
+// it would have taken that mark back first.
+func (s *Store) refuseIntents(ctx context.Context, id string, c cells, e entity, op OpID) error {
+	now := s.nowMs()
+	for q, in := range intentsOf(c) {
+		if in.node != e.created || in.undone() {
+			continue
+		}
+		if now-in.placed < intentStale.Milliseconds() {
+			return fmt.Errorf("node %q: a relationship of it is being created: %w", id, ErrConflict)
+		}
+		in.undoneBy = op
+		if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(id), cells{q: in.encode()}, in.ts); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // refuseAttached is ErrConflict if node id still has relationships or

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"slices"
+	"time"
 
 	"github.com/hbgraph/hbgraph/store/keys"
 )
@@ -221,4 +223,206 @@ func isResidue(rw row) bool {
 	}
 	_, live, err := decodeEntity(rw.key, rw.cells)
 	return err == nil && !live
+}
+
+// A deletion with a caller's op (an Idempotency-Key) records, before it
+// deletes, which creation it deletes, in an op row of the articles table
+// (keys.ArticleOpLayout, under the node's id, or a relationship's start
+// node's; expired by Repair after a day, as the articles' op rows are):
+// a residue keeps the row's last 8 deletions only, so a retry after more
+// deletions of its key would find none of its own and take the node or
+// relationship there now, someone else's, for its own. The record tells
+// it which creation was its to delete: that one if it is still there,
+// and nothing else. Kinds of the record (the article kinds are 'p' and
+// 'd'):
+const (
+	graphOpNodeDelete    byte = 'n' // a node's deletion, before its mark
+	graphOpRelDelete     byte = 'r' // a relationship's, before its compare-and-set
+	graphOpRelDeleteDone byte = 'R' // a relationship's, all of it done
+)
+
+// graphOpRecord is an op row's record of a node's or relationship's
+// deletion: the creation (time, op) it deletes.
+type graphOpRecord struct {
+	kind     byte
+	created  int64
+	createOp OpID
+}
+
+func (r graphOpRecord) encode() []byte {
+	b := binary.BigEndian.AppendUint64([]byte{r.kind}, uint64(r.created))
+	return append(b, r.createOp[:]...)
+}
+
+func decodeGraphOpRecord(b []byte) (graphOpRecord, bool) {
+	if len(b) != 1+8+16 {
+		return graphOpRecord{}, false
+	}
+	r := graphOpRecord{kind: b[0], created: int64(binary.BigEndian.Uint64(b[1:9]))}
+	copy(r.createOp[:], b[9:])
+	return r, true
+}
+
+// of reports whether the row e (live or being deleted) is the creation r
+// records.
+func (r graphOpRecord) of(e entity) bool {
+	return e.created == r.created && e.createOp == r.createOp
+}
+
+// graphOpRow is the op row of op's deletion under node author: nil when
+// the articles table is of an older layout (not migrated: then nothing is
+// recorded, and a retry after more deletions than a residue keeps is not
+// recognised). Like every write to the articles table, it first makes the
+// table's layout, and author's rows, current.
+func (s *Store) graphOpRow(ctx context.Context, author string, op OpID) ([]byte, error) {
+	if err := s.CheckArticleLayout(ctx); errors.Is(err, ErrArticleLayout) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	if err := s.migrateAuthorFirst(ctx, author); err != nil {
+		return nil, err
+	}
+	return keys.ArticleOp(author, op), nil
+}
+
+// readGraphOp reads the deletion record of op row opRow: nil if none (or
+// not a graph deletion's).
+func (s *Store) readGraphOp(ctx context.Context, opRow []byte, kinds ...byte) (*graphOpRecord, error) {
+	c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, opRow)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := decodeGraphOpRecord(c[keys.QualArticleOpRecord])
+	if !ok || !slices.Contains(kinds, r.kind) {
+		return nil, nil
+	}
+	return &r, nil
+}
+
+// writeGraphOp writes record r in op row opRow (a Put: a re-send writes
+// the same).
+func (s *Store) writeGraphOp(ctx context.Context, opRow []byte, r graphOpRecord) error {
+	if err := s.faultPoint(pointGraphOpRow); err != nil {
+		return err
+	}
+	return s.put(ctx, keys.TableArticles, keys.FamilyArticles, opRow, cells{keys.QualArticleOpRecord: r.encode()}, s.nowMs())
+}
+
+// pointGraphOpRow is the fault point before a deletion's op row is written.
+const pointGraphOpRow = "graph-op-row"
+
+// deletionOf finds, among the deletions the residue keeps, the one of the
+// creation at created by createOp: the op that deleted it.
+func (r *residue) deletionOf(created int64, createOp OpID) (OpID, bool) {
+	if r == nil {
+		return OpID{}, false
+	}
+	if r.created == created && r.createOp == createOp {
+		return r.deleteOp, true
+	}
+	for _, d := range r.earlier {
+		if d.created == created && d.createOp == createOp {
+			return d.deleteOp, true
+		}
+	}
+	return OpID{}, false
+}
+
+// A relationship create's intent on an end node (a cell xr+op in the node
+// row): placed before the create writes anything, with a compare-and-set
+// on the node's mark (x) as read, so only while no deletion has marked
+// the node; cleared once the create has answered. A deletion without
+// detach does not confirm its mark while an intent younger than
+// intentStale is on the node (ErrConflict): between its tentative mark
+// and its confirmation no create can place one (it would take the
+// tentative mark back first), so a confirmed deletion without detach
+// never races a create of a relationship of the node. An older intent is
+// a create cut short: the deletion undoes it (undoneBy), and the create's
+// retry, finding its intent undone and its relationship deleted by that
+// deletion, answers NOT_FOUND: the deletion came first.
+type relIntent struct {
+	node   int64 // the creation of the node it was placed on
+	placed int64 // when (the placing gateway's clock), for its age
+	ts     int64 // its cell's timestamp: the node's u when placed
+	// created is the creation time of the relationship the create writes
+	// index rows for (0: none yet): its retry deletes them if the row went
+	// to another create (the row's xp, which says so too, may have been
+	// replaced by a third's).
+	created  int64
+	undoneBy OpID // the deletion that undid it; zero: pending
+}
+
+const relIntentLen = 8 + 8 + 8 + 8
+
+// intentStale is the age after which an intent is taken for a create cut
+// short: far longer than a create takes.
+const intentStale = time.Minute
+
+func (in relIntent) encode() []byte {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, relIntentLen+16), uint64(in.node))
+	b = binary.BigEndian.AppendUint64(b, uint64(in.placed))
+	b = binary.BigEndian.AppendUint64(b, uint64(in.ts))
+	b = binary.BigEndian.AppendUint64(b, uint64(in.created))
+	if !in.undoneBy.IsZero() {
+		b = append(b, in.undoneBy[:]...)
+	}
+	return b
+}
+
+func decodeRelIntent(b []byte) (relIntent, bool) {
+	if len(b) != relIntentLen && len(b) != relIntentLen+16 {
+		return relIntent{}, false
+	}
+	in := relIntent{node: int64(binary.BigEndian.Uint64(b)), placed: int64(binary.BigEndian.Uint64(b[8:])),
+		ts: int64(binary.BigEndian.Uint64(b[16:])), created: int64(binary.BigEndian.Uint64(b[24:]))}
+	copy(in.undoneBy[:], b[relIntentLen:])
+	return in, true
+}
+
+func (in relIntent) undone() bool { return !in.undoneBy.IsZero() }
+
+// intentQualifier is the qualifier of op's intent.
+func intentQualifier(op OpID) string { return keys.QualRelIntentPrefix + string(op[:]) }
+
+// ownIntent is op's intent in a node row's cells c, if there is one.
+func ownIntent(c cellSource, op OpID) (relIntent, bool) {
+	v, ok := c.lookup(intentQualifier(op))
+	if !ok {
+		return relIntent{}, false
+	}
+	return decodeRelIntent(v)
+}
+
+// intentsOf are the intents in a node row's cells c, by qualifier.
+func intentsOf(c cells) map[string]relIntent {
+	var out map[string]relIntent
+	for q, v := range c {
+		if len(q) != len(keys.QualRelIntentPrefix)+16 || q[:len(keys.QualRelIntentPrefix)] != keys.QualRelIntentPrefix {
+			continue
+		}
+		if in, ok := decodeRelIntent(v); ok {
+			if out == nil {
+				out = map[string]relIntent{}
+			}
+			out[q] = in
+		}
+	}
+	return out
+}
+
+// deletionAt is deletionOf by the creation's time alone.
+func (r *residue) deletionAt(created int64) (OpID, bool) {
+	if r == nil || created == 0 {
+		return OpID{}, false
+	}
+	if r.created == created {
+		return r.deleteOp, true
+	}
+	for _, d := range r.earlier {
+		if d.created == created {
+			return d.deleteOp, true
+		}
+	}
+	return OpID{}, false
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -147,6 +148,41 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		return Relationship{}, err
 	}
 	ctx, op := withOp(ctx)
+	var intents relIntents
+	r, err := s.createRelationship(ctx, k, encoded, &intents)
+	if definite(err) {
+		// Answered: its intents go (an undone one stays, for a retry).
+		if cerr := s.clearIntents(ctx, k, op, intents); cerr != nil {
+			return Relationship{}, cerr
+		}
+	}
+	return r, err
+}
+
+// definite reports whether err is a write's definite answer: success, or
+// an error that says what happened (not UNAVAILABLE).
+func definite(err error) bool {
+	return err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrAlreadyExists) ||
+		errors.Is(err, ErrForbidden) || errors.Is(err, ErrConflict)
+}
+
+// relIntents are the intents a create placed on its end nodes (see
+// relIntent), for clearClear to clear; all: every one it has, so that
+// clearIntents need not read the nodes to find an earlier try's.
+type relIntents struct {
+	placed []placedIntent
+	all    bool
+}
+
+type placedIntent struct {
+	id string
+	in relIntent
+}
+
+// createRelationship is CreateRelationship once the input is checked and
+// the op fixed; it notes the intents it placed in intents.
+func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encoded []byte, intents *relIntents) (Relationship, error) {
+	ctx, op := withOp(ctx)
 	ends, rel, err := s.relationshipEnds(ctx, k, true)
 	if errors.Is(err, ErrNotFound) {
 		return s.createRelationshipEndGone(ctx, k, encoded, err)
@@ -210,6 +246,11 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
 			return Relationship{}, err
 		}
+		if undone, err := s.intentUndoneBy(ctx, k, by); err != nil || undone {
+			// By the deletion of an end that found this create's intent
+			// stale (cut short): that deletion came first.
+			return Relationship{}, cmp.Or(err, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound))
+		}
 		return relationshipFrom(k, e)
 	case live && !rel.endsAre(ends.created):
 		// A relationship of an end deleted since it was made (and
@@ -224,9 +265,30 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 				return Relationship{}, err
 			}
 		}
+		// The same when a third create's xp has replaced ours since: our
+		// intents say which index rows we wrote.
+		for _, r := range ends.rows {
+			if in, ok := ownIntent(r.cells, op); ok && in.created != 0 && in.created != rel.created {
+				if err := s.deleteIndexRows(ctx, k, entity{created: in.created, updated: in.created}); err != nil {
+					return Relationship{}, err
+				}
+				break
+			}
+		}
 		return Relationship{}, fmt.Errorf("create relationship: %w", ErrAlreadyExists)
 	default:
-		if e, replaced, err = s.createRelationshipRow(ctx, k, rel, encoded, ends.created); err != nil {
+		// Intents on both ends first: from here on, no deletion without
+		// detach of either confirms its mark, and one with detach that
+		// marks it comes after this create (see relIntent).
+		created, reuse := s.firstCreation(rel, op)
+		if intents.placed, err = s.placeIntents(ctx, k, ends, created); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return s.createRelationshipEndGone(ctx, k, encoded, err)
+			}
+			return Relationship{}, err
+		}
+		intents.all = true
+		if e, replaced, err = s.createRelationshipRow(ctx, k, rel, encoded, ends.created, created, reuse, intents); err != nil {
 			return Relationship{}, fmt.Errorf("create relationship: %w", err)
 		}
 	}
@@ -265,8 +327,20 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		// come before the mark: NOT_FOUND too.
 		fresh := replaced == nil && !rel.deleted() ||
 			replaced != nil && rel.gone != nil && replaced.at == rel.gone.at && replaced.deleteOp == rel.gone.deleteOp
+		//
+		// The same when an end it read has gone or been created again
+		// since (no mark left to say which deletion), and its row replaced
+		// a residue that the deletion of that end left (its detach took
+		// another relationship of the key): after the mark.
+		afterMark := false
+		if !sameEnd && !fresh && replaced != nil {
+			var aerr error
+			if afterMark, aerr = s.endDeletedBy(ctx, k, ends.created, replaced.deleteOp); aerr != nil {
+				return Relationship{}, aerr
+			}
+		}
 		derr := s.deleteRelationshipCreated(ctx, k, e.created, "")
-		if sameEnd && (d.alone || !fresh) && (derr == nil || errors.Is(derr, ErrNotFound)) {
+		if (sameEnd && (d.alone || !fresh) || afterMark) && (derr == nil || errors.Is(derr, ErrNotFound)) {
 			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", err)
 		}
 		if errors.Is(derr, ErrNotFound) || derr == nil && sameEnd {
@@ -337,9 +411,49 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
 			return Relationship{}, err
 		}
+		if undone, err := s.intentUndoneBy(ctx, k, by); err != nil || undone {
+			return Relationship{}, cmp.Or(err, notFound) // (see CreateRelationship)
+		}
 		return relationshipFrom(k, e)
 	}
+	// Index rows an earlier try wrote before it was cut short index
+	// nothing: the deletion of the end that is gone found them only if
+	// that end's was written (its detach scans its own index).
+	if err := s.unindexEarlierTry(ctx, k, rel, live); err != nil {
+		return Relationship{}, err
+	}
 	return Relationship{}, notFound
+}
+
+// unindexEarlierTry deletes the index rows an earlier try of the ctx's op
+// wrote for k, when its create answers NOT_FOUND: their creation time is
+// in the row's xp if it is still the op's, and in the op's intents on the
+// end nodes. Rows of the creation of a live row (rel, as read) are left.
+func (s *Store) unindexEarlierTry(ctx context.Context, k RelationshipKey, rel entity, live bool) error {
+	op := opOf(ctx)
+	var times []int64
+	if p := rel.pending; p != nil && p.op == op {
+		times = append(times, p.created)
+	}
+	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, [][]byte{keys.Node(k.Start), keys.Node(k.End)})
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if in, ok := ownIntent(r, op); ok && in.created != 0 {
+			times = append(times, in.created)
+		}
+	}
+	slices.Sort(times)
+	for _, t := range slices.Compact(times) {
+		if live && rel.created == t {
+			continue
+		}
+		if err := s.deleteIndexRows(ctx, k, entity{created: t, updated: t}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // finishUndo finishes what the op's recheck began when it took back the
@@ -374,26 +488,17 @@ var errDeletedByAnother = fmt.Errorf("create relationship: deleted by another me
 // whose index rows are then written again, not left behind.
 //
 // It returns the residue it wrote over, if any.
-func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, rel entity, props []byte, endsCreated [2]int64) (entity, *residue, error) {
+func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, rel entity, props []byte, endsCreated [2]int64,
+	created int64, reuse bool, intents *relIntents) (entity, *residue, error) {
 	ctx, op := withOp(ctx)
-	floor := int64(0)
-	if rel.gone != nil {
-		floor = rel.updated // the residue's u
-	}
-	created := max(s.nowMs(), floor+1)
-	reuse := rel.pending != nil && rel.pending.op == op && rel.pending.created > floor
-	if reuse {
-		created = rel.pending.created
-	} else if rel.pending != nil {
-		// After another create's (or an earlier try's) time: index rows of
-		// that time may have been found by an end's detach since, and
-		// deleted with a marker that would hide ours of the same key.
-		created = max(created, rel.pending.created+1)
-	}
 	var replaced *residue
 	var e entity
 	err := s.casLoop(ctx, "create relationship hidden by a delete marker", func(attempt int) (bool, error) {
 		e = entity{created: created, updated: created, props: props, ends: endsCreated}
+		// The intents name the index rows before they are written.
+		if err := s.recordIntentCreation(ctx, k, intents, created); err != nil {
+			return false, err
+		}
 		if !reuse || attempt > 0 {
 			if err := s.faultPoint(pointRelationshipPending); err != nil {
 				return false, err
@@ -475,6 +580,68 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		return false, err
 	})
 	return e, replaced, err
+}
+
+// firstCreation is the creation time of a create of a relationship whose
+// row read as rel (absent, a residue, a create under way), by op: after
+// the residue's (so a delete stamped by a clock ahead hides nothing), or
+// the earlier try's of the same op (xp: reuse, its index rows written
+// again, not left behind).
+func (s *Store) firstCreation(rel entity, op OpID) (created int64, reuse bool) {
+	floor := int64(0)
+	if rel.gone != nil {
+		floor = rel.updated // the residue's u
+	}
+	created = max(s.nowMs(), floor+1)
+	reuse = rel.pending != nil && rel.pending.op == op && rel.pending.created > floor
+	if reuse {
+		created = rel.pending.created
+	} else if rel.pending != nil {
+		// After another create's (or an earlier try's) time: index rows of
+		// that time may have been found by an end's detach since, and
+		// deleted with a marker that would hide ours of the same key.
+		created = max(created, rel.pending.created+1)
+	}
+	return created, reuse
+}
+
+// recordIntentCreation makes the create's intents name created, the
+// creation time of the index rows it is about to write: an intent that
+// names another's (an earlier try's, whose row went to another create, or
+// this call's, hidden by a deletion) first has those index rows deleted.
+// An intent a deletion has undone meanwhile is ErrNotFound: the deletion
+// came first.
+func (s *Store) recordIntentCreation(ctx context.Context, k RelationshipKey, intents *relIntents, created int64) error {
+	op := opOf(ctx)
+	for i, p := range intents.placed {
+		if p.in.created == created {
+			continue
+		}
+		if old := p.in.created; old != 0 {
+			if err := s.deleteIndexRows(ctx, k, entity{created: old, updated: old}); err != nil {
+				return err
+			}
+		}
+		next := p.in
+		next.created = created
+		won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(p.id), intentQualifier(op), p.in.encode(),
+			cells{intentQualifier(op): next.encode()}, p.in.ts)
+		if err != nil {
+			return err
+		}
+		if !won {
+			c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(p.id))
+			if err != nil {
+				return err
+			}
+			if in, ok := ownIntent(c, op); !ok || in != next {
+				return fmt.Errorf("node %q: a deletion has undone this create: %w", p.id, ErrNotFound)
+			}
+			// (A re-send applied.)
+		}
+		intents.placed[i].in = next
+	}
+	return nil
 }
 
 // finishDeletion does the steps of the deletion that left residue g in
@@ -574,6 +741,7 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 		}
 		seen[i] = n.Created.UnixMilli()
 		out.created[i] = n.Created.UnixMilli()
+		out.rows[i] = rows[i]
 		if i == 0 {
 			out.startOwner = n.Owner
 		}
@@ -648,6 +816,8 @@ type relEnds struct {
 	// detach (recheckEnds), and tentativeRow its row as read.
 	tentative    string
 	tentativeRow entity
+	// rows are the ends' rows as read, for placeIntents.
+	rows [2]Row
 }
 
 // unindexLoser deletes the index rows a create wrote for e before its
@@ -770,7 +940,24 @@ func (s *Store) DeleteRelationship(ctx context.Context, k RelationshipKey) error
 }
 
 func (s *Store) deleteRelationship(ctx context.Context, k RelationshipKey) error {
-	return s.deleteRelationshipOf(ctx, k, 0, "", []string{k.Start, k.End})
+	op, derived := OpFrom(ctx)
+	var opRow []byte
+	if derived {
+		// The caller's op, which a retry may repeat: its record (see
+		// graphOpRecord) says which creation it deletes, and once
+		// everything is done, that it is.
+		var err error
+		if opRow, err = s.graphOpRow(ctx, k.Start, op); err != nil {
+			return err
+		}
+	}
+	if opRow == nil {
+		return s.deleteRelationshipOf(ctx, k, 0, "", []string{k.Start, k.End})
+	}
+	if err := s.deleteRelationshipRecorded(ctx, k, 0, "", []string{k.Start, k.End}, opRow); err != nil {
+		return err
+	}
+	return s.writeGraphOp(ctx, opRow, graphOpRecord{kind: graphOpRelDeleteDone})
 }
 
 // deleteRelationshipCreated is deleteRelationship of the relationship
@@ -788,8 +975,14 @@ func (s *Store) deleteRelationshipCreated(ctx context.Context, k RelationshipKey
 // ErrNotFound (it went with that end's mark; the deletion's detach
 // removes it), unless its row is the op's own residue.
 func (s *Store) deleteRelationshipOf(ctx context.Context, k RelationshipKey, created int64, near string, ends []string) error {
+	return s.deleteRelationshipRecorded(ctx, k, created, near, ends, nil)
+}
+
+// deleteRelationshipRecorded is deleteRelationshipOf by the caller's op,
+// recorded in op row opRow (nil: none; see deleteEntityRecorded).
+func (s *Store) deleteRelationshipRecorded(ctx context.Context, k RelationshipKey, created int64, near string, ends []string, opRow []byte) error {
 	ctx, _ = withOp(ctx)
-	old, ts, err := s.deleteEntityCreated(ctx, k.row(), created, ends)
+	old, ts, err := s.deleteEntityRecorded(ctx, k.row(), created, ends, opRow)
 	if errors.Is(err, errDeletedEarlier) {
 		return nil
 	}
@@ -1048,4 +1241,153 @@ type DegreeKey struct {
 	Node string
 	Dir  Direction
 	Type string
+}
+
+// placeIntents places the create's intent (see relIntent) on each of k's
+// end nodes, read as ends: a compare-and-set on the node's mark as read,
+// so that a deletion marking it first fails it. An end marked since, gone
+// or created again is ErrNotFound; a tentative mark is taken back first
+// (its deletion answers ErrConflict). An intent of the op already there (a
+// re-send, a retry) is taken as placed, unless a deletion has undone it
+// and the node is not the one it was placed on any more: ErrNotFound.
+func (s *Store) placeIntents(ctx context.Context, k RelationshipKey, ends relEnds, created int64) ([]placedIntent, error) {
+	op := opOf(ctx)
+	ids := []string{k.Start, k.End}
+	if k.End == k.Start {
+		ids = ids[:1]
+	}
+	out := make([]placedIntent, 0, len(ids))
+	for i, id := range ids {
+		row := keys.Node(id)
+		var c cellSource = ends.rows[i].cells
+		err := s.casLoop(ctx, "create relationship", func(attempt int) (bool, error) {
+			if attempt > 0 || ends.rows[i].cells == nil {
+				m, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+				if err != nil {
+					return false, err
+				}
+				c = m
+			}
+			e, ok, err := decodeEntity(row, c)
+			if err != nil {
+				return false, err
+			}
+			live := ok && e.deleting == 0 && e.created == ends.created[i]
+			if own, has := ownIntent(c, op); has && live && own.node == e.created && !own.undone() {
+				out = append(out, placedIntent{id: id, in: own})
+				return true, nil
+			}
+			if !live {
+				return false, fmt.Errorf("node %q: %w", id, ErrNotFound)
+			}
+			if e.tentative != 0 {
+				if err := s.cancelTentative(ctx, id, e); err != nil {
+					return false, err
+				}
+				return false, nil // read it again
+			}
+			if err := s.faultPoint(pointRelationshipIntent); err != nil {
+				return false, err
+			}
+			x, _ := c.lookup(keys.QualDeleting)
+			in := relIntent{node: e.created, placed: s.nowMs(), ts: e.updated, created: created}
+			won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualDeleting, x,
+				cells{intentQualifier(op): in.encode()}, in.ts)
+			if won {
+				out = append(out, placedIntent{id: id, in: in})
+			}
+			return won, err
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// pointRelationshipIntent is the fault point before a create places an
+// intent on an end node.
+const pointRelationshipIntent = "relationship-intent"
+
+// clearIntents deletes the create's pending intents from k's end nodes,
+// each at its own timestamp (a re-send deletes the same; an undoing Put,
+// stamped the same, is hidden too): those it placed, and unless that was
+// all of them, those an earlier try of its op left, read from the nodes.
+func (s *Store) clearIntents(ctx context.Context, k RelationshipKey, op OpID, intents relIntents) error {
+	placed := intents.placed
+	if !intents.all {
+		ids := []string{k.Start, k.End}
+		if k.End == k.Start {
+			ids = ids[:1]
+		}
+		rows := make([][]byte, len(ids))
+		for i, id := range ids {
+			rows[i] = keys.Node(id)
+		}
+		res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
+		if err != nil {
+			return err
+		}
+		placed = placed[:0:0]
+		for i, r := range res {
+			if in, ok := ownIntent(r, op); ok && !in.undone() {
+				placed = append(placed, placedIntent{id: ids[i], in: in})
+			}
+		}
+	}
+	for _, p := range placed {
+		if err := s.faultPoint(pointRelationshipIntentClear); err != nil {
+			return err
+		}
+		if err := s.deleteColumns(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(p.id), []string{intentQualifier(op)}, p.in.ts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pointRelationshipIntentClear is the fault point before a create clears
+// an intent.
+const pointRelationshipIntentClear = "relationship-intent-clear"
+
+// intentUndoneBy reports whether deletion by undid the ctx op's intent on
+// an end of k (see relIntent): the relationship the op created was then
+// deleted by that end's deletion without detach, which came first.
+func (s *Store) intentUndoneBy(ctx context.Context, k RelationshipKey, by OpID) (bool, error) {
+	op := opOf(ctx)
+	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, [][]byte{keys.Node(k.Start), keys.Node(k.End)})
+	if err != nil {
+		return false, err
+	}
+	for _, r := range res {
+		if in, ok := ownIntent(r, op); ok && in.undone() && in.undoneBy == by {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// endDeletedBy reports whether op is the deletion of one of k's end nodes
+// as created at created (the nodes a create read): the op that marks the
+// row still, or that its residue names for that creation (the id created
+// again since, or gone).
+func (s *Store) endDeletedBy(ctx context.Context, k RelationshipKey, created [2]int64, op OpID) (bool, error) {
+	rows := [][]byte{keys.Node(k.Start), keys.Node(k.End)}
+	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
+	if err != nil {
+		return false, err
+	}
+	for i, r := range res {
+		e, _, err := decodeEntity(rows[i], r)
+		if err != nil {
+			return false, err
+		}
+		if e.created == created[i] && e.deleting != 0 && e.deleteOp == op {
+			return true, nil
+		}
+		if by, ok := e.gone.deletionAt(created[i]); ok && by == op {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -274,6 +274,7 @@ func (w *authorWalk) compare(o *authorWalk) int {
 const (
 	fixNodeDeletionFinished     = "node deletions finished"
 	fixRelationshipOfGoneNode   = "relationships of deleted nodes deleted"
+	fixStaleIntentCleared       = "relationship intents older than a day cleared"
 	fixArticleOfGoneNode        = "articles of deleted nodes deleted"
 	fixCountersOfGoneNodeDelete = "article counters of deleted nodes deleted"
 )
@@ -289,6 +290,16 @@ type graphScan struct {
 	// deleteEntityCreated) and creates of relationships that never got
 	// their row (xp alone), kept a day: by key, the u to compare.
 	residues map[string]residueRow
+	// intents are relationship creates' intents on node rows (see
+	// relIntent) older than residueKept: a create's retry after that is
+	// not recognised anyway.
+	intents []staleIntent
+}
+
+type staleIntent struct {
+	row       []byte
+	qualifier string
+	ts        int64
 }
 
 type residueRow struct {
@@ -319,6 +330,15 @@ func (s *Store) scanGraph(ctx context.Context) (graphScan, error) {
 				g.deleting = append(g.deleting, id)
 			case ok:
 				g.nodes[id] = true
+			}
+			if !e.deleted() {
+				// (A residue's go with it, removeResidues.)
+				limit := s.nowMs() - residueKept.Milliseconds()
+				for q, in := range intentsOf(rw.cells) {
+					if in.placed < limit {
+						g.intents = append(g.intents, staleIntent{row: rw.key, qualifier: q, ts: in.ts})
+					}
+				}
 			}
 		} else if r, err := keys.DecodeRelationship(rw.key); err == nil {
 			e, ok, err := decodeEntity(rw.key, rw.cells)
@@ -364,6 +384,14 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 	}
 	if err := s.removeResidues(ctx, g.residues, fix); err != nil {
 		return err
+	}
+	for _, in := range g.intents {
+		// At its own stamp (a create of the op placing it again over the
+		// same u, a day later, would be hidden: it is not recognised then).
+		if err := s.deleteColumns(ctx, keys.TableGraph, keys.FamilyGraph, in.row, []string{in.qualifier}, in.ts); err != nil {
+			return err
+		}
+		fix(fixStaleIntentCleared, 1)
 	}
 	// A relationship whose end is gone goes; its index rows are then
 	// orphans, deleted below. (Creation times are not compared: an import

@@ -701,9 +701,6 @@ type linInput struct {
 	// while another create of the key that answered NOT_FOUND or
 	// UNAVAILABLE ran (see simExistsOfUndone).
 	existsOfUndone bool
-	// forgotten: a deletion retried that answered NOT_FOUND after more
-	// deletions of its key than a residue keeps (see simRetryForgets).
-	forgotten bool
 }
 
 type linOutput struct {
@@ -755,9 +752,6 @@ func linStep(st linState, in linInput, out linOutput, withEnds bool) []linState 
 		}
 	case in.target == 0 && in.kind == "delete":
 		may, next.exists, next.val = st.exists, false, 0
-		if in.forgotten && out.code == "NOT_FOUND" && may {
-			return []linState{next, st} // simRetryForgets
-		}
 		refused = out.code == "NOT_FOUND" && !st.exists
 		if simNodeDeleteHelps && !withEnds && out.code == "success" && !st.exists {
 			return []linState{st} // a node's deletion finished for another (simNodeDeleteHelps)
@@ -778,9 +772,6 @@ func linStep(st linState, in linInput, out linOutput, withEnds bool) []linState 
 		next.ends[in.target-1] = false
 		if in.detach {
 			next.exists, next.val = false, 0
-		}
-		if in.forgotten && out.code == "NOT_FOUND" && may {
-			return []linState{next, st} // simRetryForgets
 		}
 		refused = out.code == "NOT_FOUND" && !st.ends[in.target-1]
 		if simNodeDeleteHelps && out.code == "success" && !st.ends[in.target-1] {
@@ -820,15 +811,6 @@ const simRetriedUpdateGone = true
 // nothing about the relationship; nothing was written, and a retry finds
 // the key free or the end gone. The README's guarantees say so.
 const simExistsOfUndone = true
-
-// simRetryForgets: a residue keeps the ops of its row's last
-// earlierDeletes+1 deletions; a deletion retried after more deletions of
-// its key than that since its call no longer finds its own op, and answers
-// NOT_FOUND though its first attempt may have applied (the README's
-// guarantees: "up to 7 deletions since"). Only long runs see it: the
-// settle retries an operation called long before. So such a NOT_FOUND is
-// applied within the call, or not.
-const simRetryForgets = true
 
 // simNodeDeleteHelps: DeleteNode that finds a node's deletion in
 // progress (marked, so reading as gone) finishes it and answers success:
@@ -976,30 +958,11 @@ func (sim *simulation) checkLinearizable() {
 			}
 		}
 	}
-	// simRetryForgets: the deletions retried that answered NOT_FOUND
-	// after more than earlierDeletes deletions of their key since.
-	forgotten := map[*simOp]bool{}
-	if simRetryForgets {
-		for _, o := range sim.ops {
-			if (o.kind != simDeleteNode && o.kind != simDeleteRel) || o.attempts < 2 || !errors.Is(o.err, ErrNotFound) {
-				continue
-			}
-			n := 0
-			for _, d := range sim.ops {
-				if d.kind == o.kind && d != o && d.err == nil && d.call > o.call && d.ret < o.ret &&
-					(o.kind == simDeleteNode && d.node == o.node || o.kind == simDeleteRel && d.rel == o.rel) {
-					n++
-				}
-			}
-			forgotten[o] = n > earlierDeletes
-		}
-	}
 	add := func(key string, o *simOp, target int) {
 		if op, ok := linOp(o, target); ok {
-			if existsOfUndone[o] || forgotten[o] {
+			if existsOfUndone[o] {
 				in := op.Input.(linInput)
 				in.existsOfUndone = existsOfUndone[o]
-				in.forgotten = forgotten[o]
 				op.Input = in
 			}
 			histories[key] = append(histories[key], op)

@@ -27,6 +27,11 @@ const (
 	// when it was created: the relationship is theirs, not a later node's
 	// of the same id.
 	QualEnds = "xe"
+	// A relationship create under way, on each of its end node rows: one
+	// cell per create, the qualifier this prefix and the create's op. A
+	// node's deletion does not mark the node while one is there (see
+	// docs/design.md, "Deleting a node").
+	QualRelIntentPrefix = "xr"
 	// A deleted row's residue: when (ms), by which op, and which creation
 	// (time and op) it deleted. The row reads as absent while the residue
 	// is at least its u; a create over it stamps its cells after it.

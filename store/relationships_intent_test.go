@@ -1,0 +1,271 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// A relationship's create racing the deletion without detach of one of
+// its ends, the create cut short (UNAVAILABLE) and retried with its op.
+// The concurrent replica simulation found (seed 44 of a run on 7fadaa6):
+//
+//  1. the create reads both ends live;
+//  2. the deletion of the end finds nothing hanging from it, marks it
+//     tentatively, finds nothing again, confirms its mark, and is cut
+//     short before its detach;
+//  3. the create writes its index rows and its row, and is cut short
+//     before it reads its ends again (which would have found the mark
+//     and taken the relationship back);
+//  4. the deletion is finished (DeleteNode again): its detach finds the
+//     relationship's index rows and deletes it, as its own op;
+//  5. the create's retry finds its relationship deleted by somebody, and
+//     answered success: a relationship created while its end had no
+//     relationships, by the deletion's own answer.
+//
+// Now the create places intents on both ends before it writes, and a
+// deletion without detach does not confirm its mark while one is there:
+// either the deletion answers CONFLICT and the relationship is created,
+// or the deletion comes first and the create answers NOT_FOUND. The test
+// runs the deletion at every fault point of the create.
+func TestCreateRelationshipRacesDeletionWithoutDetach(t *testing.T) {
+	k := RelationshipKey{"a", "knows", "n"}
+	op := WithOp(bg, DeriveOpID("alice", "key-1", "0", "createRelationship", k.ID()))
+	create := func(s *Store) error {
+		_, err := s.CreateRelationship(op, k, Properties{"v": 1})
+		return err
+	}
+	probe := newTestStore(t)
+	mustNode(t, probe, "a", nil)
+	mustNode(t, probe, "n", nil)
+	points := faultPoints(t, probe, func() error { return create(probe) })
+	for i, point := range points {
+		t.Run(fmt.Sprintf("%d-%s", i, point), func(t *testing.T) {
+			s := newTestStore(t)
+			mustNode(t, s, "a", nil)
+			mustNode(t, s, "n", nil)
+			seen, deleted := 0, false
+			var deleteErr error
+			s.fault = func(p string) error {
+				seen++
+				switch {
+				case seen == i+1:
+					// The deletion, cut short before its detach.
+					hook := s.fault
+					s.fault = crashAtPoint(pointNodeDetach)
+					deleteErr = s.DeleteNode(bg, "n", false)
+					s.fault = hook
+					deleted = true
+				case deleted && p == "degree-outgoing":
+					return errCrash // the create, cut short
+				}
+				return nil
+			}
+			first := create(s)
+			s.fault = nil
+			if deleteErr != nil && !errors.Is(deleteErr, errCrash) && !errors.Is(deleteErr, ErrConflict) {
+				t.Fatalf("the deletion: %v", deleteErr)
+			}
+			marked := errors.Is(deleteErr, errCrash)
+			if marked {
+				// Finished by another DeleteNode.
+				if err := s.DeleteNode(bg, "n", false); err != nil {
+					t.Fatalf("the deletion finished: %v", err)
+				}
+			}
+			err := first
+			if errors.Is(first, errCrash) {
+				err = create(s) // the caller's retry
+			}
+			_, nerr := s.getNode(bg, "n")
+			_, rerr := s.GetRelationship(bg, k)
+			switch {
+			case nerr == nil && (err != nil || rerr != nil):
+				t.Errorf("n is there (the deletion: %v), and the create answered %v, the relationship reads %v; want success, and there", deleteErr, err, rerr)
+			case nerr != nil && !errors.Is(err, ErrNotFound):
+				t.Errorf("n was deleted without detach (first try: %v), and the create answered %v; want NOT_FOUND: it came after", first, err)
+			}
+			checkGraphInvariants(t, s)
+			repairTwice(t, s)
+			checkGraphInvariants(t, s)
+		})
+	}
+}
+
+// A relationship's create that wrote its row over the residue of another
+// relationship of the key, which an end's deletion with detach had
+// deleted (so after that deletion's mark), and whose row the same
+// deletion then deleted too, came after the mark: NOT_FOUND, though
+// somebody else deleted its row. The concurrent replica simulation found
+// (seed 48, with the intents):
+//
+//  1. the create C reads both ends live and its row absent;
+//  2. another create X of the key succeeds (and takes C's index rows
+//     away: its row won);
+//  3. the deletion D of the start with detach marks it, and its detach
+//     deletes X (the row becomes X's residue, by D's op), and D is cut
+//     short there;
+//  4. C writes its index rows again, and its row over X's residue;
+//  5. D is finished: its detach finds C's index rows and deletes C;
+//  6. (the start is created again, or not;)
+//  7. C reads its ends again, finds the start gone, and its row deleted by
+//     somebody: it answered success, as if it had been there before D's
+//     mark, which X's success and deletion by D rule out.
+func TestCreateRelationshipOverAResidueOfItsEndsDeletion(t *testing.T) {
+	for _, recreate := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recreate=%v", recreate), func(t *testing.T) {
+			s := newTestStore(t)
+			mustNode(t, s, "a", nil)
+			mustNode(t, s, "b", nil)
+			k := RelationshipKey{"a", "knows", "b"}
+			var xErr, dErr error
+			rowSeen := false
+			s.fault = func(p string) error {
+				hook := s.fault
+				defer func() { s.fault = hook }()
+				switch {
+				case p == pointRelationshipRow && !rowSeen:
+					rowSeen = true
+					s.fault = nil
+					_, xErr = s.CreateRelationship(bg, k, Properties{"v": 1})
+					s.fault = crashAtPoint("unindex-outgoing")
+					dErr = s.DeleteNode(bg, "a", true)
+				case p == pointRelationshipRecheck:
+					s.fault = nil
+					if err := s.DeleteNode(bg, "a", true); err != nil {
+						t.Errorf("the deletion finished: %v", err)
+					}
+					if recreate {
+						mustNode(t, s, "a", nil)
+					}
+				}
+				return nil
+			}
+			_, err := s.CreateRelationship(bg, k, Properties{"v": 2})
+			s.fault = nil
+			if xErr != nil || !errors.Is(dErr, errCrash) {
+				t.Fatalf("the other create: %v; the deletion, cut short: %v", xErr, dErr)
+			}
+			if !errors.Is(err, ErrNotFound) {
+				t.Errorf("the create over X's residue, deleted by a's deletion: %v; want NOT_FOUND", err)
+			}
+			if _, err := s.GetRelationship(bg, k); !errors.Is(err, ErrNotFound) {
+				t.Errorf("the relationship after: %v; want not found", err)
+			}
+			checkGraphInvariants(t, s)
+			repairTwice(t, s)
+		})
+	}
+}
+
+// An intent a create cut short left: a deletion without detach of its
+// node answers CONFLICT while it is young (the create may be under way),
+// undoes it once it is older than intentStale, and Repair clears the
+// intents older than a day.
+func TestRelationshipIntentLeftByACreateCutShort(t *testing.T) {
+	clk := newFakeClock()
+	s := newTestStoreWithClock(t, clk)
+	for _, id := range []string{"a", "b", "c"} {
+		mustNode(t, s, id, nil)
+	}
+	op := WithOp(bg, DeriveOpID("alice", "key-1", "0", "createRelationship", "a b"))
+	cutShort := func(k RelationshipKey, ctx context.Context) {
+		t.Helper()
+		s.fault = crashAtPoint(pointRelationshipPending)
+		if _, err := s.CreateRelationship(ctx, k, nil); !errors.Is(err, errCrash) {
+			t.Fatalf("the create cut short after its intents: %v", err)
+		}
+		s.fault = nil
+	}
+	cutShort(RelationshipKey{"a", "knows", "b"}, op)
+	if err := s.DeleteNode(bg, "b", false); !errors.Is(err, ErrConflict) {
+		t.Fatalf("deleting b while a create of a relationship of it may be under way: %v; want CONFLICT", err)
+	}
+	if _, err := s.getNode(bg, "b"); err != nil {
+		t.Fatalf("b after the deletion answered CONFLICT: %v", err)
+	}
+	clk.Advance(intentStale + time.Second)
+	if err := s.DeleteNode(bg, "b", false); err != nil {
+		t.Fatalf("deleting b once the intent is stale: %v", err)
+	}
+	if _, err := s.CreateRelationship(op, RelationshipKey{"a", "knows", "b"}, nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the create retried after b's deletion: %v; want NOT_FOUND", err)
+	}
+	checkGraphInvariants(t, s)
+
+	// Another create cut short, on a and c: Repair clears its intents a
+	// day later, not before.
+	cutShort(RelationshipKey{"a", "likes", "c"}, bg)
+	if report, err := s.Repair(bg); err != nil || report[fixStaleIntentCleared] != 0 {
+		t.Fatalf("repair of a fresh intent: %v, %v", report, err)
+	}
+	clk.Advance(residueKept + time.Minute)
+	report, err := s.Repair(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (The first create's retry cleared its intent on a; b's went with
+	// b's residue.)
+	if got := report[fixStaleIntentCleared]; got != 2 {
+		t.Errorf("repair a day later cleared %d intents (%v); want 2", got, report)
+	}
+	for _, id := range []string{"a", "c"} {
+		c, err := s.get(bg, keys.TableGraph, keys.FamilyGraph, keys.Node(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in := intentsOf(c); len(in) != 0 {
+			t.Errorf("%s still has intents after repair: %v", id, in)
+		}
+	}
+	if again, err := s.Repair(bg); err != nil || len(again) != 0 {
+		t.Errorf("second repair: %v, %v", again, err)
+	}
+}
+
+// A create slower than intentStale between its intents and its writes:
+// a deletion without detach of an end undoes its intent and confirms its
+// mark (it found nothing hanging from the node), then the create writes
+// and is cut short, the deletion's detach deletes what it wrote, and its
+// retry, finding its intent undone by that deletion, answers NOT_FOUND.
+func TestCreateRelationshipSlowerThanItsIntent(t *testing.T) {
+	clk := newFakeClock()
+	s := newTestStoreWithClock(t, clk)
+	mustNode(t, s, "a", nil)
+	mustNode(t, s, "n", nil)
+	k := RelationshipKey{"a", "knows", "n"}
+	op := WithOp(bg, DeriveOpID("alice", "key-1", "0", "createRelationship", k.ID()))
+	var deleteErr error
+	deleted := false
+	s.fault = func(p string) error {
+		switch {
+		case p == pointRelationshipPending && !deleted:
+			deleted = true
+			clk.Advance(intentStale + time.Second)
+			hook := s.fault
+			s.fault = crashAtPoint(pointNodeDetach)
+			deleteErr = s.DeleteNode(bg, "n", false)
+			s.fault = hook
+		case deleted && p == "degree-outgoing":
+			return errCrash
+		}
+		return nil
+	}
+	_, first := s.CreateRelationship(op, k, nil)
+	s.fault = nil
+	if !errors.Is(first, errCrash) || !errors.Is(deleteErr, errCrash) {
+		t.Fatalf("the create: %v; the deletion, cut short after its mark: %v", first, deleteErr)
+	}
+	if err := s.DeleteNode(bg, "n", false); err != nil {
+		t.Fatalf("the deletion finished: %v", err)
+	}
+	if _, err := s.CreateRelationship(op, k, nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the create retried: %v; want NOT_FOUND (n's deletion without detach came first)", err)
+	}
+	checkGraphInvariants(t, s)
+	repairTwice(t, s)
+}
