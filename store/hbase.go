@@ -588,6 +588,9 @@ func (s *Store) checkAndDeleteRow(ctx context.Context, table, family string, row
 
 func (s *Store) checkAndMutate(ctx context.Context, m *hrpc.Mutate, family, qualifier string, expected []byte) (bool, error) {
 	call := Call{Op: "CheckAndMutate", Table: string(m.Table()), Rows: [][]byte{m.Key()}, Start: time.Now()}
+	if keys.OnceColumn(call.Table, qualifier) {
+		family = keys.FamilyOnce // compared where it is written (familiesOf)
+	}
 	cam, err := hrpc.NewCheckAndMutate(m, family, qualifier, pb.CompareType_EQUAL,
 		filter.NewBinaryComparator(filter.NewByteArrayComparable(expected)))
 	if err != nil {

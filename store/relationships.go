@@ -435,7 +435,7 @@ func (s *Store) unindexEarlierTry(ctx context.Context, k RelationshipKey, rel en
 	if p := rel.pending; p != nil && p.op == op {
 		times = append(times, p.created)
 	}
-	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, [][]byte{keys.Node(k.Start), keys.Node(k.End)})
+	res, err := s.getBatch(ctx, keys.TableGraph, false, [][]byte{keys.Node(k.Start), keys.Node(k.End)})
 	if err != nil {
 		return err
 	}
@@ -1324,7 +1324,7 @@ func (s *Store) clearIntents(ctx context.Context, k RelationshipKey, op OpID, in
 		for i, id := range ids {
 			rows[i] = keys.Node(id)
 		}
-		res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
+		res, err := s.getBatch(ctx, keys.TableGraph, false, rows)
 		if err != nil {
 			return err
 		}
@@ -1355,7 +1355,7 @@ const pointRelationshipIntentClear = "relationship-intent-clear"
 // deleted by that end's deletion without detach, which came first.
 func (s *Store) intentUndoneBy(ctx context.Context, k RelationshipKey, by OpID) (bool, error) {
 	op := opOf(ctx)
-	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, [][]byte{keys.Node(k.Start), keys.Node(k.End)})
+	res, err := s.getBatch(ctx, keys.TableGraph, false, [][]byte{keys.Node(k.Start), keys.Node(k.End)})
 	if err != nil {
 		return false, err
 	}
@@ -1373,7 +1373,7 @@ func (s *Store) intentUndoneBy(ctx context.Context, k RelationshipKey, by OpID) 
 // again since, or gone).
 func (s *Store) endDeletedBy(ctx context.Context, k RelationshipKey, created [2]int64, op OpID) (bool, error) {
 	rows := [][]byte{keys.Node(k.Start), keys.Node(k.End)}
-	res, err := s.getBatch(ctx, keys.TableGraph, keys.FamilyGraph, rows)
+	res, err := s.getBatch(ctx, keys.TableGraph, false, rows)
 	if err != nil {
 		return false, err
 	}

@@ -66,15 +66,17 @@ func validIdempotencyKey(k string) bool {
 // derived from the caller's subject, the key, the field's position in the
 // operation, its name and its arguments (canonical JSON), so the same
 // request sent again, to any replica, is the same write; a different
-// mutation under a reused key is another. Without one, each field gets a
-// fresh op (which still covers gohbase's re-sends of its RPCs).
+// mutation under a reused key is another. Without one, the field carries
+// no op and the store makes the write a fresh one (which still covers
+// gohbase's re-sends of its RPCs): an op in the context tells the store
+// that the caller may send the write again, which costs it an op row for
+// each deletion and post, and no retry can ever repeat a fresh op.
 func writeContext(ctx context.Context) (context.Context, error) {
 	key, given, err := idempotencyKeyOf(ctx)
 	if err != nil {
 		return ctx, err
 	}
 	p := auth.From(ctx)
-	op := store.NewOpID()
 	if given {
 		fc := graphql.GetFieldContext(ctx)
 		if fc == nil {
@@ -84,9 +86,8 @@ func writeContext(ctx context.Context) (context.Context, error) {
 		if err != nil {
 			return ctx, err
 		}
-		op = store.DeriveOpID(p.Subject, key, strconv.Itoa(rootFieldPosition(ctx, fc)), fc.Field.Name, string(args))
+		ctx = store.WithOp(ctx, store.DeriveOpID(p.Subject, key, strconv.Itoa(rootFieldPosition(ctx, fc)), fc.Field.Name, string(args)))
 	}
-	ctx = store.WithOp(ctx, op)
 	return store.WithWriter(ctx, store.Writer{Subject: p.Subject, Admin: p.Admin}), nil
 }
 

@@ -375,8 +375,8 @@ func TestOnceColumns(t *testing.T) {
 		once  []string
 		data  []string
 	}{
-		{TableGraph, []string{QualCreateOp, QualUpdateOps, QualDeleteOp, QualPendingCreate},
-			[]string{QualCreated, QualProperties, QualUpdated, QualOwner, QualDeleting, QualEnds, QualGone, QualDegree}},
+		{TableGraph, []string{QualCreateOp, QualUpdateOps, QualDeleteOp, QualPendingCreate, QualRelIntentPrefix + "0123456789abcdef"},
+			[]string{QualCreated, QualProperties, QualUpdated, QualOwner, QualDeleting, QualEnds, QualGone, QualDegree, QualRelIntentPrefix}},
 		{TableArticles, []string{QualArticleCreatedBy, QualArticleOps, QualArticlePrev},
 			[]string{QualTitle, QualBody, QualCategory, QualArticleU, QualArticleDeleting, QualSeq, QualArticleCount, QualLayoutVersion}},
 		{TableWordCounts, nil, []string{QualTopWords, QualTopVersion}},

@@ -38,12 +38,23 @@ var onceColumns = map[string]map[string]bool{
 	TableArticles: {QualArticleCreatedBy: true, QualArticleOps: true, QualArticlePrev: true},
 }
 
+// oncePrefixes are the qualifier prefixes of the once columns named per
+// write (a relationship create's intent on an end: QualRelIntentPrefix
+// and the create's op, 16 bytes).
+var oncePrefixes = map[string]string{TableGraph: QualRelIntentPrefix}
+
 // OnceColumn reports whether table keeps qualifier in FamilyOnce. A read
 // of both families returns the cells of FamilyOnce after the data
 // family's (cells come sorted by family, and "x" sorts last), so a reader
 // that takes the last cell of a qualifier takes FamilyOnce's over one an
 // older hbgraph left in the data family.
-func OnceColumn(table, qualifier string) bool { return onceColumns[table][qualifier] }
+func OnceColumn(table, qualifier string) bool {
+	if onceColumns[table][qualifier] {
+		return true
+	}
+	p, ok := oncePrefixes[table]
+	return ok && len(qualifier) == len(p)+16 && qualifier[:len(p)] == p
+}
 
 // HasOnceColumns reports whether table has a FamilyOnce.
 func HasOnceColumns(table string) bool { return onceColumns[table] != nil }
