@@ -26,17 +26,6 @@ import (
 // given (the schema's documented default).
 const DefaultPageSize = 20
 
-// DefaultWordCounts is wordCounts' first when the query leaves it out (the
-// schema's default).
-const DefaultWordCounts = 10
-
-// BadInput is an error about the client's input (BAD_USER_INPUT), its
-// message read by the client: the format's arguments must be ours (limits,
-// counts, Go-free words), never the client's values.
-func BadInput(format string, args ...any) error {
-	return &store.Refusal{Kind: store.ErrInvalidInput, Reason: fmt.Sprintf(format, args...)}
-}
-
 // PageInfoWanted tells which of PageInfo's hasNextPage and hasPreviousPage
 // a connection field selects.
 type PageInfoWanted struct{ Next, Previous bool }
@@ -111,12 +100,12 @@ func PageRequest(wanted PageInfoWanted, p Page) (store.PageRequest, error) {
 	forward := p.First != nil || p.After != nil
 	backward := p.Last != nil || p.Before != nil
 	if forward && backward {
-		return store.PageRequest{}, BadInput("use first/after or last/before, not both")
+		return store.PageRequest{}, fields.BadInput("use first/after or last/before, not both")
 	}
 	req := store.PageRequest{Size: p.Size(), Backward: backward}
 	req.NoLookahead = backward && !wanted.Previous || !backward && !wanted.Next
 	if req.Size < 0 || req.Size > store.MaxPageSize {
-		return store.PageRequest{}, BadInput("first and last must be between 0 and %d, got %d", store.MaxPageSize, req.Size)
+		return store.PageRequest{}, fields.BadInput("first and last must be between 0 and %d, got %d", store.MaxPageSize, req.Size)
 	}
 	if p.After != nil {
 		req.Cursor = *p.After
@@ -125,7 +114,7 @@ func PageRequest(wanted PageInfoWanted, p Page) (store.PageRequest, error) {
 		req.Cursor = *p.Before
 	}
 	if (p.After != nil && *p.After == "") || (p.Before != nil && *p.Before == "") {
-		return store.PageRequest{}, BadInput("a cursor may not be empty")
+		return store.PageRequest{}, fields.BadInput("a cursor may not be empty")
 	}
 	return req, nil
 }
@@ -151,8 +140,8 @@ func Direction(d model.Direction) store.Direction {
 	return store.Outgoing
 }
 
-// Adjacency, Articles and WordCounts build the loader keys of a node's
-// connections and word counts from the field's arguments.
+// Adjacency and Articles build the loader keys of a node's connections
+// from the field's arguments.
 func Adjacency(id string, a *RelationshipsArgs, wanted PageInfoWanted) (loaders.AdjacencyKey, error) {
 	req, err := PageRequest(wanted, a.Page)
 	if err != nil {
@@ -169,21 +158,13 @@ func Articles(id string, a *ArticlesArgs, wanted PageInfoWanted) (loaders.Articl
 	k := loaders.ArticlesKey{Author: id, Page: req}
 	if a.Category != nil {
 		if *a.Category == "" { // the store reads "" as every category
-			return loaders.ArticlesKey{}, BadInput("category may not be empty; leave it out for every category")
+			return loaders.ArticlesKey{}, fields.BadInput("category may not be empty; leave it out for every category")
 		}
 		k.Category = *a.Category
 	}
 	k.After, k.HasAfter = msOf(a.PostedAfter)
 	k.Before, k.HasBefore = msOf(a.PostedBefore)
 	return k, nil
-}
-
-func WordCounts(id string, first *int) loaders.WordCountsKey {
-	n := DefaultWordCounts
-	if first != nil {
-		n = *first
-	}
-	return loaders.WordCountsKey{Author: id, N: n}
 }
 
 // Degree is the counter behind a relationship connection's totalCount.
@@ -211,18 +192,4 @@ func msOf(t *time.Time) (int64, bool) {
 // end, an article's author) and does not.
 func MissingEndpoint(id string) error {
 	return fmt.Errorf("node %q: %w", id, &store.Refusal{Kind: store.ErrNotFound, Reason: "the node it refers to does not exist"})
-}
-
-// NodeIDs checks nodes(ids:)'s argument: at most store.MaxPageSize ids,
-// each a valid node id. The first bad id fails the whole field.
-func NodeIDs(ids []string) error {
-	if len(ids) > store.MaxPageSize {
-		return BadInput("at most %d ids at once, got %d", store.MaxPageSize, len(ids))
-	}
-	for _, id := range ids {
-		if err := store.ValidateNodeID(id); err != nil {
-			return err
-		}
-	}
-	return nil
 }

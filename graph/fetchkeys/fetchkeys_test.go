@@ -54,9 +54,6 @@ func TestArticles(t *testing.T) {
 	if err != nil || k.Category != "tech" || !k.HasAfter || k.After != 1001 || k.HasBefore {
 		t.Errorf("%+v, %v", k, err)
 	}
-	if k := WordCounts("a", nil); k.N != DefaultWordCounts {
-		t.Errorf("word counts default %d", k.N)
-	}
 }
 
 // TestPageSize: the size a page asks for, which the read uses

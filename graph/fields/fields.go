@@ -5,12 +5,12 @@
 // gqlgen calls) call the same descriptor.
 //
 // A descriptor is one of four kinds (docs/plan-design.md, "The field
-// registry"); so far the projections are registered, a field whose value
-// is a function of its parent's value (the scalar fields of Node,
-// Relationship, Article, WordCount, PageInfo, the edges' cursors), and the
-// hops, a Node the parent names (startNode, endNode, author, neighbor).
-// Store reads by key and page scans are still the plan's Kinds
-// (graph/plan/kinds.go) until they move here.
+// registry"): the projections, a field whose value is a function of its
+// parent's value (the scalar fields of Node, Relationship, Article,
+// WordCount, PageInfo, the edges' cursors); the store reads, rows read by
+// key in the parent's wave (totalCount, wordCounts, the root relationship
+// and article); the root reads of Nodes by id (node, nodes); and the hops,
+// a Node the parent names (startNode, endNode, author, neighbor).
 package fields
 
 import (
@@ -23,15 +23,17 @@ type Kind uint8
 const (
 	// Projection: a function of the parent's value, nothing to read.
 	Projection Kind = iota + 1
-	// StoreRead: a row read by a key built from the parent and the
-	// arguments, batched with the other reads of its wave (not registered
-	// yet).
+	// StoreRead: rows read by keys built from the parent and the
+	// arguments, batched with the other reads of its wave (Read).
 	StoreRead
 	// PageScan: a connection's page scanned from the parent's id and the
 	// page arguments, in the parent's wave (not registered yet).
 	PageScan
 	// Hop: a Node named by the parent, read in the next wave.
 	Hop
+	// NodeRead: root Nodes named by the arguments, read in the first
+	// wave (NodesByID).
+	NodeRead
 )
 
 // In is what a projection may read besides its parent: who asks (what
@@ -59,6 +61,12 @@ type Desc struct {
 	Leaf any
 	// Hop is a hop's *HopTo[P] (HopParentTypes).
 	Hop any
+	// Read is a store read's *ReadOf[P] (ReadParentTypes); Append writes
+	// its value when it is a scalar (nil for objects).
+	Read   any
+	Append func(b []byte, v any) []byte
+	// Nodes is a NodeRead's definition.
+	Nodes *NodesByID
 }
 
 // Leaf writes a projection's value for a parent of Go type P.

@@ -15,15 +15,10 @@ import (
 // generated code uses (graph/generated's unmarshalers), so they are what
 // the resolvers receive.
 type argVals struct {
-	id    string   // node, article; relationship's startNodeId
-	ids   []string // nodes
-	end   string   // relationship's endNodeId
-	typ   string   // relationship
-	rels  fetchkeys.RelationshipsArgs
-	arts  fetchkeys.ArticlesArgs
-	first *int // wordCounts; nil when absent or null
-	proj  any  // a projection's, as its descriptor decodes them
-	reps  []entityRep
+	rels fetchkeys.RelationshipsArgs
+	arts fetchkeys.ArticlesArgs
+	proj any // a described field's, as its descriptor decodes them
+	reps []entityRep
 }
 
 // entityRep is one of _entities' representations, as the plan takes them:
@@ -40,8 +35,7 @@ var errRepresentation = errors.New("plan: a representation gqlgen reports on")
 // hasArgs tells whether fields of kind k take arguments.
 func hasArgs(k Kind) bool {
 	switch k {
-	case KQueryNode, KQueryNodes, KQueryRelationship, KQueryArticle, KQueryEntities,
-		KNodeRelationships, KNodeArticles, KNodeWordCounts:
+	case KQueryEntities, KNodeRelationships, KNodeArticles:
 		return true
 	}
 	return false
@@ -61,19 +55,6 @@ func convert(f *Field, m map[string]any) (argVals, error) {
 	k := f.Kind
 	c := converter{m: m}
 	switch k {
-	case KQueryNode, KQueryArticle:
-		a.id = c.id("id")
-	case KQueryNodes:
-		vs := graphql.CoerceList(m["ids"])
-		a.ids = make([]string, len(vs))
-		for i, v := range vs {
-			var err error
-			if a.ids[i], err = graphql.UnmarshalID(v); err != nil && c.err == nil {
-				c.err = err
-			}
-		}
-	case KQueryRelationship:
-		a.id, a.typ, a.end = c.id("startNodeId"), c.str("type"), c.id("endNodeId")
 	case KNodeRelationships:
 		a.rels.Type = c.str("type")
 		if v, ok := m["direction"]; ok {
@@ -85,8 +66,6 @@ func convert(f *Field, m map[string]any) (argVals, error) {
 	case KNodeArticles:
 		a.arts.Category, a.arts.PostedAfter, a.arts.PostedBefore = c.optStr("category"), c.optTime("postedAfter"), c.optTime("postedBefore")
 		a.arts.Page = c.page()
-	case KNodeWordCounts:
-		a.first = c.optInt("first")
 	case KQueryEntities:
 		vs := graphql.CoerceList(m["representations"])
 		a.reps = make([]entityRep, len(vs))

@@ -30,7 +30,7 @@ var brokenRules = map[string]func() *hooks{
 		return &hooks{fetched: func(r *runner) {
 			for i := range r.roots {
 				rv := &r.roots[i]
-				if rv.f.Kind != KQueryNodes || rv.err == nil {
+				if rv.f.nodes == nil || !rv.f.list || rv.err == nil {
 					continue
 				}
 				for j := range rv.nodes {
@@ -47,7 +47,7 @@ var brokenRules = map[string]func() *hooks{
 		return &hooks{fetched: func(r *runner) {
 			for i := range r.roots {
 				rv := &r.roots[i]
-				if rv.f.Kind == KQueryNode && rv.err == nil && rv.nodes[0].err == nil && rv.nodes[0].node == nil {
+				if rv.f.nodes != nil && !rv.f.list && rv.err == nil && rv.nodes[0].err == nil && rv.nodes[0].node == nil {
 					rv.nodes[0].node = &store.Node{}
 				}
 			}
@@ -71,7 +71,11 @@ var brokenRules = map[string]func() *hooks{
 		return &hooks{fetched: func(r *runner) {
 			eachNode(r, func(v *nodeVal) {
 				for i := range v.loads {
-					v.loads[i].total++
+					for j := range v.loads[i].reads {
+						if n, ok := v.loads[i].reads[j].val.(int64); ok {
+							v.loads[i].reads[j].val = n + 1
+						}
+					}
 				}
 			})
 		}}

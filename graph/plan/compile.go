@@ -31,8 +31,8 @@ type Plan struct {
 type Sel struct {
 	Type   string
 	Fields []Field
-	// Loads counts a Node's fields that read the store by the node's id
-	// (connections, word counts): Field.load indexes them.
+	// Loads counts the fields read with the object (its store reads; a
+	// Node's page scans too): Field.load indexes them.
 	Loads int
 }
 
@@ -48,7 +48,15 @@ type Field struct {
 	leaf any
 	// hop is a hop's *fields.HopTo[P]: the field's value is the Node its
 	// parent names, read in the next wave (a slot, below).
-	hop     any
+	hop any
+	// read is a store read's *fields.ReadOf[P]: its value is read in the
+	// parent's wave, by keys the descriptor builds, and kept in the
+	// parent's reads (load).
+	read any
+	// nodes: a root field whose value is the Nodes its arguments name;
+	// list: its value is a list of them.
+	nodes   *fields.NodesByID
+	list    bool
 	desc    *fields.Desc // the field's descriptor, when it has one
 	NonNull bool         // the field's type is T!
 	// elemNonNull: a list field's elements are non-null ([T!]): a failed
@@ -62,8 +70,9 @@ type Field struct {
 	args   argVals
 	bound  int // !static: index into the request's bound arguments
 
-	// load indexes a Node's loading field (connections, wordCounts) in
-	// its nodeVal.loads.
+	// load indexes a field read with its parent (a store read, a Node's
+	// page scan) in its parent's reads (nodeVal.loads, loadVal.reads,
+	// rootVal.read).
 	load int
 	// Fields that yield a Node below a connection or a root relationship
 	// or article (neighbor, startNode, endNode, author) are that field's
@@ -73,10 +82,8 @@ type Field struct {
 	// _entities: the selection of each member of _Entity (entityTypes).
 	entities [len(entityTypes)]*Sel
 	// Connections: the page flags selected (the store reads one row more
-	// only for them) and whether totalCount is selected (its counter is
-	// read in the page's wave).
+	// only for them).
 	wanted fetchkeys.PageInfoWanted
-	total  bool
 }
 
 // covered are the kinds the compiler plans so far; an operation selecting
@@ -139,12 +146,17 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 			s.Fields = append(s.Fields, pf)
 			continue
 		}
-		if d := fields.Lookup(typ, f.Name); d != nil && (d.Kind == fields.Projection || d.Kind == fields.Hop) {
-			why := ""
-			if d.Kind == fields.Projection {
+		if d := fields.Lookup(typ, f.Name); d != nil {
+			var why string
+			switch d.Kind {
+			case fields.Projection:
 				why = c.projection(&pf, d, f)
-			} else {
+			case fields.Hop:
 				why = c.hop(&pf, d, f, depth)
+			case fields.StoreRead:
+				why = c.read(&pf, d, f, s, depth)
+			case fields.NodeRead:
+				why = c.nodeRead(&pf, d, f, depth)
 			}
 			if why != "" {
 				return nil, why
@@ -185,8 +197,7 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 			var why string
 			var below *[]*Field // where the fields below record their slots
 			switch {
-			case info.kind == KNodeRelationships || info.kind == KNodeArticles ||
-				info.kind == KQueryRelationship || info.kind == KQueryArticle:
+			case info.kind == KNodeRelationships || info.kind == KNodeArticles:
 				below = &pf.slots
 			case info.child != "Node":
 				below = slots
@@ -198,13 +209,11 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 		switch info.kind {
 		case KNodeRelationships:
 			pf.wanted = fetchkeys.PageInfoOf(c.oc, f, "RelationshipConnection")
-			pf.total = selects(pf.Sel, KRelConnTotalCount)
 		case KNodeArticles:
 			pf.wanted = fetchkeys.PageInfoOf(c.oc, f, "ArticleConnection")
-			pf.total = selects(pf.Sel, KArtConnTotalCount)
 		}
 		switch info.kind {
-		case KNodeRelationships, KNodeArticles, KNodeWordCounts:
+		case KNodeRelationships, KNodeArticles:
 			pf.load = s.Loads
 			s.Loads++
 		}
@@ -242,6 +251,12 @@ func (c *compiler) projection(pf *Field, d *fields.Desc, f graphql.CollectedFiel
 		return "field " + d.Type + "." + d.Name
 	}
 	pf.leaf, pf.desc, pf.NonNull = d.Leaf, d, def.Type.NonNull
+	return c.args(pf, d, f)
+}
+
+// args decodes a described field's arguments by its descriptor, at
+// compile time when they are literals (else once per request, bind).
+func (c *compiler) args(pf *Field, d *fields.Desc, f graphql.CollectedField) string {
 	if d.Args == nil {
 		return ""
 	}
@@ -253,6 +268,60 @@ func (c *compiler) projection(pf *Field, d *fields.Desc, f graphql.CollectedFiel
 		}
 	}
 	return ""
+}
+
+// read compiles a field whose value is read from the store by keys its
+// descriptor builds from the parent and the arguments, in the parent's
+// wave: its value is kept in the parent's reads (Field.load), and written
+// as its definition says (a scalar, an object, a list of objects).
+func (c *compiler) read(pf *Field, d *fields.Desc, f graphql.CollectedField, s *Sel, depth int) string {
+	def := f.Definition
+	if def == nil || reflect.TypeOf(d.Read) != reflect.TypeOf(fields.ReadParentTypes[d.Type]) {
+		return "field " + d.Type + "." + d.Name // not reached: TestEveryFieldPlanned
+	}
+	pf.read, pf.desc = d.Read, d
+	pf.NonNull, pf.elemNonNull = def.Type.NonNull, def.Type.Elem != nil && def.Type.Elem.NonNull
+	pf.load = s.Loads
+	s.Loads++
+	if why := c.args(pf, d, f); why != "" {
+		return why
+	}
+	if d.Append != nil { // a scalar
+		return ""
+	}
+	var why string
+	var below *[]*Field
+	if d.Type == "Query" { // a root object: the nodes it names are its slots
+		below = &pf.slots
+	}
+	pf.Sel, why = c.sel(namedType(def.Type), f.Selections, below, depth)
+	return why
+}
+
+// nodeRead compiles a root field whose value is the Nodes its arguments
+// name: one or a list, as its definition says.
+func (c *compiler) nodeRead(pf *Field, d *fields.Desc, f graphql.CollectedField, depth int) string {
+	def := f.Definition
+	if def == nil || d.Nodes == nil {
+		return "field " + d.Type + "." + d.Name // not reached: TestEveryFieldPlanned
+	}
+	pf.nodes, pf.desc = d.Nodes, d
+	pf.NonNull, pf.list = def.Type.NonNull, def.Type.Elem != nil
+	pf.elemNonNull = def.Type.Elem != nil && def.Type.Elem.NonNull
+	if why := c.args(pf, d, f); why != "" {
+		return why
+	}
+	var why string
+	pf.Sel, why = c.sel("Node", f.Selections, nil, depth)
+	return why
+}
+
+// namedType is the named type of t, through its lists.
+func namedType(t *ast.Type) string {
+	for t.Elem != nil {
+		t = t.Elem
+	}
+	return t.NamedType
 }
 
 // hop compiles a field whose value is the Node its parent names, read in
@@ -267,16 +336,6 @@ func (c *compiler) hop(pf *Field, d *fields.Desc, f graphql.CollectedField, dept
 	var why string
 	pf.Sel, why = c.sel("Node", f.Selections, nil, depth)
 	return why
-}
-
-// selects tells whether s has a field of kind k.
-func selects(s *Sel, k Kind) bool {
-	for i := range s.Fields {
-		if s.Fields[i].Kind == k {
-			return true
-		}
-	}
-	return false
 }
 
 func hasVariable(args ast.ArgumentList) bool {

@@ -1,32 +1,25 @@
 package plan
 
-// Kind is what the plan does for one field of one object type that reads
-// the store or names other objects: root fields, connections, edges,
-// counters, hops. The set is closed: every object field of the schema has
-// a descriptor in graph/fields (the projections, whose Kind is 0), a Kind
-// (kinds) or is listed in fallbackFields, and TestEveryFieldPlanned fails
-// otherwise, so a field added to the schema makes its operations fall back
-// to gqlgen (a slower answer, never a wrong one) until it is planned.
-// (Issue 25: the Kinds move to graph/fields as store reads, page scans
-// and hops, as the projections did.)
+// Kind is what the plan does for one field of one object type that the
+// registry (graph/fields) does not describe yet: _entities, the page
+// scans and the connections' edges, pageInfo and edge nodes. The set is
+// closed: every object field of the schema has a descriptor in
+// graph/fields (projections, store reads, root reads of nodes, hops), a
+// Kind (kinds) or is listed in fallbackFields, and TestEveryFieldPlanned
+// fails otherwise, so a field added to the schema makes its operations
+// fall back to gqlgen (a slower answer, never a wrong one) until it is
+// planned.
 type Kind uint8
 
 const (
-	KQueryNode Kind = iota + 1
-	KQueryNodes
-	KQueryRelationship
-	KQueryArticle
-	KQueryEntities
+	KQueryEntities Kind = iota + 1
 	KNodeRelationships
 	KNodeArticles
-	KNodeWordCounts
 	KRelConnEdges
 	KRelConnPageInfo
-	KRelConnTotalCount
 	KRelEdgeNode
 	KArtConnEdges
 	KArtConnPageInfo
-	KArtConnTotalCount
 	KArtEdgeNode
 )
 
@@ -39,26 +32,18 @@ type kindInfo struct {
 
 // kinds maps "Type.field" to what the plan does for it.
 var kinds = map[string]kindInfo{
-	"Query.node":         {KQueryNode, "Node"},
-	"Query.nodes":        {KQueryNodes, "Node"},
-	"Query.relationship": {KQueryRelationship, "Relationship"},
-	"Query.article":      {KQueryArticle, "Article"},
-	"Query._entities":    {KQueryEntities, "_Entity"},
+	"Query._entities": {KQueryEntities, "_Entity"},
 
 	"Node.relationships": {KNodeRelationships, "RelationshipConnection"},
 	"Node.articles":      {KNodeArticles, "ArticleConnection"},
-	"Node.wordCounts":    {KNodeWordCounts, "WordCount"},
 
 	"RelationshipConnection.edges":    {KRelConnEdges, "RelationshipEdge"},
 	"RelationshipConnection.pageInfo": {KRelConnPageInfo, "PageInfo"},
-	// A counter read in the page's wave.
-	"RelationshipConnection.totalCount": {KRelConnTotalCount, ""},
 
 	"RelationshipEdge.node": {KRelEdgeNode, "Relationship"},
 
-	"ArticleConnection.edges":      {KArtConnEdges, "ArticleEdge"},
-	"ArticleConnection.pageInfo":   {KArtConnPageInfo, "PageInfo"},
-	"ArticleConnection.totalCount": {KArtConnTotalCount, ""},
+	"ArticleConnection.edges":    {KArtConnEdges, "ArticleEdge"},
+	"ArticleConnection.pageInfo": {KArtConnPageInfo, "PageInfo"},
 
 	"ArticleEdge.node": {KArtEdgeNode, "Article"},
 }

@@ -114,14 +114,36 @@ func checkDescriptor(t reporter, schema *ast.Schema, d *fields.Desc, f *ast.Fiel
 		}
 		return
 	}
-	if d.Kind != fields.Projection {
-		t.Errorf("%s: the plan knows projections and hops from graph/fields so far", key)
+	if (len(f.Arguments) > 0) != (d.Args != nil) {
+		t.Errorf("%s: the schema gives it %d arguments, the descriptor decodes %v", key, len(f.Arguments), d.Args != nil)
+	}
+	named := schema.Types[namedType(f.Type)]
+	switch d.Kind {
+	case fields.StoreRead:
+		if want := fields.ReadParentTypes[d.Type]; reflect.TypeOf(d.Read) != reflect.TypeOf(want) {
+			t.Errorf("%s's read is a %T, the plan holds %s as %T", key, d.Read, d.Type, want)
+		}
+		scalar := named != nil && (named.Kind == ast.Scalar || named.Kind == ast.Enum)
+		switch {
+		case scalar && (d.Append == nil || d.Scalar != named.Name || f.Type.Elem != nil):
+			t.Errorf("%s is a %s: a read of a scalar writes it as one (it says %q)", key, f.Type, d.Scalar)
+		case !scalar && d.Append != nil:
+			t.Errorf("%s is a %s: a read of an object writes no scalar", key, f.Type)
+		}
+		return
+	case fields.NodeRead:
+		if d.Type != "Query" || namedType(f.Type) != "Node" || d.Nodes == nil || d.Nodes.Whole && f.Type.Elem == nil {
+			t.Errorf("%s is a %s: a root read of Nodes names Nodes (and only a list fails whole)", key, f.Type)
+		}
+		return
+	case fields.Projection:
+	default:
+		t.Errorf("%s: a descriptor of kind %d the plan does not know", key, d.Kind)
 		return
 	}
 	if f.Type.Elem != nil {
 		t.Errorf("%s is a list: a projection writes one value", key)
 	}
-	named := schema.Types[namedType(f.Type)]
 	switch {
 	case named == nil || named.Kind != ast.Scalar && named.Kind != ast.Enum:
 		t.Errorf("%s is a %s, not a scalar or an enum: not a projection", key, namedType(f.Type))
@@ -131,16 +153,6 @@ func checkDescriptor(t reporter, schema *ast.Schema, d *fields.Desc, f *ast.Fiel
 	if want := fields.ParentTypes[d.Type]; reflect.TypeOf(d.Leaf) != reflect.TypeOf(want) {
 		t.Errorf("%s's leaf is a %T, the plan holds %s as %T", key, d.Leaf, d.Type, want)
 	}
-	if (len(f.Arguments) > 0) != (d.Args != nil) {
-		t.Errorf("%s: the schema gives it %d arguments, the descriptor decodes %v", key, len(f.Arguments), d.Args != nil)
-	}
-}
-
-func namedType(t *ast.Type) string {
-	for t.Elem != nil {
-		t = t.Elem
-	}
-	return t.NamedType
 }
 
 // TestEveryFieldPlannedCanFail: a schema with a field the table lacks, and

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -77,15 +76,15 @@ func (w *writer) root(s *Sel, roots []rootVal) []byte {
 // rootField writes root field f's value: false when it is null for a
 // reason already reported (or a non-null value below it failed).
 func (w *writer) rootField(f *Field, v *rootVal) bool {
-	switch f.Kind {
-	case KQueryNode:
-		return w.rootNode(f, v)
-	case KQueryNodes:
+	switch {
+	case f.nodes != nil && f.list:
 		return w.rootNodes(f, v)
-	case KQueryEntities:
-		return w.entities(f, v)
+	case f.nodes != nil:
+		return w.rootNode(f, v)
+	case f.read != nil:
+		return w.stored(f, &v.read, v.kids, 0)
 	}
-	return w.rootRow(f, v)
+	return w.entities(f, v)
 }
 
 // settle applies gqlgen's rule for a field whose value was written from
@@ -176,17 +175,31 @@ func (w *writer) rootNodes(f *Field, v *rootVal) bool {
 	})
 }
 
-// rootRow writes relationship(...) or article(id:): null when there is
-// none, or it failed.
-func (w *writer) rootRow(f *Field, v *rootVal) bool {
-	switch {
-	case v.err != nil:
+// stored writes a store read's value as the field's definition says: a
+// scalar by its descriptor, an object or a list of objects by the
+// value's Go type (the objects the plan writes); absent when there is
+// none. kids[slot][e] are the nodes its hops name.
+func (w *writer) stored(f *Field, v *readVal, kids [][]nodeVal, e int) bool {
+	if v.err != nil {
 		w.fail(f, v.err)
 		return false
-	case v.rel != nil:
-		return w.relationship(f.Sel, v.rel, v.kids, 0)
-	case v.art != nil:
-		return w.article(f.Sel, v.art, v.kids, 0)
+	}
+	switch x := v.val.(type) {
+	case *store.Relationship:
+		if x != nil {
+			return w.relationship(f.Sel, x, kids, e)
+		}
+	case *store.Article:
+		if x != nil {
+			return w.article(f.Sel, x, kids, e)
+		}
+	case []store.WordCount:
+		return w.list(f, len(x), func(i int) bool { return object(w, f.Sel, &x[i], nil) })
+	default:
+		if x != nil && f.desc.Append != nil {
+			w.buf = f.desc.Append(w.buf, x)
+			return true
+		}
 	}
 	return w.absent(f.NonNull)
 }
@@ -235,13 +248,13 @@ func (w *writer) typename(s *Sel) {
 // node writes a Node object.
 func (w *writer) node(s *Sel, v *nodeVal) bool {
 	return object(w, s, v.node, func(f *Field) bool {
-		switch f.Kind {
-		case KNodeRelationships:
+		switch {
+		case f.read != nil:
+			return w.stored(f, &v.loads[f.load].readVal, nil, 0)
+		case f.Kind == KNodeRelationships:
 			return w.relConn(f, &v.loads[f.load])
-		case KNodeArticles:
+		case f.Kind == KNodeArticles:
 			return w.artConn(f, &v.loads[f.load])
-		case KNodeWordCounts:
-			return w.wordCounts(f, &v.loads[f.load])
 		}
 		return true
 	})
@@ -313,14 +326,6 @@ func project[P any](w *writer, f *Field, l *fields.Leaf[P], p P) bool {
 // none (its marshalNX functions).
 var errNull = errors.New("the requested element is null which the schema does not allow")
 
-func (w *writer) wordCounts(f *Field, l *loadVal) bool {
-	if l.err != nil {
-		w.fail(f, l.err)
-		return false
-	}
-	return w.list(f, len(l.words), func(e int) bool { return object(w, f.Sel, &l.words[e], nil) })
-}
-
 // endpoint writes a hop's node (neighbor, startNode, endNode, author),
 // read in the wave after its parent's: the field fails when it does not
 // exist (NOT_FOUND), as the resolvers' endpoint.
@@ -375,20 +380,12 @@ func (w *writer) relConn(f *Field, l *loadVal) bool {
 			return w.list(cf, len(l.rels.Relationships), func(e int) bool { return w.relEdge(cf.Sel, l, e) })
 		case KRelConnPageInfo:
 			return object(w, cf.Sel, fields.Page{Cursors: l.rels.Cursors, Info: l.rels.PageInfo}, nil)
-		case KRelConnTotalCount:
-			return w.total(cf, l)
+		}
+		if cf.read != nil {
+			return w.stored(cf, &l.reads[cf.load], nil, 0)
 		}
 		return true
 	})
-}
-
-func (w *writer) total(f *Field, l *loadVal) bool {
-	if l.totalErr != nil {
-		w.fail(f, l.totalErr)
-		return false
-	}
-	w.buf = strconv.AppendInt(w.buf, int64(int(l.total)), 10)
-	return true
 }
 
 func (w *writer) relEdge(s *Sel, l *loadVal, e int) bool {
@@ -415,8 +412,9 @@ func (w *writer) artConn(f *Field, l *loadVal) bool {
 			return w.list(cf, len(l.arts.Articles), func(e int) bool { return w.artEdge(cf.Sel, l, e) })
 		case KArtConnPageInfo:
 			return object(w, cf.Sel, fields.Page{Cursors: l.arts.Cursors, Info: l.arts.PageInfo}, nil)
-		case KArtConnTotalCount:
-			return w.total(cf, l)
+		}
+		if cf.read != nil {
+			return w.stored(cf, &l.reads[cf.load], nil, 0)
 		}
 		return true
 	})

@@ -30,7 +30,7 @@ func propertiesArg(arg string, v any) (store.Properties, error) {
 	case map[string]any:
 		return store.Properties(v), nil
 	}
-	return nil, fetchkeys.BadInput("%s must be a JSON object", arg)
+	return nil, fields.BadInput("%s must be a JSON object", arg)
 }
 
 // node loads one node through the request's batch; nil when absent.
@@ -40,6 +40,24 @@ func node(ctx context.Context, id string) (*model.Node, error) {
 	}
 	n, err := loaders.For(ctx).Node(ctx, id)
 	return asNode(n), err
+}
+
+// nodesByID reads a root field's nodes by its descriptor (node, nodes),
+// nil where there is none: the field fails on the first node that failed.
+func nodesByID(ctx context.Context, d fields.NodesByID, ids []string) ([]*model.Node, error) {
+	ids, err := d.IDs(fields.In{Args: fields.IDsArgs{IDs: ids}})
+	if err != nil {
+		return nil, err
+	}
+	nodes, errs := loaders.For(ctx).Nodes(ctx, ids)
+	out := make([]*model.Node, len(nodes))
+	for i, n := range nodes {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		out[i] = asNode(n)
+	}
+	return out, nil
 }
 
 // asNode, asRelationship and asArticle wrap store values as GraphQL
