@@ -27,7 +27,7 @@ const (
 	// arguments, batched with the other reads of its wave (Read).
 	StoreRead
 	// PageScan: a connection's page scanned from the parent's id and the
-	// page arguments, in the parent's wave (not registered yet).
+	// page arguments, in the parent's wave (Scan).
 	PageScan
 	// Hop: a Node named by the parent, read in the next wave.
 	Hop
@@ -65,6 +65,8 @@ type Desc struct {
 	// its value when it is a scalar (nil for objects).
 	Read   any
 	Append func(b []byte, v any) []byte
+	// Scan is a page scan's *ScanOf[K, C].
+	Scan any
 	// Nodes is a NodeRead's definition.
 	Nodes *NodesByID
 }

@@ -228,6 +228,9 @@ func (w *walker) fieldComplexity(ctx context.Context, f *ast.Field) int {
 		return saturatingAdd(1, saturatingMul(max(len(reps), 1), child))
 	}
 	price := func(obj *ast.Definition) int {
+		if c, ok := scanPrice(obj.Name, f.Name, child, args); ok {
+			return max(c, 1)
+		}
 		if c, ok := w.es.Complexity(ctx, obj.Name, f.Name, child, args); ok && c >= 1 {
 			return c
 		}

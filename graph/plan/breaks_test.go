@@ -5,7 +5,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/hbgraph/hbgraph/auth"
-	"github.com/hbgraph/hbgraph/graph/fetchkeys"
+	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/store"
 )
 
@@ -64,7 +64,7 @@ var brokenRules = map[string]func() *hooks{
 	},
 	// Every connection reads its page's flags, selected or not.
 	"lookahead": func() *hooks {
-		return &hooks{compiled: func(p *Plan) { eachField(p.Root, func(f *Field) { f.wanted = fetchkeys.AllPageInfo }) }}
+		return &hooks{compiled: func(p *Plan) { eachField(p.Root, func(f *Field) { f.wanted = fields.AllPageInfo }) }}
 	},
 	// totalCount is off by one.
 	"total": func() *hooks {

@@ -8,7 +8,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/graph/fields"
 )
 
@@ -55,6 +54,9 @@ type Field struct {
 	read any
 	// nodes: a root field whose value is the Nodes its arguments name;
 	// list: its value is a list of them.
+	// scan is a page scan's *fields.ScanOf[K, C]: a connection of the
+	// Node, its page read in the node's wave.
+	scan    any
 	nodes   *fields.NodesByID
 	list    bool
 	desc    *fields.Desc // the field's descriptor, when it has one
@@ -83,7 +85,7 @@ type Field struct {
 	entities [len(entityTypes)]*Sel
 	// Connections: the page flags selected (the store reads one row more
 	// only for them).
-	wanted fetchkeys.PageInfoWanted
+	wanted fields.PageInfoWanted
 }
 
 // covered are the kinds the compiler plans so far; an operation selecting
@@ -157,6 +159,8 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 				why = c.read(&pf, d, f, s, depth)
 			case fields.NodeRead:
 				why = c.nodeRead(&pf, d, f, depth)
+			case fields.PageScan:
+				why = c.scan(&pf, d, f, s, depth)
 			}
 			if why != "" {
 				return nil, why
@@ -196,26 +200,12 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 		} else if info.child != "" {
 			var why string
 			var below *[]*Field // where the fields below record their slots
-			switch {
-			case info.kind == KNodeRelationships || info.kind == KNodeArticles:
-				below = &pf.slots
-			case info.child != "Node":
+			if info.child != "Node" {
 				below = slots
 			}
 			if pf.Sel, why = c.sel(info.child, f.Selections, below, depth); why != "" {
 				return nil, why
 			}
-		}
-		switch info.kind {
-		case KNodeRelationships:
-			pf.wanted = fetchkeys.PageInfoOf(c.oc, f, "RelationshipConnection")
-		case KNodeArticles:
-			pf.wanted = fetchkeys.PageInfoOf(c.oc, f, "ArticleConnection")
-		}
-		switch info.kind {
-		case KNodeRelationships, KNodeArticles:
-			pf.load = s.Loads
-			s.Loads++
 		}
 		s.Fields = append(s.Fields, pf)
 	}
@@ -295,6 +285,28 @@ func (c *compiler) read(pf *Field, d *fields.Desc, f graphql.CollectedField, s *
 		below = &pf.slots
 	}
 	pf.Sel, why = c.sel(namedType(def.Type), f.Selections, below, depth)
+	return why
+}
+
+// scan compiles a connection whose page is scanned by its descriptor's
+// key, from the node's id and the arguments, in the node's wave: the
+// page flags it selects decide whether the store reads one row more, and
+// the Nodes its edges name are its slots.
+func (c *compiler) scan(pf *Field, d *fields.Desc, f graphql.CollectedField, s *Sel, depth int) string {
+	def := f.Definition
+	if def == nil || d.Type != "Node" || d.Scan == nil {
+		return "field " + d.Type + "." + d.Name // not reached: TestEveryFieldPlanned
+	}
+	pf.scan, pf.desc, pf.NonNull = d.Scan, d, def.Type.NonNull
+	pf.load = s.Loads
+	s.Loads++
+	if why := c.args(pf, d, f); why != "" {
+		return why
+	}
+	conn := namedType(def.Type)
+	pf.wanted = fields.PageInfoOf(c.oc, f, conn)
+	var why string
+	pf.Sel, why = c.sel(conn, f.Selections, &pf.slots, depth)
 	return why
 }
 

@@ -13,8 +13,6 @@ type Kind uint8
 
 const (
 	KQueryEntities Kind = iota + 1
-	KNodeRelationships
-	KNodeArticles
 	KRelConnEdges
 	KRelConnPageInfo
 	KRelEdgeNode
@@ -33,9 +31,6 @@ type kindInfo struct {
 // kinds maps "Type.field" to what the plan does for it.
 var kinds = map[string]kindInfo{
 	"Query._entities": {KQueryEntities, "_Entity"},
-
-	"Node.relationships": {KNodeRelationships, "RelationshipConnection"},
-	"Node.articles":      {KNodeArticles, "ArticleConnection"},
 
 	"RelationshipConnection.edges":    {KRelConnEdges, "RelationshipEdge"},
 	"RelationshipConnection.pageInfo": {KRelConnPageInfo, "PageInfo"},

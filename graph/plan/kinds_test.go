@@ -136,6 +136,19 @@ func checkDescriptor(t reporter, schema *ast.Schema, d *fields.Desc, f *ast.Fiel
 			t.Errorf("%s is a %s: a root read of Nodes names Nodes (and only a list fails whole)", key, f.Type)
 		}
 		return
+	case fields.PageScan:
+		if d.Type != "Node" || f.Type.Elem != nil || named == nil || named.Kind != ast.Object {
+			t.Errorf("%s is a %s: a page scan is a connection of Node", key, f.Type)
+		}
+		if !slices.ContainsFunc(scanTypes, func(s any) bool { return reflect.TypeOf(s) == reflect.TypeOf(d.Scan) }) {
+			t.Errorf("%s scans with a %T, a store read the runner does not know (scanTypes)", key, d.Scan)
+		}
+		if a, err := d.Args(map[string]any{}); err != nil {
+			t.Errorf("%s: its arguments do not decode from none: %v", key, err)
+		} else if _, ok := a.(fields.Sized); !ok {
+			t.Errorf("%s: its arguments (%T) tell no page size: limits cannot price it", key, a)
+		}
+		return
 	case fields.Projection:
 	default:
 		t.Errorf("%s: a descriptor of kind %d the plan does not know", key, d.Kind)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
@@ -78,6 +77,7 @@ type nodeVal struct {
 // (totalCount's counter) and the nodes its edges name.
 type loadVal struct {
 	readVal
+	rel  bool // a page of relationships (else of articles)
 	dir  store.Direction
 	rels store.RelationshipPage
 	arts store.ArticlePage
@@ -304,28 +304,46 @@ func (r *runner) add(v *nodeVal) {
 		switch {
 		case f.read != nil:
 			queueRead(r, f, v.id, &l.readVal)
-		case f.Kind == KNodeRelationships:
-			a := argsOf(f, r.args)
-			k, err := fetchkeys.Adjacency(v.id, &a.rels, f.wanted)
-			if err != nil {
-				l.err = err
-				continue
-			}
-			l.dir, l.idx[0] = k.Dir, r.w.Adjacency(k)
-			l.degree = fetchkeys.Degree(k)
-			connReads(r, f, l, l.degree)
-		case f.Kind == KNodeArticles:
-			a := argsOf(f, r.args)
-			k, err := fetchkeys.Articles(v.id, &a.arts, f.wanted)
-			if err != nil {
-				l.err = err
-				continue
-			}
-			l.idx[0] = r.w.Articles(k)
-			l.count = fetchkeys.ArticleCount(k)
-			connReads(r, f, l, l.count)
+		case f.scan != nil:
+			r.scan(f, v.id, l)
 		}
 	}
+}
+
+// scan queues the page of connection f of node id, by the store's read
+// its descriptor keys (a page of relationships, of articles), and the
+// connection's own reads.
+func (r *runner) scan(f *Field, id string, l *loadVal) {
+	args := argsOf(f, r.args).proj
+	switch s := f.scan.(type) {
+	case *fields.ScanOf[loaders.AdjacencyKey, store.DegreeKey]:
+		k, err := s.Key(id, args, f.wanted)
+		if err != nil {
+			l.err = err
+			return
+		}
+		l.rel, l.dir, l.idx[0] = true, k.Dir, r.w.Adjacency(k)
+		l.degree = s.Counted(k)
+		connReads(r, f, l, l.degree)
+	case *fields.ScanOf[loaders.ArticlesKey, store.ArticleCountKey]:
+		k, err := s.Key(id, args, f.wanted)
+		if err != nil {
+			l.err = err
+			return
+		}
+		l.idx[0] = r.w.Articles(k)
+		l.count = s.Counted(k)
+		connReads(r, f, l, l.count)
+	default:
+		panic("plan: a scan of a store read it does not know: " + f.desc.Type + "." + f.desc.Name) // TestEveryFieldPlanned
+	}
+}
+
+// scanTypes are the page scans the runner reads (scan's cases), for
+// TestEveryFieldPlanned.
+var scanTypes = []any{
+	(*fields.ScanOf[loaders.AdjacencyKey, store.DegreeKey])(nil),
+	(*fields.ScanOf[loaders.ArticlesKey, store.ArticleCountKey])(nil),
 }
 
 // connReads queues the reads of connection f (its totalCount's counter),
@@ -438,22 +456,19 @@ func (r *runner) fill(v *nodeVal) {
 			decodeRead(r, f, v.id, &v.loads[f.load].readVal)
 			continue
 		}
-		if !isLoad(f.Kind) {
+		if f.scan == nil {
 			continue
 		}
 		l := &v.loads[f.load]
 		if l.err != nil {
 			continue
 		}
-		switch f.Kind {
-		case KNodeRelationships:
-			l.rels, l.err = r.w.AdjacencyPage(l.idx[0])
-			if l.err == nil {
+		if l.rel {
+			if l.rels, l.err = r.w.AdjacencyPage(l.idx[0]); l.err == nil {
 				decodeConnReads(r, f, l, l.degree)
 			}
-		case KNodeArticles:
-			l.arts, l.err = r.w.ArticlePage(l.idx[0])
-			if l.err == nil {
+		} else {
+			if l.arts, l.err = r.w.ArticlePage(l.idx[0]); l.err == nil {
 				decodeConnReads(r, f, l, l.count)
 			}
 		}
@@ -467,7 +482,7 @@ func (r *runner) fill(v *nodeVal) {
 			for e := range kids {
 				var rel *store.Relationship
 				var art *store.Article
-				if f.Kind == KNodeRelationships {
+				if l.rel {
 					rel = &l.rels.Relationships[e]
 				} else {
 					art = &l.arts.Articles[e]
@@ -478,8 +493,4 @@ func (r *runner) fill(v *nodeVal) {
 			l.kids[s] = kids
 		}
 	}
-}
-
-func isLoad(k Kind) bool {
-	return k == KNodeRelationships || k == KNodeArticles
 }

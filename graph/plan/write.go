@@ -251,9 +251,9 @@ func (w *writer) node(s *Sel, v *nodeVal) bool {
 		switch {
 		case f.read != nil:
 			return w.stored(f, &v.loads[f.load].readVal, nil, 0)
-		case f.Kind == KNodeRelationships:
+		case f.scan != nil && v.loads[f.load].rel:
 			return w.relConn(f, &v.loads[f.load])
-		case f.Kind == KNodeArticles:
+		case f.scan != nil:
 			return w.artConn(f, &v.loads[f.load])
 		}
 		return true

@@ -12,13 +12,13 @@ import (
 	"github.com/hbgraph/hbgraph/store"
 )
 
-// pageInfoSelected is fetchkeys.PageInfoOf for the connection field being
+// pageInfoSelected is fields.PageInfoOf for the connection field being
 // resolved.
-func pageInfoSelected(ctx context.Context, connType string) fetchkeys.PageInfoWanted {
+func pageInfoSelected(ctx context.Context, connType string) fields.PageInfoWanted {
 	if !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
-		return fetchkeys.AllPageInfo
+		return fields.AllPageInfo
 	}
-	return fetchkeys.PageInfoOf(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, connType)
+	return fields.PageInfoOf(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, connType)
 }
 
 // propertiesArg checks that the JSON argument named arg is an object (or
