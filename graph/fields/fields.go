@@ -34,6 +34,8 @@ const (
 	// NodeRead: root Nodes named by the arguments, read in the first
 	// wave (NodesByID).
 	NodeRead
+	// Object: an object or a list of objects the parent holds (Nested).
+	Object
 )
 
 // In is what a projection may read besides its parent: who asks (what
@@ -67,6 +69,8 @@ type Desc struct {
 	Append func(b []byte, v any) []byte
 	// Scan is a page scan's *ScanOf[K, C].
 	Scan any
+	// Nested is an Object's *Nested[P, C].
+	Nested any
 	// Nodes is a NodeRead's definition.
 	Nodes *NodesByID
 }

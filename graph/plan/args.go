@@ -26,18 +26,9 @@ type entityRep struct {
 // representation it cannot resolve are its own.
 var errRepresentation = errors.New("plan: a representation gqlgen reports on")
 
-// hasArgs tells whether fields of kind k take arguments.
-func hasArgs(k Kind) bool {
-	switch k {
-	case KQueryEntities:
-		return true
-	}
-	return false
-}
-
 // convert converts the argument map of field f (field.ArgumentMap:
 // literals, variables and defaults as gqlgen sees them): by its
-// descriptor's Args when it has one, else by its kind. An error is an
+// descriptor's Args when it has one (_entities' by entityRep). An error is an
 // argument gqlgen would report itself: the caller lets gqlgen execute.
 func convert(f *Field, m map[string]any) (argVals, error) {
 	var a argVals
@@ -46,8 +37,7 @@ func convert(f *Field, m map[string]any) (argVals, error) {
 		a.proj, err = f.desc.Args(m)
 		return a, err
 	}
-	switch f.Kind {
-	case KQueryEntities:
+	if f.entity {
 		vs := graphql.CoerceList(m["representations"])
 		a.reps = make([]entityRep, len(vs))
 		for i, v := range vs {

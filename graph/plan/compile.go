@@ -40,8 +40,8 @@ type Field struct {
 	Key      []byte          // `"alias":`, quoted as gqlgen quotes it
 	Alias    string          // for error paths
 	pathName ast.PathElement // Alias as a path element, boxed once
-	Kind     Kind            // store reads, scans, hops, root fields; 0 for the others
 	typename bool            // __typename: the object's type
+	entity   bool            // _entities (kinds.go's handPlanned)
 	// leaf is a projection's writer (fields.Desc.Leaf): a
 	// *fields.Leaf[P] for the Go type P the writer holds the object as.
 	leaf any
@@ -56,7 +56,10 @@ type Field struct {
 	// list: its value is a list of them.
 	// scan is a page scan's *fields.ScanOf[K, C]: a connection of the
 	// Node, its page read in the node's wave.
-	scan    any
+	scan any
+	// nested is an object's *fields.Nested[P, C]: an object (a list of
+	// them when list) its parent holds.
+	nested  any
 	nodes   *fields.NodesByID
 	list    bool
 	desc    *fields.Desc // the field's descriptor, when it has one
@@ -87,16 +90,6 @@ type Field struct {
 	// only for them).
 	wanted fields.PageInfoWanted
 }
-
-// covered are the kinds the compiler plans so far; an operation selecting
-// any other field is executed by gqlgen.
-var covered = func() map[Kind]bool {
-	m := map[Kind]bool{}
-	for _, info := range kinds {
-		m[info.kind] = true
-	}
-	return m
-}()
 
 type compiler struct {
 	oc   *graphql.OperationContext
@@ -161,6 +154,8 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 				why = c.nodeRead(&pf, d, f, depth)
 			case fields.PageScan:
 				why = c.scan(&pf, d, f, s, depth)
+			case fields.Object:
+				why = c.nested(&pf, d, f, slots, depth)
 			}
 			if why != "" {
 				return nil, why
@@ -168,44 +163,11 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 			s.Fields = append(s.Fields, pf)
 			continue
 		}
-		info, ok := kinds[typ+"."+f.Name]
-		if !ok || !covered[info.kind] {
-			return nil, "field " + typ + "." + f.Name
+		if typ != "Query" || f.Name != "_entities" {
+			return nil, "field " + typ + "." + f.Name // left to gqlgen (fallbackTypes, fallbackFields)
 		}
-		pf.Kind = info.kind
-		if d := f.Definition; d != nil {
-			pf.NonNull = d.Type.NonNull
-			pf.elemNonNull = d.Type.Elem != nil && d.Type.Elem.NonNull
-		}
-		if len(f.Arguments) > 0 || hasArgs(info.kind) {
-			pf.static = !hasVariable(f.Arguments)
-			if pf.static {
-				var err error
-				if pf.args, err = convert(&pf, f.ArgumentMap(nil)); err != nil {
-					return nil, "argument"
-				}
-			}
-		}
-		if info.kind == KQueryEntities {
-			for t, typ := range entityTypes {
-				var why string
-				var below *[]*Field
-				if typ != "Node" {
-					below = &pf.slots
-				}
-				if pf.entities[t], why = c.sel(typ, f.Selections, below, depth); why != "" {
-					return nil, why
-				}
-			}
-		} else if info.child != "" {
-			var why string
-			var below *[]*Field // where the fields below record their slots
-			if info.child != "Node" {
-				below = slots
-			}
-			if pf.Sel, why = c.sel(info.child, f.Selections, below, depth); why != "" {
-				return nil, why
-			}
+		if why := c.entities(&pf, f, depth); why != "" {
+			return nil, why
 		}
 		s.Fields = append(s.Fields, pf)
 	}
@@ -308,6 +270,51 @@ func (c *compiler) scan(pf *Field, d *fields.Desc, f graphql.CollectedField, s *
 	var why string
 	pf.Sel, why = c.sel(conn, f.Selections, &pf.slots, depth)
 	return why
+}
+
+// nested compiles an object (or a list of objects) its parent holds:
+// its selection is written as any object of its type, and the Nodes
+// below it are its parent's slots (a connection's: [slot][edge]).
+func (c *compiler) nested(pf *Field, d *fields.Desc, f graphql.CollectedField, slots *[]*Field, depth int) string {
+	def := f.Definition
+	if def == nil || d.Nested == nil {
+		return "field " + d.Type + "." + d.Name // not reached: TestEveryFieldPlanned
+	}
+	pf.nested, pf.desc = d.Nested, d
+	pf.NonNull, pf.list = def.Type.NonNull, def.Type.Elem != nil
+	pf.elemNonNull = def.Type.Elem != nil && def.Type.Elem.NonNull
+	var why string
+	pf.Sel, why = c.sel(namedType(def.Type), f.Selections, slots, depth)
+	return why
+}
+
+// entities compiles _entities, which the plan executes without a
+// descriptor (kinds.go, handPlanned): each member of _Entity gets its
+// selection.
+func (c *compiler) entities(pf *Field, f graphql.CollectedField, depth int) string {
+	pf.entity = true
+	if d := f.Definition; d != nil {
+		pf.NonNull = d.Type.NonNull
+		pf.elemNonNull = d.Type.Elem != nil && d.Type.Elem.NonNull
+	}
+	pf.static = !hasVariable(f.Arguments)
+	if pf.static {
+		var err error
+		if pf.args, err = convert(pf, f.ArgumentMap(nil)); err != nil {
+			return "argument"
+		}
+	}
+	for t, typ := range entityTypes {
+		var why string
+		var below *[]*Field
+		if typ != "Node" {
+			below = &pf.slots
+		}
+		if pf.entities[t], why = c.sel(typ, f.Selections, below, depth); why != "" {
+			return why
+		}
+	}
+	return ""
 }
 
 // nodeRead compiles a root field whose value is the Nodes its arguments

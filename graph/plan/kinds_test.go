@@ -40,10 +40,10 @@ func checkPlanned(t reporter, schema *ast.Schema) {
 		}
 		for _, f := range def.Fields {
 			key := name + "." + f.Name
-			info, planned := kinds[key]
+			_, planned := handPlanned[key]
 			if d := fields.Lookup(name, f.Name); d != nil {
 				if planned {
-					t.Errorf("%s is both in kinds and in graph/fields", key)
+					t.Errorf("%s is both in handPlanned and in graph/fields", key)
 				}
 				seen[key] = true
 				if fallbackFields[key] {
@@ -56,15 +56,9 @@ func checkPlanned(t reporter, schema *ast.Schema) {
 			case planned && fallbackFields[key]:
 				t.Errorf("%s is both planned and left to gqlgen", key)
 			case !planned && !fallbackFields[key]:
-				t.Errorf("%s is neither in kinds nor in fallbackFields: plan it, or list it as a fallback", key)
+				t.Errorf("%s has no descriptor in graph/fields and is not in fallbackFields: describe it, or list it as a fallback", key)
 			case planned:
 				seen[key] = true
-				if got := namedType(f.Type); info.child != "" && got != info.child {
-					t.Errorf("%s: kinds says its value is a %s, the schema says %s", key, info.child, got)
-				}
-				if info.child == "" && schema.Types[namedType(f.Type)].Kind == ast.Object {
-					t.Errorf("%s is an object (%s) but kinds gives it no child type", key, namedType(f.Type))
-				}
 			}
 		}
 	}
@@ -83,9 +77,9 @@ func checkPlanned(t reporter, schema *ast.Schema) {
 			t.Errorf("graph/fields describes %s, which the schema does not have", key)
 		}
 	}
-	for key := range kinds {
+	for key := range handPlanned {
 		if !seen[key] {
-			t.Errorf("kinds names %s, which the schema does not have", key)
+			t.Errorf("handPlanned names %s, which the schema does not have", key)
 		}
 	}
 	for key := range fallbackFields {
@@ -99,6 +93,40 @@ func checkPlanned(t reporter, schema *ast.Schema) {
 // checkDescriptor checks a projection against the field's definition: a
 // scalar or enum, not a list, written as the scalar the schema names, of
 // a parent held as the plan holds its type's objects.
+// checkNested checks a nested object: an object type, a list iff the
+// descriptor has a Len, of a parent and a child held as the plan holds
+// their types (fields.ParentTypes), the child a type nested writes.
+func checkNested(t reporter, schema *ast.Schema, d *fields.Desc, f *ast.FieldDefinition) {
+	t.Helper()
+	key := d.Type + "." + d.Name
+	child := namedType(f.Type)
+	if def := schema.Types[child]; def == nil || def.Kind != ast.Object {
+		t.Errorf("%s is a %s: a nested object is an object", key, f.Type)
+		return
+	}
+	v := reflect.ValueOf(d.Nested)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		t.Errorf("%s: nested is a %T", key, d.Nested)
+		return
+	}
+	if v.Elem().FieldByName("Len").IsNil() != (f.Type.Elem == nil) {
+		t.Errorf("%s is a %s: a list iff its descriptor has a Len", key, f.Type)
+	}
+	at := v.Elem().FieldByName("At").Type()
+	held := func(typ string) reflect.Type { // P of the *Leaf[P] ParentTypes names
+		if l := fields.ParentTypes[typ]; l != nil {
+			return reflect.TypeOf(l).Elem().Field(0).Type.In(1)
+		}
+		return nil
+	}
+	if at.In(0) != held(d.Type) || at.Out(0) != held(child) {
+		t.Errorf("%s: nested from %v to %v, the plan holds %s as %v and %s as %v", key, at.In(0), at.Out(0), d.Type, held(d.Type), child, held(child))
+	}
+	if !slices.ContainsFunc(nestedChildren, func(c any) bool { return reflect.TypeOf(c) == at.Out(0) }) {
+		t.Errorf("%s: a nested %v, which the writer does not write (nested)", key, at.Out(0))
+	}
+}
+
 func checkDescriptor(t reporter, schema *ast.Schema, d *fields.Desc, f *ast.FieldDefinition) {
 	t.Helper()
 	key := d.Type + "." + d.Name
@@ -148,6 +176,9 @@ func checkDescriptor(t reporter, schema *ast.Schema, d *fields.Desc, f *ast.Fiel
 		} else if _, ok := a.(fields.Sized); !ok {
 			t.Errorf("%s: its arguments (%T) tell no page size: limits cannot price it", key, a)
 		}
+		return
+	case fields.Object:
+		checkNested(t, schema, d, f)
 		return
 	case fields.Projection:
 	default:

@@ -78,8 +78,7 @@ type nodeVal struct {
 type loadVal struct {
 	readVal
 	rel  bool // a page of relationships (else of articles)
-	dir  store.Direction
-	rels store.RelationshipPage
+	rels fields.RelPage
 	arts store.ArticlePage
 	// counted is what the connection's reads are keyed by: the counter
 	// its totalCount reads.
@@ -170,7 +169,7 @@ func (r *runner) fetch() {
 			if queueRead(r, f, fields.Root{}, &rv.read); rv.read.err == nil {
 				r.rootsP = append(r.rootsP, rv)
 			}
-		case f.Kind == KQueryEntities:
+		case f.entity:
 			r.entities(f, rv)
 		}
 		for j := range rv.nodes {
@@ -279,7 +278,7 @@ func (r *runner) entityRows(rv *rootVal) {
 			if _, fromArticle := sf.hop.(*fields.HopTo[*store.Article]); fromArticle != (e.art != nil) {
 				continue // the other member's hop
 			}
-			rv.kids[s][i] = nodeVal{id: hopTarget(sf, e.rel, e.art, store.Outgoing), sel: sf.Sel}
+			rv.kids[s][i] = nodeVal{id: hopTarget(sf, e.rel, e.art, fields.RelEdge{}), sel: sf.Sel}
 			r.next = append(r.next, &rv.kids[s][i])
 		}
 	}
@@ -322,7 +321,7 @@ func (r *runner) scan(f *Field, id string, l *loadVal) {
 			l.err = err
 			return
 		}
-		l.rel, l.dir, l.idx[0] = true, k.Dir, r.w.Adjacency(k)
+		l.rel, l.rels.Dir, l.idx[0] = true, k.Dir, r.w.Adjacency(k)
 		l.degree = s.Counted(k)
 		connReads(r, f, l, l.degree)
 	case *fields.ScanOf[loaders.ArticlesKey, store.ArticleCountKey]:
@@ -419,23 +418,23 @@ func (r *runner) rootRow(rv *rootVal) {
 	}
 	rv.kids = make([][]nodeVal, len(rv.f.slots))
 	for s, sf := range rv.f.slots {
-		rv.kids[s] = []nodeVal{{id: hopTarget(sf, rel, art, store.Outgoing), sel: sf.Sel}}
+		rv.kids[s] = []nodeVal{{id: hopTarget(sf, rel, art, fields.RelEdge{}), sel: sf.Sel}}
 		r.next = append(r.next, &rv.kids[s][0])
 	}
 }
 
 // hopTarget is the id of the node hop f names, by its descriptor, from
 // its parent as the descriptor takes it: a relationship (startNode,
-// endNode), an article (author), or a relationship on a page seen along
-// dir (neighbor).
-func hopTarget(f *Field, rel *store.Relationship, art *store.Article, dir store.Direction) string {
+// endNode), an article (author), or an edge of a page of relationships
+// (neighbor).
+func hopTarget(f *Field, rel *store.Relationship, art *store.Article, edge fields.RelEdge) string {
 	switch h := f.hop.(type) {
 	case *fields.HopTo[*store.Relationship]:
 		return h.Target(rel)
 	case *fields.HopTo[*store.Article]:
 		return h.Target(art)
 	case *fields.HopTo[fields.RelEdge]:
-		return h.Target(fields.RelEdge{Rel: rel, Dir: dir})
+		return h.Target(edge)
 	}
 	panic("plan: a hop from a parent it does not know: " + f.desc.Type + "." + f.desc.Name) // TestEveryFieldPlanned
 }
@@ -464,7 +463,7 @@ func (r *runner) fill(v *nodeVal) {
 			continue
 		}
 		if l.rel {
-			if l.rels, l.err = r.w.AdjacencyPage(l.idx[0]); l.err == nil {
+			if l.rels.RelationshipPage, l.err = r.w.AdjacencyPage(l.idx[0]); l.err == nil {
 				decodeConnReads(r, f, l, l.degree)
 			}
 		} else {
@@ -487,7 +486,7 @@ func (r *runner) fill(v *nodeVal) {
 				} else {
 					art = &l.arts.Articles[e]
 				}
-				kids[e] = nodeVal{id: hopTarget(sf, rel, art, l.dir), sel: sf.Sel}
+				kids[e] = nodeVal{id: hopTarget(sf, rel, art, fields.RelEdge{Page: &l.rels, I: e}), sel: sf.Sel}
 				r.next = append(r.next, &kids[e])
 			}
 			l.kids[s] = kids

@@ -99,8 +99,10 @@ func relationshipConnection(k loaders.AdjacencyKey, page store.RelationshipPage)
 		PageInfo: fetchkeys.PageInfo(page.Cursors, page.PageInfo),
 		Node:     k.Node, Direction: k.Dir, Type: k.Type,
 	}
+	p := &fields.RelPage{RelationshipPage: page, Dir: k.Dir}
 	for i, rel := range page.Relationships {
-		c.Edges[i] = model.RelationshipEdge{Cursor: edgeCursor(fields.RelationshipEdgeCursor, page.Cursors, i), Node: model.Relationship{Relationship: rel}, NeighborID: fields.RelationshipEdgeNeighbor.Target(fields.RelEdge{Rel: &page.Relationships[i], Dir: k.Dir})}
+		e := fields.RelEdge{Page: p, I: i}
+		c.Edges[i] = model.RelationshipEdge{Cursor: cursor(fields.RelationshipEdgeCursor, e), Node: model.Relationship{Relationship: rel}, NeighborID: fields.RelationshipEdgeNeighbor.Target(e)}
 	}
 	return c
 }
@@ -112,14 +114,14 @@ func articleConnection(k loaders.ArticlesKey, page store.ArticlePage) *model.Art
 		Author:   k.Author, Category: k.Category,
 	}
 	for i, a := range page.Articles {
-		c.Edges[i] = model.ArticleEdge{Cursor: edgeCursor(fields.ArticleEdgeCursor, page.Cursors, i), Node: model.Article{Article: a}}
+		c.Edges[i] = model.ArticleEdge{Cursor: cursor(fields.ArticleEdgeCursor, fields.ArtEdge{Page: &page, I: i}), Node: model.Article{Article: a}}
 	}
 	return c
 }
 
-// edgeCursor is edge i's cursor, by the edge type's descriptor.
-func edgeCursor(d fields.Project[fields.Edge, string], cursors store.Cursors, i int) string {
-	c, _, _ := d.Get(fields.In{}, fields.Edge{Cursors: cursors, I: i})
+// cursor is edge e's cursor, by the edge type's descriptor.
+func cursor[E any](d fields.Project[E, string], e E) string {
+	c, _, _ := d.Get(fields.In{}, e)
 	return c
 }
 
