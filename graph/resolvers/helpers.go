@@ -93,6 +93,49 @@ func endpoint(ctx context.Context, id string) (*model.Node, error) {
 	return n, err
 }
 
+// relationshipPage resolves a page scan of a node's relationships by its
+// descriptor (the key from the typed arguments and the page flags
+// selected), with the counter of totalCount started in the same batch
+// when it is selected.
+func relationshipPage[A any](ctx context.Context, s fields.Scan[A, loaders.AdjacencyKey, store.DegreeKey], id string, args *A) (*model.RelationshipConnection, error) {
+	k, err := s.Key(id, args, pageInfoSelected(ctx, "RelationshipConnection"))
+	if err != nil {
+		return nil, err
+	}
+	l := loaders.For(ctx)
+	var total func() (int64, error)
+	if selects(ctx, "RelationshipConnection", "totalCount") { // load the counter in the same wave as the page
+		total = fields.RelationshipConnectionTotalCount.Start(fields.In{}, s.Counted(k), l.Rows(ctx))
+	}
+	page, err := l.Adjacency(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	c := relationshipConnection(k, page)
+	c.Total = total
+	return c, nil
+}
+
+// articlePage is relationshipPage for a page of an author's articles.
+func articlePage[A any](ctx context.Context, s fields.Scan[A, loaders.ArticlesKey, store.ArticleCountKey], id string, args *A) (*model.ArticleConnection, error) {
+	k, err := s.Key(id, args, pageInfoSelected(ctx, "ArticleConnection"))
+	if err != nil {
+		return nil, err
+	}
+	l := loaders.For(ctx)
+	var total func() (int64, error)
+	if selects(ctx, "ArticleConnection", "totalCount") {
+		total = fields.ArticleConnectionTotalCount.Start(fields.In{}, s.Counted(k), l.Rows(ctx))
+	}
+	page, err := l.ArticlePage(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	c := articleConnection(k, page)
+	c.Total = total
+	return c, nil
+}
+
 func relationshipConnection(k loaders.AdjacencyKey, page store.RelationshipPage) *model.RelationshipConnection {
 	c := &model.RelationshipConnection{
 		Edges:    make([]model.RelationshipEdge, len(page.Relationships)),

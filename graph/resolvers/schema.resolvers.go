@@ -175,43 +175,13 @@ func (r *nodeResolver) Owner(ctx context.Context, obj *model.Node) (*string, err
 // Relationships is the resolver for the relationships field.
 func (r *nodeResolver) Relationships(ctx context.Context, obj *model.Node, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (*model.RelationshipConnection, error) {
 	args := fields.RelationshipsArgs{Type: typeArg, Direction: fetchkeys.Direction(direction), PageArgs: fields.PageArgs{First: first, After: after, Last: last, Before: before}}
-	k, err := fields.NodeRelationships.Key(obj.ID, &args, pageInfoSelected(ctx, "RelationshipConnection"))
-	if err != nil {
-		return nil, err
-	}
-	l := loaders.For(ctx)
-	var total func() (int64, error)
-	if selects(ctx, "RelationshipConnection", "totalCount") { // load the counter in the same wave as the page
-		total = fields.RelationshipConnectionTotalCount.Start(fields.In{}, fields.NodeRelationships.Counted(k), l.Rows(ctx))
-	}
-	page, err := l.Adjacency(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	c := relationshipConnection(k, page)
-	c.Total = total
-	return c, nil
+	return relationshipPage(ctx, fields.NodeRelationships, obj.ID, &args)
 }
 
 // Articles is the resolver for the articles field.
 func (r *nodeResolver) Articles(ctx context.Context, obj *model.Node, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error) {
 	args := fields.ArticlesArgs{Category: category, PostedAfter: postedAfter, PostedBefore: postedBefore, PageArgs: fields.PageArgs{First: first, After: after, Last: last, Before: before}}
-	k, err := fields.NodeArticles.Key(obj.ID, &args, pageInfoSelected(ctx, "ArticleConnection"))
-	if err != nil {
-		return nil, err
-	}
-	l := loaders.For(ctx)
-	var total func() (int64, error)
-	if selects(ctx, "ArticleConnection", "totalCount") { // load the counter in the same wave as the page
-		total = fields.ArticleConnectionTotalCount.Start(fields.In{}, fields.NodeArticles.Counted(k), l.Rows(ctx))
-	}
-	page, err := l.ArticlePage(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	c := articleConnection(k, page)
-	c.Total = total
-	return c, nil
+	return articlePage(ctx, fields.NodeArticles, obj.ID, &args)
 }
 
 // WordCounts is the resolver for the wordCounts field.
