@@ -212,7 +212,7 @@ func TestEveryFieldPlannedCanFail(t *testing.T) {
 	if len(ft.errs) != 1 || !strings.Contains(ft.errs[0], "Node.nickname") {
 		t.Errorf("a new field: %q", ft.errs)
 	}
-	node.Fields = saved[:len(saved)-1] // drop wordCounts
+	node.Fields = slices.DeleteFunc(slices.Clone(saved), func(f *ast.FieldDefinition) bool { return f.Name == "wordCounts" })
 	ft = &fakeT{}
 	checkPlanned(ft, schema)
 	if len(ft.errs) != 1 || !strings.Contains(ft.errs[0], "Node.wordCounts") {
