@@ -73,18 +73,13 @@ type nodeVal struct {
 }
 
 // loadVal is what one field read with a node read: a store read's value
-// (readVal), or a page of relationships or articles, with its own reads
-// (totalCount's counter) and the nodes its edges name.
+// (readVal), or a page scan's page (pages.go), with the connection's own
+// reads (totalCount's counter) and the nodes its edges name.
 type loadVal struct {
 	readVal
-	rel  bool // a page of relationships (else of articles)
-	rels fields.RelPage
-	arts store.ArticlePage
-	// counted is what the connection's reads are keyed by: the counter
-	// its totalCount reads.
-	degree store.DegreeKey
-	count  store.ArticleCountKey
-	reads  []readVal // the connection's reads, by Field.load
+	page  pageVal   // a page scan's: one of pages below, nil until keyed
+	pages pages     // the page, by the store's read
+	reads []readVal // the connection's reads, by Field.load
 
 	kids [][]nodeVal // [slot][edge]
 }
@@ -309,42 +304,6 @@ func (r *runner) add(v *nodeVal) {
 	}
 }
 
-// scan queues the page of connection f of node id, by the store's read
-// its descriptor keys (a page of relationships, of articles), and the
-// connection's own reads.
-func (r *runner) scan(f *Field, id string, l *loadVal) {
-	args := argsOf(f, r.args).proj
-	switch s := f.scan.(type) {
-	case *fields.ScanOf[loaders.AdjacencyKey, store.DegreeKey]:
-		k, err := s.Key(id, args, f.wanted)
-		if err != nil {
-			l.err = err
-			return
-		}
-		l.rel, l.rels.Dir, l.idx[0] = true, k.Dir, r.w.Adjacency(k)
-		l.degree = s.Counted(k)
-		connReads(r, f, l, l.degree)
-	case *fields.ScanOf[loaders.ArticlesKey, store.ArticleCountKey]:
-		k, err := s.Key(id, args, f.wanted)
-		if err != nil {
-			l.err = err
-			return
-		}
-		l.idx[0] = r.w.Articles(k)
-		l.count = s.Counted(k)
-		connReads(r, f, l, l.count)
-	default:
-		panic("plan: a scan of a store read it does not know: " + f.desc.Type + "." + f.desc.Name) // TestEveryFieldPlanned
-	}
-}
-
-// scanTypes are the page scans the runner reads (scan's cases), for
-// TestEveryFieldPlanned.
-var scanTypes = []any{
-	(*fields.ScanOf[loaders.AdjacencyKey, store.DegreeKey])(nil),
-	(*fields.ScanOf[loaders.ArticlesKey, store.ArticleCountKey])(nil),
-}
-
 // connReads queues the reads of connection f (its totalCount's counter),
 // keyed by what it counts, in its page's wave.
 func connReads[P any](r *runner, f *Field, l *loadVal, p P) {
@@ -462,31 +421,15 @@ func (r *runner) fill(v *nodeVal) {
 		if l.err != nil {
 			continue
 		}
-		if l.rel {
-			if l.rels.RelationshipPage, l.err = r.w.AdjacencyPage(l.idx[0]); l.err == nil {
-				decodeConnReads(r, f, l, l.degree)
-			}
-		} else {
-			if l.arts, l.err = r.w.ArticlePage(l.idx[0]); l.err == nil {
-				decodeConnReads(r, f, l, l.count)
-			}
-		}
-		if l.err != nil {
+		if l.err = l.page.read(r, f, l); l.err != nil {
 			continue
 		}
-		n := len(l.rels.Relationships) + len(l.arts.Articles)
+		n := l.page.edges()
 		l.kids = make([][]nodeVal, len(f.slots))
 		for s, sf := range f.slots {
 			kids := make([]nodeVal, n)
 			for e := range kids {
-				var rel *store.Relationship
-				var art *store.Article
-				if l.rel {
-					rel = &l.rels.Relationships[e]
-				} else {
-					art = &l.arts.Articles[e]
-				}
-				kids[e] = nodeVal{id: hopTarget(sf, rel, art, fields.RelEdge{Page: &l.rels, I: e}), sel: sf.Sel}
+				kids[e] = nodeVal{id: l.page.hop(sf, e), sel: sf.Sel}
 				r.next = append(r.next, &kids[e])
 			}
 			l.kids[s] = kids

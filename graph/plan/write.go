@@ -253,20 +253,17 @@ func (w *writer) node(s *Sel, v *nodeVal) bool {
 		switch {
 		case f.read != nil:
 			return w.stored(f, &l.readVal, nil, 0)
-		case l.rel:
-			return connection(w, f, l, &l.rels)
+		case l.err != nil:
+			w.fail(f, l.err)
+			return false
 		}
-		return connection(w, f, l, &l.arts)
+		return l.page.write(w, f, l)
 	})
 }
 
 // connection writes a page scan's connection, held as a P: its nested
 // objects (edges, pageInfo) and its own reads (totalCount).
 func connection[P any](w *writer, f *Field, l *loadVal, p P) bool {
-	if l.err != nil {
-		w.fail(f, l.err)
-		return false
-	}
 	return object(w, f.Sel, p, l.kids, 0, func(cf *Field) bool { return w.stored(cf, &l.reads[cf.load], nil, 0) })
 }
 
