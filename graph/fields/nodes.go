@@ -29,12 +29,12 @@ func nodesByID(name string, args func(map[string]any) (any, error), n NodesByID)
 var (
 	// QueryNode: one node, null when there is none.
 	QueryNode = nodesByID("node", decodeNodeArgs, NodesByID{IDs: func(in In) ([]string, error) {
-		ids := in.Args.(IDsArgs).IDs
+		ids := in.Args.(*IDsArgs).IDs
 		return ids, store.ValidateNodeID(ids[0])
 	}})
 	// QueryNodes: nodes in the order of the ids, null where there is none.
 	QueryNodes = nodesByID("nodes", decodeIDsArgs, NodesByID{Whole: true, IDs: func(in In) ([]string, error) {
-		ids := in.Args.(IDsArgs).IDs
+		ids := in.Args.(*IDsArgs).IDs
 		return ids, NodeIDs(ids)
 	}})
 )
@@ -42,7 +42,9 @@ var (
 // decodeNodeArgs decodes node(id:)'s argument as a list of one id.
 func decodeNodeArgs(m map[string]any) (any, error) {
 	c := converter{m: m}
-	a := IDsArgs{IDs: []string{c.id("id")}}
+	a := &IDsArgs{}
+	a.one[0] = c.id("id")
+	a.IDs = a.one[:]
 	return a, c.err
 }
 

@@ -1,8 +1,6 @@
 package fields
 
 import (
-	"errors"
-
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/hbgraph/hbgraph/store"
@@ -15,12 +13,12 @@ import (
 // a scalar by Scalar, an object or a list of objects by the object
 // writer for V's Go type.
 type Read[P, V any] struct {
-	// Keys appends to gets the rows the value is decoded from (at most
-	// MaxReadRows): a relationship's row and its ends', a counter's row.
-	// An error is the field's (a key that does not build: BAD_USER_INPUT).
-	Keys func(in In, p P, gets []store.Get) ([]store.Get, error)
+	// Keys are the rows the value is decoded from: a relationship's row
+	// and its ends', a counter's row. An error is the field's (a key that
+	// does not build: BAD_USER_INPUT).
+	Keys func(in In, p P) (Gets, error)
 	// Decode is the value of the rows Keys named, in their order.
-	Decode func(in In, p P, rows []store.Row) (V, error)
+	Decode func(in In, p P, rows Rows) (V, error)
 	// Scalar writes a scalar value (zero for objects).
 	Scalar Scalar[V]
 }
@@ -29,41 +27,48 @@ type Read[P, V any] struct {
 // ends.
 const MaxReadRows = 3
 
+// Gets are the rows a Read names, in order: an array, passed by value, so
+// that a read of the plan allocates nothing.
+type Gets struct {
+	Get [MaxReadRows]store.Get
+	N   int
+}
+
+// Rows are what was read for Gets, in their order.
+type Rows struct {
+	Row [MaxReadRows]store.Row
+	N   int
+}
+
 // ReadOf is a Read with its value erased, for the plan: the runner asks
 // Keys, gives the rows read in the wave to Decode, and the writer writes
 // the value (Desc.Append for a scalar; an object or a list of objects by
 // its Go type).
 type ReadOf[P any] struct {
-	Keys   func(in In, p P, gets []store.Get) ([]store.Get, error)
-	Decode func(in In, p P, rows []store.Row) (any, error)
+	Keys   func(in In, p P) (Gets, error)
+	Decode func(in In, p P, rows Rows) (any, error)
 }
-
-// errTooManyRows: a Read naming more rows than MaxReadRows (a test checks
-// every read of the registry against it).
-var errTooManyRows = errors.New("fields: a read names more rows than MaxReadRows")
 
 // Start, for a resolver: builds the keys, starts their reads through
 // load (the request's batched row loader, which waits when its func is
 // called) and returns a func that waits for them and decodes the value.
 func (r Read[P, V]) Start(in In, p P, load func(gets []store.Get) func() ([]store.Row, error)) func() (V, error) {
-	var buf [MaxReadRows]store.Get
-	gets, err := r.Keys(in, p, buf[:0])
-	if err == nil && len(gets) > MaxReadRows {
-		err = errTooManyRows
-	}
+	gets, err := r.Keys(in, p)
 	if err != nil {
 		return func() (V, error) {
 			var zero V
 			return zero, err
 		}
 	}
-	wait := load(gets)
+	wait := load(gets.Get[:gets.N])
 	return func() (V, error) {
-		rows, err := wait()
+		read, err := wait()
 		if err != nil {
 			var zero V
 			return zero, err
 		}
+		var rows Rows
+		rows.N = copy(rows.Row[:], read)
 		return r.Decode(in, p, rows)
 	}
 }
@@ -76,7 +81,7 @@ func (r Read[P, V]) Load(in In, p P, load func(gets []store.Get) func() ([]store
 // Erased is the Read as the plan calls it.
 func (r Read[P, V]) Erased() *ReadOf[P] {
 	decode := r.Decode
-	return &ReadOf[P]{Keys: r.Keys, Decode: func(in In, p P, rows []store.Row) (any, error) {
+	return &ReadOf[P]{Keys: r.Keys, Decode: func(in In, p P, rows Rows) (any, error) {
 		v, err := decode(in, p, rows)
 		if err != nil {
 			return nil, err
@@ -116,13 +121,10 @@ func read[P, V any](typ, name string, args func(map[string]any) (any, error), r 
 }
 
 // one is the Keys of a read of one row.
-func one[P any](key func(in In, p P) (store.Get, error)) func(In, P, []store.Get) ([]store.Get, error) {
-	return func(in In, p P, gets []store.Get) ([]store.Get, error) {
+func one[P any](key func(in In, p P) (store.Get, error)) func(In, P) (Gets, error) {
+	return func(in In, p P) (Gets, error) {
 		g, err := key(in, p)
-		if err != nil {
-			return gets, err
-		}
-		return append(gets, g), nil
+		return Gets{Get: [MaxReadRows]store.Get{g}, N: 1}, err
 	}
 }
 
@@ -132,39 +134,36 @@ var (
 	// exist (its ends' rows are read with it, and cached for the fields
 	// that resolve them).
 	RelationshipByKey = Read[store.RelationshipKey, *store.Relationship]{
-		Keys: func(_ In, k store.RelationshipKey, gets []store.Get) ([]store.Get, error) {
+		Keys: func(_ In, k store.RelationshipKey) (Gets, error) {
 			g, start, end, err := k.Gets()
-			if err != nil {
-				return gets, err
-			}
-			return append(gets, g, start, end), nil
+			return Gets{Get: [MaxReadRows]store.Get{g, start, end}, N: 3}, err
 		},
-		Decode: func(_ In, k store.RelationshipKey, rows []store.Row) (*store.Relationship, error) {
-			return rows[0].Relationship(k, rows[1], rows[2])
+		Decode: func(_ In, k store.RelationshipKey, rows Rows) (*store.Relationship, error) {
+			return rows.Row[0].Relationship(k, rows.Row[1], rows.Row[2])
 		},
 	}
 	// ArticleByID: an article, nil when there is none.
 	ArticleByID = Read[string, *store.Article]{
 		Keys:   one(func(_ In, id string) (store.Get, error) { return store.ArticleGet(id) }),
-		Decode: func(_ In, id string, rows []store.Row) (*store.Article, error) { return rows[0].Article(id) },
+		Decode: func(_ In, id string, rows Rows) (*store.Article, error) { return rows.Row[0].Article(id) },
 	}
 )
 
 // Root reads.
 var (
 	QueryRelationship = read("Query", "relationship", decodeRelationshipArgs, Read[Root, *store.Relationship]{
-		Keys: func(in In, _ Root, gets []store.Get) ([]store.Get, error) {
-			return RelationshipByKey.Keys(in, in.Args.(RelationshipArgs).Key, gets)
+		Keys: func(in In, _ Root) (Gets, error) {
+			return RelationshipByKey.Keys(in, in.Args.(RelationshipArgs).Key)
 		},
-		Decode: func(in In, _ Root, rows []store.Row) (*store.Relationship, error) {
+		Decode: func(in In, _ Root, rows Rows) (*store.Relationship, error) {
 			return RelationshipByKey.Decode(in, in.Args.(RelationshipArgs).Key, rows)
 		},
 	})
 	QueryArticle = read("Query", "article", decodeIDArgs, Read[Root, *store.Article]{
-		Keys: func(in In, _ Root, gets []store.Get) ([]store.Get, error) {
-			return ArticleByID.Keys(in, in.Args.(IDArgs).ID, gets)
+		Keys: func(in In, _ Root) (Gets, error) {
+			return ArticleByID.Keys(in, in.Args.(IDArgs).ID)
 		},
-		Decode: func(in In, _ Root, rows []store.Row) (*store.Article, error) {
+		Decode: func(in In, _ Root, rows Rows) (*store.Article, error) {
 			return ArticleByID.Decode(in, in.Args.(IDArgs).ID, rows)
 		},
 	})
@@ -175,8 +174,8 @@ var (
 	// NodeWordCounts: the author's most frequent words.
 	NodeWordCounts = read("Node", "wordCounts", decodeWordCountsArgs, Read[string, []store.WordCount]{
 		Keys: one(func(_ In, id string) (store.Get, error) { return store.WordCountsGet(id) }),
-		Decode: func(in In, _ string, rows []store.Row) ([]store.WordCount, error) {
-			return rows[0].TopWords(in.Args.(WordCountsArgs).N)
+		Decode: func(in In, _ string, rows Rows) ([]store.WordCount, error) {
+			return rows.Row[0].TopWords(in.Args.(WordCountsArgs).N)
 		},
 	})
 )
@@ -185,13 +184,13 @@ var (
 var (
 	RelationshipConnectionTotalCount = read("RelationshipConnection", "totalCount", nil, Read[store.DegreeKey, int64]{
 		Keys:   one(func(_ In, k store.DegreeKey) (store.Get, error) { return k.Get() }),
-		Decode: func(_ In, _ store.DegreeKey, rows []store.Row) (int64, error) { return rows[0].Degree() },
+		Decode: func(_ In, _ store.DegreeKey, rows Rows) (int64, error) { return rows.Row[0].Degree() },
 		Scalar: Int,
 	})
 	ArticleConnectionTotalCount = read("ArticleConnection", "totalCount", nil, Read[store.ArticleCountKey, int64]{
 		Keys: one(func(_ In, k store.ArticleCountKey) (store.Get, error) { return k.Get() }),
-		Decode: func(_ In, k store.ArticleCountKey, rows []store.Row) (int64, error) {
-			return rows[0].ArticleCount(k.Category)
+		Decode: func(_ In, k store.ArticleCountKey, rows Rows) (int64, error) {
+			return rows.Row[0].ArticleCount(k.Category)
 		},
 		Scalar: Int,
 	})
@@ -204,8 +203,11 @@ const DefaultWordCounts = 10
 // IDArgs are the arguments of a field taking one id (node, article).
 type IDArgs struct{ ID string }
 
-// IDsArgs are nodes(ids:)'s.
-type IDsArgs struct{ IDs []string }
+// IDsArgs are nodes(ids:)'s, and node(id:)'s as a list of one.
+type IDsArgs struct {
+	IDs []string
+	one [1]string // node(id:)'s: IDs without an allocation of its own
+}
 
 // RelationshipArgs are relationship(startNodeId, type, endNodeId)'s.
 type RelationshipArgs struct{ Key store.RelationshipKey }
@@ -234,7 +236,7 @@ func decodeIDArgs(m map[string]any) (any, error) {
 
 func decodeIDsArgs(m map[string]any) (any, error) {
 	vs := graphql.CoerceList(m["ids"])
-	a := IDsArgs{IDs: make([]string, len(vs))}
+	a := &IDsArgs{IDs: make([]string, len(vs))}
 	c := converter{}
 	for i, v := range vs {
 		s, err := graphql.UnmarshalID(v)

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/hbgraph/hbgraph/graph/fields"
@@ -96,19 +95,15 @@ func decodeRead[P any](r *runner, f *Field, p P, v *readVal) {
 
 // queueReadOf adds the rows ro's keys name for parent p to the wave.
 func queueReadOf[P any](r *runner, ro *fields.ReadOf[P], in fields.In, p P, v *readVal) {
-	var buf [fields.MaxReadRows]store.Get
-	gets, err := ro.Keys(in, p, buf[:0])
-	if err == nil && len(gets) > fields.MaxReadRows {
-		err = errTooManyRows
-	}
+	gets, err := ro.Keys(in, p)
 	if err != nil {
 		v.err = err
 		return
 	}
-	for i, g := range gets {
-		v.idx[i] = r.w.Get(g)
+	for i := range gets.N {
+		v.idx[i] = r.w.Get(gets.Get[i])
 	}
-	v.n = len(gets)
+	v.n = gets.N
 }
 
 // decodeReadOf decodes ro's value for parent p from the wave's rows.
@@ -116,13 +111,13 @@ func decodeReadOf[P any](r *runner, ro *fields.ReadOf[P], in fields.In, p P, v *
 	if v.err != nil {
 		return
 	}
-	var rows [fields.MaxReadRows]store.Row
+	rows := fields.Rows{N: v.n}
 	for i := range v.n {
-		if rows[i], v.err = r.w.Row(v.idx[i]); v.err != nil {
+		if rows.Row[i], v.err = r.w.Row(v.idx[i]); v.err != nil {
 			return
 		}
 	}
-	v.val, v.err = ro.Decode(in, p, rows[:v.n])
+	v.val, v.err = ro.Decode(in, p, rows)
 }
 
 // in is what field f's descriptor reads besides its parent.
@@ -333,10 +328,6 @@ var (
 	relationshipByKey = fields.RelationshipByKey.Erased()
 	articleByID       = fields.ArticleByID.Erased()
 )
-
-// errTooManyRows: a read naming more rows than fields.MaxReadRows (the
-// registry's tests check every read against it).
-var errTooManyRows = errors.New("plan: a read names more rows than fields.MaxReadRows")
 
 // wave reads the pending nodes, their loads and the pending root rows,
 // decodes them, and queues the nodes their answers name.

@@ -45,7 +45,7 @@ func node(ctx context.Context, id string) (*model.Node, error) {
 // nodesByID reads a root field's nodes by its descriptor (node, nodes),
 // nil where there is none: the field fails on the first node that failed.
 func nodesByID(ctx context.Context, d fields.NodesByID, ids []string) ([]*model.Node, error) {
-	ids, err := d.IDs(fields.In{Args: fields.IDsArgs{IDs: ids}})
+	ids, err := d.IDs(fields.In{Args: &fields.IDsArgs{IDs: ids}})
 	if err != nil {
 		return nil, err
 	}
