@@ -1,13 +1,10 @@
-// Package fetchkeys turns a field's GraphQL arguments into the keys of the
-// store reads that answer it, and a read's results into the values the
-// schema names. The resolvers (gqlgen's executor) and the plan (package
-// plan) both call these functions, so the two executors make the same
-// store calls and report the same input errors for the same arguments:
-// a key built one way by one and another way by the other would compile,
-// and cost a store call or change an answer.
-//
-// Errors that reject an argument wrap store.ErrInvalidInput
-// (BAD_USER_INPUT); nothing here reads the store.
+// Package fetchkeys is what the gqlgen side needs of graph/fields beyond
+// the descriptors: gqlgen's model values made by them (PageInfo), the
+// schema's Direction as the store's, and the NOT_FOUND of a node that must
+// exist, which both executors report. The keys of the store reads and
+// the page arguments are the descriptors' (graph/fields: reads.go,
+// scans.go), so that the two executors make the same store calls and
+// report the same input errors for the same arguments.
 package fetchkeys
 
 import (

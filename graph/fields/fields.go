@@ -4,13 +4,17 @@
 // definition in the schema; the gqlgen resolvers (and the model's methods
 // gqlgen calls) call the same descriptor.
 //
-// A descriptor is one of four kinds (docs/plan-design.md, "The field
+// A descriptor is one of six kinds (docs/plan-design.md, "The field
 // registry"): the projections, a field whose value is a function of its
 // parent's value (the scalar fields of Node, Relationship, Article,
 // WordCount, PageInfo, the edges' cursors); the store reads, rows read by
 // key in the parent's wave (totalCount, wordCounts, the root relationship
-// and article); the root reads of Nodes by id (node, nodes); and the hops,
-// a Node the parent names (startNode, endNode, author, neighbor).
+// and article); the root reads of Nodes by id (node, nodes); the page
+// scans, a connection's page (relationships, articles); the nested
+// objects, an object the parent holds (a connection's edges and
+// pageInfo, an edge's node); and the hops, a Node the parent names
+// (startNode, endNode, author, neighbor). How to add one:
+// docs/adding-a-field.md.
 package fields
 
 import (
