@@ -79,6 +79,7 @@ type loadVal struct {
 	page  pageVal   // a page scan's: one of pages below, nil until keyed
 	pages pages     // the page, by the store's read
 	reads []readVal // the connection's reads, by Field.load
+	read1 [1]readVal
 
 	kids [][]nodeVal // [slot][edge]
 }
@@ -305,7 +306,11 @@ func connReads[P any](r *runner, f *Field, l *loadVal, p P) {
 	if f.Sel.Loads == 0 {
 		return
 	}
-	l.reads = make([]readVal, f.Sel.Loads)
+	if f.Sel.Loads <= len(l.read1) { // totalCount: no allocation of its own
+		l.reads = l.read1[:f.Sel.Loads]
+	} else {
+		l.reads = make([]readVal, f.Sel.Loads)
+	}
 	for i := range f.Sel.Fields {
 		if cf := &f.Sel.Fields[i]; cf.read != nil {
 			queueRead(r, cf, p, &l.reads[cf.load])
