@@ -61,12 +61,6 @@ type ArticlesKey struct {
 	Page                store.PageRequest
 }
 
-// WordCountsKey selects an author's n most frequent words.
-type WordCountsKey struct {
-	Author string
-	N      int
-}
-
 // Loaders are the dataloaders of one operation: one for row reads, whose
 // batches go out as one SendBatch per table, and one per kind of page scan.
 // Their methods may be called from the operation's resolvers concurrently;
@@ -77,35 +71,10 @@ type Loaders struct {
 	articlePages *dataloader.Loader[ArticlesKey, store.ArticlePage]
 }
 
-// startRead starts loading the row g names (err is g's own error); the
-// returned func waits for it and decodes it.
-func startRead[T any](ctx context.Context, l *Loaders, g store.Get, err error, decode func(store.Row) (T, error)) func() (T, error) {
-	if err != nil {
-		return func() (T, error) {
-			var zero T
-			return zero, err
-		}
-	}
-	thunk := l.rows.Load(ctx, g)
-	return func() (T, error) {
-		row, err := thunk()
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-		return decode(row)
-	}
-}
-
-// readAs loads the row g names and decodes it.
-func readAs[T any](ctx context.Context, l *Loaders, g store.Get, err error, decode func(store.Row) (T, error)) (T, error) {
-	return startRead(ctx, l, g, err, decode)()
-}
-
 // Node returns a node, nil if it does not exist.
 func (l *Loaders) Node(ctx context.Context, id string) (*store.Node, error) {
-	g, err := store.NodeGet(id)
-	return readAs(ctx, l, g, err, func(r store.Row) (*store.Node, error) { return r.Node(id) })
+	nodes, errs := l.Nodes(ctx, []string{id})
+	return nodes[0], errs[0]
 }
 
 // readMany reads many rows with one wait, after every key has joined the
@@ -143,36 +112,26 @@ func (l *Loaders) Nodes(ctx context.Context, ids []string) ([]*store.Node, []err
 	return readMany(ctx, l, gets, errs, func(i int, r store.Row) (*store.Node, error) { return r.Node(ids[i]) })
 }
 
-// Relationships is Relationship for many keys, with one wait: each
-// relationship's row and its two end nodes' (store.RelationshipKey.Gets)
-// in one batch.
-func (l *Loaders) Relationships(ctx context.Context, ks []store.RelationshipKey) ([]*store.Relationship, []error) {
-	gets := make([]store.Get, 3*len(ks))
-	errs := make([]error, 3*len(ks))
-	for i, k := range ks {
-		var err error
-		gets[3*i], gets[3*i+1], gets[3*i+2], err = k.Gets()
-		errs[3*i], errs[3*i+1], errs[3*i+2] = err, err, err
-	}
-	rows, rerrs := readMany(ctx, l, gets, errs, func(_ int, r store.Row) (store.Row, error) { return r, nil })
-	out := make([]*store.Relationship, len(ks))
-	outErrs := make([]error, len(ks))
-	for i, k := range ks {
-		if outErrs[i] = firstError(rerrs[3*i : 3*i+3]); outErrs[i] == nil {
-			out[i], outErrs[i] = rows[3*i].Relationship(k, rows[3*i+1], rows[3*i+2])
+// Rows is the request's row loader as the fields' reads take it
+// (fields.Read.Start): gets join the coming batch at once; the returned
+// func waits for their rows (the first error, else the rows in order).
+func (l *Loaders) Rows(ctx context.Context) func(gets []store.Get) func() ([]store.Row, error) {
+	return func(gets []store.Get) func() ([]store.Row, error) {
+		thunks := make([]dataloader.Thunk[store.Row], len(gets))
+		for i, g := range gets {
+			thunks[i] = l.rows.Load(ctx, g)
+		}
+		return func() ([]store.Row, error) {
+			rows := make([]store.Row, len(thunks))
+			for i, thunk := range thunks {
+				var err error
+				if rows[i], err = thunk(); err != nil {
+					return nil, err
+				}
+			}
+			return rows, nil
 		}
 	}
-	return out, outErrs
-}
-
-// Articles is Article for many ids, with one wait.
-func (l *Loaders) Articles(ctx context.Context, ids []string) ([]*store.Article, []error) {
-	gets := make([]store.Get, len(ids))
-	errs := make([]error, len(ids))
-	for i, id := range ids {
-		gets[i], errs[i] = store.ArticleGet(id)
-	}
-	return readMany(ctx, l, gets, errs, func(i int, r store.Row) (*store.Article, error) { return r.Article(ids[i]) })
 }
 
 func firstError(errs []error) error {
@@ -182,39 +141,6 @@ func firstError(errs []error) error {
 		}
 	}
 	return nil
-}
-
-// Relationship returns a relationship, nil if it does not exist or an
-// end does not (its row and its ends' are read in one batch, and the ends
-// are then cached for the fields that resolve them).
-func (l *Loaders) Relationship(ctx context.Context, k store.RelationshipKey) (*store.Relationship, error) {
-	rels, errs := l.Relationships(ctx, []store.RelationshipKey{k})
-	return rels[0], errs[0]
-}
-
-// Article returns an article, nil if it does not exist.
-func (l *Loaders) Article(ctx context.Context, id string) (*store.Article, error) {
-	g, err := store.ArticleGet(id)
-	return readAs(ctx, l, g, err, func(r store.Row) (*store.Article, error) { return r.Article(id) })
-}
-
-// Degree starts loading a degree counter; the returned func waits for it.
-func (l *Loaders) Degree(ctx context.Context, k store.DegreeKey) func() (int64, error) {
-	g, err := k.Get()
-	return startRead(ctx, l, g, err, store.Row.Degree)
-}
-
-// ArticleCount starts loading an article counter; the returned func waits
-// for it.
-func (l *Loaders) ArticleCount(ctx context.Context, k store.ArticleCountKey) func() (int64, error) {
-	g, err := k.Get()
-	return startRead(ctx, l, g, err, func(r store.Row) (int64, error) { return r.ArticleCount(k.Category) })
-}
-
-// WordCounts returns an author's most frequent words.
-func (l *Loaders) WordCounts(ctx context.Context, k WordCountsKey) ([]store.WordCount, error) {
-	g, err := store.WordCountsGet(k.Author)
-	return readAs(ctx, l, g, err, func(r store.Row) ([]store.WordCount, error) { return r.TopWords(k.N) })
 }
 
 // Adjacency returns a page of a node's relationships.

@@ -66,7 +66,13 @@ func TestLoadersBatchOneLevel(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				if n, err := l.Degree(tctx, store.DegreeKey{Node: id, Dir: store.Outgoing, Type: "follows"})(); err != nil || n != 1 {
+				g, _ := store.DegreeKey{Node: id, Dir: store.Outgoing, Type: "follows"}.Get()
+				rows, err := l.Rows(tctx)([]store.Get{g})()
+				var n int64
+				if err == nil {
+					n, err = rows[0].Degree()
+				}
+				if err != nil || n != 1 {
 					errs <- fmt.Errorf("degree of %s: %d, %v", id, n, err)
 				}
 			}()

@@ -4,13 +4,17 @@
 // definition in the schema; the gqlgen resolvers (and the model's methods
 // gqlgen calls) call the same descriptor.
 //
-// A descriptor is one of four kinds (docs/plan-design.md, "The field
-// registry"); so far the projections are registered, a field whose value
-// is a function of its parent's value (the scalar fields of Node,
-// Relationship, Article, WordCount, PageInfo, the edges' cursors), and the
-// hops, a Node the parent names (startNode, endNode, author, neighbor).
-// Store reads by key and page scans are still the plan's Kinds
-// (graph/plan/kinds.go) until they move here.
+// A descriptor is one of six kinds (docs/plan-design.md, "The field
+// registry"): the projections, a field whose value is a function of its
+// parent's value (the scalar fields of Node, Relationship, Article,
+// WordCount, PageInfo, the edges' cursors); the store reads, rows read by
+// key in the parent's wave (totalCount, wordCounts, the root relationship
+// and article); the root reads of Nodes by id (node, nodes); the page
+// scans, a connection's page (relationships, articles); the nested
+// objects, an object the parent holds (a connection's edges and
+// pageInfo, an edge's node); and the hops, a Node the parent names
+// (startNode, endNode, author, neighbor). How to add one:
+// docs/adding-a-field.md.
 package fields
 
 import (
@@ -23,15 +27,19 @@ type Kind uint8
 const (
 	// Projection: a function of the parent's value, nothing to read.
 	Projection Kind = iota + 1
-	// StoreRead: a row read by a key built from the parent and the
-	// arguments, batched with the other reads of its wave (not registered
-	// yet).
+	// StoreRead: rows read by keys built from the parent and the
+	// arguments, batched with the other reads of its wave (Read).
 	StoreRead
 	// PageScan: a connection's page scanned from the parent's id and the
-	// page arguments, in the parent's wave (not registered yet).
+	// page arguments, in the parent's wave (Scan).
 	PageScan
 	// Hop: a Node named by the parent, read in the next wave.
 	Hop
+	// NodeRead: root Nodes named by the arguments, read in the first
+	// wave (NodesByID).
+	NodeRead
+	// Object: an object or a list of objects the parent holds (Nested).
+	Object
 )
 
 // In is what a projection may read besides its parent: who asks (what
@@ -59,6 +67,16 @@ type Desc struct {
 	Leaf any
 	// Hop is a hop's *HopTo[P] (HopParentTypes).
 	Hop any
+	// Read is a store read's *ReadOf[P] (ReadParentTypes); Append writes
+	// its value when it is a scalar (nil for objects).
+	Read   any
+	Append func(b []byte, v any) []byte
+	// Scan is a page scan's *ScanOf[K, C].
+	Scan any
+	// Nested is an Object's *Nested[P, C].
+	Nested any
+	// Nodes is a NodeRead's definition.
+	Nodes *NodesByID
 }
 
 // Leaf writes a projection's value for a parent of Go type P.

@@ -9,13 +9,6 @@ type HopTo[P any] struct {
 	Target func(p P) string
 }
 
-// RelEdge is a relationship on a page of a node's relationships, seen
-// from that node along Dir.
-type RelEdge struct {
-	Rel *store.Relationship
-	Dir store.Direction
-}
-
 // HopParentTypes are the Go types the executors hold each type's values
 // as, for its hops (as ParentTypes for projections).
 var HopParentTypes = map[string]any{
@@ -37,9 +30,9 @@ var (
 	ArticleAuthor         = hop("Article", "author", func(a *store.Article) string { return a.Author })
 	// RelationshipEdgeNeighbor: the other end of the relationship.
 	RelationshipEdgeNeighbor = hop("RelationshipEdge", "neighbor", func(e RelEdge) string {
-		if e.Dir == store.Incoming {
-			return e.Rel.Start
+		if e.Page.Dir == store.Incoming {
+			return e.Rel().Start
 		}
-		return e.Rel.End
+		return e.Rel().End
 	})
 )

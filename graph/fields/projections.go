@@ -19,20 +19,18 @@ var ParentTypes = map[string]any{
 	"Article":          (*Leaf[*store.Article])(nil),
 	"WordCount":        (*Leaf[*store.WordCount])(nil),
 	"PageInfo":         (*Leaf[Page])(nil),
-	"RelationshipEdge": (*Leaf[Edge])(nil),
-	"ArticleEdge":      (*Leaf[Edge])(nil),
+	"RelationshipEdge": (*Leaf[RelEdge])(nil),
+	"ArticleEdge":      (*Leaf[ArtEdge])(nil),
+	// The connections have no projections: their nested objects are
+	// read from them held as these.
+	"RelationshipConnection": (*Leaf[*RelPage])(nil),
+	"ArticleConnection":      (*Leaf[*store.ArticlePage])(nil),
 }
 
 // Page is a connection's page as PageInfo's fields see it.
 type Page struct {
 	Cursors store.Cursors
 	Info    store.PageInfo
-}
-
-// Edge is edge I of a page, as its cursor sees it.
-type Edge struct {
-	Cursors store.Cursors
-	I       int
 }
 
 func id[P any](get func(p P) string) Project[P, string] {
@@ -114,8 +112,8 @@ var (
 // Edges and PageInfo: a page's cursors and flags; the first and last
 // cursors are null on an empty page.
 var (
-	RelationshipEdgeCursor = project("RelationshipEdge", "cursor", str(edgeCursor))
-	ArticleEdgeCursor      = project("ArticleEdge", "cursor", str(edgeCursor))
+	RelationshipEdgeCursor = project("RelationshipEdge", "cursor", str(func(e RelEdge) string { return e.Page.Cursors.At(e.I) }))
+	ArticleEdgeCursor      = project("ArticleEdge", "cursor", str(func(e ArtEdge) string { return e.Page.Cursors.At(e.I) }))
 
 	PageHasNextPage     = project("PageInfo", "hasNextPage", boolean(func(p Page) bool { return p.Info.HasNext }))
 	PageHasPreviousPage = project("PageInfo", "hasPreviousPage", boolean(func(p Page) bool { return p.Info.HasPrevious }))
@@ -132,5 +130,3 @@ var (
 		return p.Cursors.At(p.Cursors.Len() - 1), true, nil
 	}})
 )
-
-func edgeCursor(e Edge) string { return e.Cursors.At(e.I) }

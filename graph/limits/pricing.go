@@ -1,11 +1,8 @@
 package limits
 
 import (
-	"time"
-
-	"github.com/hbgraph/hbgraph/graph/fetchkeys"
+	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/graph/generated"
-	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/store"
 )
 
@@ -38,22 +35,37 @@ func Pricing() generated.ComplexityRoot {
 	c.Node.PropertiesJSON = func(int) int { return PropertiesCost }
 	c.Node.Property = func(int, string) int { return PropertiesCost }
 	c.Relationship.PropertiesJSON = func(int) int { return PropertiesCost }
-	page := func(child, n int) int { return saturatingAdd(1, saturatingMul(max(n, 1), child)) }
-	c.Node.Relationships = func(child int, _ string, _ model.Direction, first *int, _ *string, last *int, _ *string) int {
-		return page(child, fetchkeys.Page{First: first, Last: last}.Size()) // the size the read asks for
-	}
-	c.Node.Articles = func(child int, _ *string, _ *time.Time, _ *time.Time, first *int, _ *string, last *int, _ *string) int {
-		return page(child, fetchkeys.Page{First: first, Last: last}.Size())
-	}
+	// The connections (page scans) are priced by the walker from their
+	// descriptors' typed arguments (scanPrice), as they are read.
 	c.Node.WordCounts = func(child int, first *int) int {
-		n := fetchkeys.DefaultPageSize // first: null (else the schema's default, 10, is given)
+		n := fields.DefaultPageSize // first: null (else the schema's default, 10, is given)
 		if first != nil {
 			n = *first
 		}
-		return page(child, n)
+		return pagePrice(child, n)
 	}
 	c.Query.Nodes = func(child int, ids []string) int { return saturatingAdd(1, saturatingMul(max(len(ids), 1), child)) }
 	return c
+}
+
+// pagePrice is a page of n rows of child's figure each.
+func pagePrice(child, n int) int { return saturatingAdd(1, saturatingMul(max(n, 1), child)) }
+
+// scanPrice is the price of a page scan (graph/fields) from the typed
+// arguments its descriptor decodes, as the plan and the resolvers read
+// them: its page size times its selections. ok is false when the field
+// is not a page scan or its arguments do not decode (gqlgen reports
+// them).
+func scanPrice(typ, name string, child int, args map[string]any) (int, bool) {
+	d := fields.Lookup(typ, name)
+	if d == nil || d.Kind != fields.PageScan {
+		return 0, false
+	}
+	a, err := d.Args(args)
+	if err != nil {
+		return 0, false
+	}
+	return pagePrice(child, a.(fields.Sized).Size()), true // the size the read asks for
 }
 
 // saturatingMul multiplies non-negative a and b, stopping at the largest

@@ -9,6 +9,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/store"
 )
 
@@ -28,11 +29,21 @@ type argRule struct {
 // federation's representations, which gqlgen's generated code refuses
 // with an error that is not an input error when one is not an object.
 var argRules = map[string][]argRule{
-	"Node.relationships": {{name: "first", max: store.MaxPageSize}, {name: "last", max: store.MaxPageSize}},
-	"Node.articles":      {{name: "first", max: store.MaxPageSize}, {name: "last", max: store.MaxPageSize}},
-	"Node.wordCounts":    {{name: "first", min: 1, max: store.MaxTopWords}},
-	"Query.nodes":        {{name: "ids", max: store.MaxPageSize, count: true}},
-	"Query._entities":    {{name: "representations", objects: true}},
+	"Node.wordCounts": {{name: "first", min: 1, max: store.MaxTopWords}},
+	"Query.nodes":     {{name: "ids", max: store.MaxPageSize, count: true}},
+	"Query._entities": {{name: "representations", objects: true}},
+}
+
+// pageRules are every page scan's (graph/fields' PageScan descriptors:
+// the connections).
+var pageRules = []argRule{{name: "first", max: store.MaxPageSize}, {name: "last", max: store.MaxPageSize}}
+
+// rulesOf are the argRules of typ.name.
+func rulesOf(typ, name string) []argRule {
+	if d := fields.Lookup(typ, name); d != nil && d.Kind == fields.PageScan {
+		return pageRules
+	}
+	return argRules[typ+"."+name]
 }
 
 // walker walks one validated operation. Every walk visits each fragment
@@ -56,7 +67,7 @@ func (w *walker) arguments(set ast.SelectionSet) *gqlerror.Error {
 		switch s := sel.(type) {
 		case *ast.Field:
 			if s.ObjectDefinition != nil {
-				if err := w.argumentsOf(s, argRules[s.ObjectDefinition.Name+"."+s.Name]); err != nil {
+				if err := w.argumentsOf(s, rulesOf(s.ObjectDefinition.Name, s.Name)); err != nil {
 					return err
 				}
 			}
@@ -228,6 +239,9 @@ func (w *walker) fieldComplexity(ctx context.Context, f *ast.Field) int {
 		return saturatingAdd(1, saturatingMul(max(len(reps), 1), child))
 	}
 	price := func(obj *ast.Definition) int {
+		if c, ok := scanPrice(obj.Name, f.Name, child, args); ok {
+			return max(c, 1)
+		}
 		if c, ok := w.es.Complexity(ctx, obj.Name, f.Name, child, args); ok && c >= 1 {
 			return c
 		}

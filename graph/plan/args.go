@@ -3,27 +3,16 @@ package plan
 import (
 	"errors"
 	"slices"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-
-	"github.com/hbgraph/hbgraph/graph/fetchkeys"
-	"github.com/hbgraph/hbgraph/graph/model"
 )
 
 // argVals are a field's arguments converted with the functions gqlgen's
 // generated code uses (graph/generated's unmarshalers), so they are what
 // the resolvers receive.
 type argVals struct {
-	id    string   // node, article; relationship's startNodeId
-	ids   []string // nodes
-	end   string   // relationship's endNodeId
-	typ   string   // relationship
-	rels  fetchkeys.RelationshipsArgs
-	arts  fetchkeys.ArticlesArgs
-	first *int // wordCounts; nil when absent or null
-	proj  any  // a projection's, as its descriptor decodes them
-	reps  []entityRep
+	proj any // a described field's, as its descriptor decodes them
+	reps []entityRep
 }
 
 // entityRep is one of _entities' representations, as the plan takes them:
@@ -37,19 +26,9 @@ type entityRep struct {
 // representation it cannot resolve are its own.
 var errRepresentation = errors.New("plan: a representation gqlgen reports on")
 
-// hasArgs tells whether fields of kind k take arguments.
-func hasArgs(k Kind) bool {
-	switch k {
-	case KQueryNode, KQueryNodes, KQueryRelationship, KQueryArticle, KQueryEntities,
-		KNodeRelationships, KNodeArticles, KNodeWordCounts:
-		return true
-	}
-	return false
-}
-
 // convert converts the argument map of field f (field.ArgumentMap:
 // literals, variables and defaults as gqlgen sees them): by its
-// descriptor's Args when it has one, else by its kind. An error is an
+// descriptor's Args when it has one (_entities' by entityRep). An error is an
 // argument gqlgen would report itself: the caller lets gqlgen execute.
 func convert(f *Field, m map[string]any) (argVals, error) {
 	var a argVals
@@ -58,36 +37,7 @@ func convert(f *Field, m map[string]any) (argVals, error) {
 		a.proj, err = f.desc.Args(m)
 		return a, err
 	}
-	k := f.Kind
-	c := converter{m: m}
-	switch k {
-	case KQueryNode, KQueryArticle:
-		a.id = c.id("id")
-	case KQueryNodes:
-		vs := graphql.CoerceList(m["ids"])
-		a.ids = make([]string, len(vs))
-		for i, v := range vs {
-			var err error
-			if a.ids[i], err = graphql.UnmarshalID(v); err != nil && c.err == nil {
-				c.err = err
-			}
-		}
-	case KQueryRelationship:
-		a.id, a.typ, a.end = c.id("startNodeId"), c.str("type"), c.id("endNodeId")
-	case KNodeRelationships:
-		a.rels.Type = c.str("type")
-		if v, ok := m["direction"]; ok {
-			if err := a.rels.Direction.UnmarshalGQL(v); err != nil && c.err == nil {
-				c.err = err
-			}
-		}
-		a.rels.Page = c.page()
-	case KNodeArticles:
-		a.arts.Category, a.arts.PostedAfter, a.arts.PostedBefore = c.optStr("category"), c.optTime("postedAfter"), c.optTime("postedBefore")
-		a.arts.Page = c.page()
-	case KNodeWordCounts:
-		a.first = c.optInt("first")
-	case KQueryEntities:
+	if f.entity {
 		vs := graphql.CoerceList(m["representations"])
 		a.reps = make([]entityRep, len(vs))
 		for i, v := range vs {
@@ -101,72 +51,5 @@ func convert(f *Field, m map[string]any) (argVals, error) {
 			a.reps[i].id = id
 		}
 	}
-	return a, c.err
-}
-
-// converter converts arguments one by one, keeping the first error.
-type converter struct {
-	m   map[string]any
-	err error
-}
-
-func (c *converter) keep(err error) {
-	if err != nil && c.err == nil {
-		c.err = err
-	}
-}
-
-func (c *converter) id(name string) string {
-	v, ok := c.m[name]
-	if !ok {
-		return ""
-	}
-	s, err := graphql.UnmarshalID(v)
-	c.keep(err)
-	return s
-}
-
-func (c *converter) str(name string) string {
-	v, ok := c.m[name]
-	if !ok {
-		return ""
-	}
-	s, err := graphql.UnmarshalString(v)
-	c.keep(err)
-	return s
-}
-
-func (c *converter) optStr(name string) *string {
-	v := c.m[name]
-	if v == nil {
-		return nil
-	}
-	s, err := graphql.UnmarshalString(v)
-	c.keep(err)
-	return &s
-}
-
-func (c *converter) optInt(name string) *int {
-	v := c.m[name]
-	if v == nil {
-		return nil
-	}
-	n, err := graphql.UnmarshalInt(v)
-	c.keep(err)
-	return &n
-}
-
-// page converts Relay's page arguments, in the schema's order.
-func (c *converter) page() fetchkeys.Page {
-	return fetchkeys.Page{First: c.optInt("first"), After: c.optStr("after"), Last: c.optInt("last"), Before: c.optStr("before")}
-}
-
-func (c *converter) optTime(name string) *time.Time {
-	v := c.m[name]
-	if v == nil {
-		return nil
-	}
-	t, err := model.UnmarshalTime(v)
-	c.keep(err)
-	return &t
+	return a, nil
 }

@@ -5,7 +5,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/hbgraph/hbgraph/auth"
-	"github.com/hbgraph/hbgraph/graph/fetchkeys"
+	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/store"
 )
 
@@ -30,7 +30,7 @@ var brokenRules = map[string]func() *hooks{
 		return &hooks{fetched: func(r *runner) {
 			for i := range r.roots {
 				rv := &r.roots[i]
-				if rv.f.Kind != KQueryNodes || rv.err == nil {
+				if rv.f.nodes == nil || !rv.f.list || rv.err == nil {
 					continue
 				}
 				for j := range rv.nodes {
@@ -47,7 +47,7 @@ var brokenRules = map[string]func() *hooks{
 		return &hooks{fetched: func(r *runner) {
 			for i := range r.roots {
 				rv := &r.roots[i]
-				if rv.f.Kind == KQueryNode && rv.err == nil && rv.nodes[0].err == nil && rv.nodes[0].node == nil {
+				if rv.f.nodes != nil && !rv.f.list && rv.err == nil && rv.nodes[0].err == nil && rv.nodes[0].node == nil {
 					rv.nodes[0].node = &store.Node{}
 				}
 			}
@@ -64,14 +64,18 @@ var brokenRules = map[string]func() *hooks{
 	},
 	// Every connection reads its page's flags, selected or not.
 	"lookahead": func() *hooks {
-		return &hooks{compiled: func(p *Plan) { eachField(p.Root, func(f *Field) { f.wanted = fetchkeys.AllPageInfo }) }}
+		return &hooks{compiled: func(p *Plan) { eachField(p.Root, func(f *Field) { f.wanted = fields.AllPageInfo }) }}
 	},
 	// totalCount is off by one.
 	"total": func() *hooks {
 		return &hooks{fetched: func(r *runner) {
 			eachNode(r, func(v *nodeVal) {
 				for i := range v.loads {
-					v.loads[i].total++
+					for j := range v.loads[i].reads {
+						if n, ok := v.loads[i].reads[j].val.(int64); ok {
+							v.loads[i].reads[j].val = n + 1
+						}
+					}
 				}
 			})
 		}}

@@ -8,7 +8,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/graph/fields"
 )
 
@@ -31,8 +30,8 @@ type Plan struct {
 type Sel struct {
 	Type   string
 	Fields []Field
-	// Loads counts a Node's fields that read the store by the node's id
-	// (connections, word counts): Field.load indexes them.
+	// Loads counts the fields read with the object (its store reads; a
+	// Node's page scans too): Field.load indexes them.
 	Loads int
 }
 
@@ -41,14 +40,28 @@ type Field struct {
 	Key      []byte          // `"alias":`, quoted as gqlgen quotes it
 	Alias    string          // for error paths
 	pathName ast.PathElement // Alias as a path element, boxed once
-	Kind     Kind            // store reads, scans, hops, root fields; 0 for the others
 	typename bool            // __typename: the object's type
+	entity   bool            // _entities (kinds.go's handPlanned)
 	// leaf is a projection's writer (fields.Desc.Leaf): a
 	// *fields.Leaf[P] for the Go type P the writer holds the object as.
 	leaf any
 	// hop is a hop's *fields.HopTo[P]: the field's value is the Node its
 	// parent names, read in the next wave (a slot, below).
-	hop     any
+	hop any
+	// read is a store read's *fields.ReadOf[P]: its value is read in the
+	// parent's wave, by keys the descriptor builds, and kept in the
+	// parent's reads (load).
+	read any
+	// nodes: a root field whose value is the Nodes its arguments name;
+	// list: its value is a list of them.
+	// scan is a page scan's *fields.ScanOf[K, C]: a connection of the
+	// Node, its page read in the node's wave.
+	scan any
+	// nested is an object's *fields.Nested[P, C]: an object (a list of
+	// them when list) its parent holds.
+	nested  any
+	nodes   *fields.NodesByID
+	list    bool
 	desc    *fields.Desc // the field's descriptor, when it has one
 	NonNull bool         // the field's type is T!
 	// elemNonNull: a list field's elements are non-null ([T!]): a failed
@@ -62,8 +75,9 @@ type Field struct {
 	args   argVals
 	bound  int // !static: index into the request's bound arguments
 
-	// load indexes a Node's loading field (connections, wordCounts) in
-	// its nodeVal.loads.
+	// load indexes a field read with its parent (a store read, a Node's
+	// page scan) in its parent's reads (nodeVal.loads, loadVal.reads,
+	// rootVal.read).
 	load int
 	// Fields that yield a Node below a connection or a root relationship
 	// or article (neighbor, startNode, endNode, author) are that field's
@@ -73,21 +87,9 @@ type Field struct {
 	// _entities: the selection of each member of _Entity (entityTypes).
 	entities [len(entityTypes)]*Sel
 	// Connections: the page flags selected (the store reads one row more
-	// only for them) and whether totalCount is selected (its counter is
-	// read in the page's wave).
-	wanted fetchkeys.PageInfoWanted
-	total  bool
+	// only for them).
+	wanted fields.PageInfoWanted
 }
-
-// covered are the kinds the compiler plans so far; an operation selecting
-// any other field is executed by gqlgen.
-var covered = func() map[Kind]bool {
-	m := map[Kind]bool{}
-	for _, info := range kinds {
-		m[info.kind] = true
-	}
-	return m
-}()
 
 type compiler struct {
 	oc   *graphql.OperationContext
@@ -139,12 +141,21 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 			s.Fields = append(s.Fields, pf)
 			continue
 		}
-		if d := fields.Lookup(typ, f.Name); d != nil && (d.Kind == fields.Projection || d.Kind == fields.Hop) {
-			why := ""
-			if d.Kind == fields.Projection {
+		if d := fields.Lookup(typ, f.Name); d != nil {
+			var why string
+			switch d.Kind {
+			case fields.Projection:
 				why = c.projection(&pf, d, f)
-			} else {
+			case fields.Hop:
 				why = c.hop(&pf, d, f, depth)
+			case fields.StoreRead:
+				why = c.read(&pf, d, f, s, depth)
+			case fields.NodeRead:
+				why = c.nodeRead(&pf, d, f, depth)
+			case fields.PageScan:
+				why = c.scan(&pf, d, f, s, depth)
+			case fields.Object:
+				why = c.nested(&pf, d, f, slots, depth)
 			}
 			if why != "" {
 				return nil, why
@@ -152,61 +163,11 @@ func (c *compiler) sel(typ string, ss ast.SelectionSet, slots *[]*Field, depth i
 			s.Fields = append(s.Fields, pf)
 			continue
 		}
-		info, ok := kinds[typ+"."+f.Name]
-		if !ok || !covered[info.kind] {
-			return nil, "field " + typ + "." + f.Name
+		if typ != "Query" || f.Name != "_entities" {
+			return nil, "field " + typ + "." + f.Name // left to gqlgen (fallbackTypes, fallbackFields)
 		}
-		pf.Kind = info.kind
-		if d := f.Definition; d != nil {
-			pf.NonNull = d.Type.NonNull
-			pf.elemNonNull = d.Type.Elem != nil && d.Type.Elem.NonNull
-		}
-		if len(f.Arguments) > 0 || hasArgs(info.kind) {
-			pf.static = !hasVariable(f.Arguments)
-			if pf.static {
-				var err error
-				if pf.args, err = convert(&pf, f.ArgumentMap(nil)); err != nil {
-					return nil, "argument"
-				}
-			}
-		}
-		if info.kind == KQueryEntities {
-			for t, typ := range entityTypes {
-				var why string
-				var below *[]*Field
-				if typ != "Node" {
-					below = &pf.slots
-				}
-				if pf.entities[t], why = c.sel(typ, f.Selections, below, depth); why != "" {
-					return nil, why
-				}
-			}
-		} else if info.child != "" {
-			var why string
-			var below *[]*Field // where the fields below record their slots
-			switch {
-			case info.kind == KNodeRelationships || info.kind == KNodeArticles ||
-				info.kind == KQueryRelationship || info.kind == KQueryArticle:
-				below = &pf.slots
-			case info.child != "Node":
-				below = slots
-			}
-			if pf.Sel, why = c.sel(info.child, f.Selections, below, depth); why != "" {
-				return nil, why
-			}
-		}
-		switch info.kind {
-		case KNodeRelationships:
-			pf.wanted = fetchkeys.PageInfoOf(c.oc, f, "RelationshipConnection")
-			pf.total = selects(pf.Sel, KRelConnTotalCount)
-		case KNodeArticles:
-			pf.wanted = fetchkeys.PageInfoOf(c.oc, f, "ArticleConnection")
-			pf.total = selects(pf.Sel, KArtConnTotalCount)
-		}
-		switch info.kind {
-		case KNodeRelationships, KNodeArticles, KNodeWordCounts:
-			pf.load = s.Loads
-			s.Loads++
+		if why := c.entities(&pf, f, depth); why != "" {
+			return nil, why
 		}
 		s.Fields = append(s.Fields, pf)
 	}
@@ -242,6 +203,12 @@ func (c *compiler) projection(pf *Field, d *fields.Desc, f graphql.CollectedFiel
 		return "field " + d.Type + "." + d.Name
 	}
 	pf.leaf, pf.desc, pf.NonNull = d.Leaf, d, def.Type.NonNull
+	return c.args(pf, d, f)
+}
+
+// args decodes a described field's arguments by its descriptor, at
+// compile time when they are literals (else once per request, bind).
+func (c *compiler) args(pf *Field, d *fields.Desc, f graphql.CollectedField) string {
 	if d.Args == nil {
 		return ""
 	}
@@ -253,6 +220,127 @@ func (c *compiler) projection(pf *Field, d *fields.Desc, f graphql.CollectedFiel
 		}
 	}
 	return ""
+}
+
+// read compiles a field whose value is read from the store by keys its
+// descriptor builds from the parent and the arguments, in the parent's
+// wave: its value is kept in the parent's reads (Field.load), and written
+// as its definition says (a scalar, an object, a list of objects).
+func (c *compiler) read(pf *Field, d *fields.Desc, f graphql.CollectedField, s *Sel, depth int) string {
+	def := f.Definition
+	if def == nil || reflect.TypeOf(d.Read) != reflect.TypeOf(fields.ReadParentTypes[d.Type]) {
+		return "field " + d.Type + "." + d.Name // not reached: TestEveryFieldPlanned
+	}
+	pf.read, pf.desc = d.Read, d
+	pf.NonNull, pf.elemNonNull = def.Type.NonNull, def.Type.Elem != nil && def.Type.Elem.NonNull
+	pf.load = s.Loads
+	s.Loads++
+	if why := c.args(pf, d, f); why != "" {
+		return why
+	}
+	if d.Append != nil { // a scalar
+		return ""
+	}
+	var why string
+	var below *[]*Field
+	if d.Type == "Query" { // a root object: the nodes it names are its slots
+		below = &pf.slots
+	}
+	pf.Sel, why = c.sel(namedType(def.Type), f.Selections, below, depth)
+	return why
+}
+
+// scan compiles a connection whose page is scanned by its descriptor's
+// key, from the node's id and the arguments, in the node's wave: the
+// page flags it selects decide whether the store reads one row more, and
+// the Nodes its edges name are its slots.
+func (c *compiler) scan(pf *Field, d *fields.Desc, f graphql.CollectedField, s *Sel, depth int) string {
+	def := f.Definition
+	if def == nil || d.Type != "Node" || d.Scan == nil {
+		return "field " + d.Type + "." + d.Name // not reached: TestEveryFieldPlanned
+	}
+	pf.scan, pf.desc, pf.NonNull = d.Scan, d, def.Type.NonNull
+	pf.load = s.Loads
+	s.Loads++
+	if why := c.args(pf, d, f); why != "" {
+		return why
+	}
+	conn := namedType(def.Type)
+	pf.wanted = fields.PageInfoOf(c.oc, f, conn)
+	var why string
+	pf.Sel, why = c.sel(conn, f.Selections, &pf.slots, depth)
+	return why
+}
+
+// nested compiles an object (or a list of objects) its parent holds:
+// its selection is written as any object of its type, and the Nodes
+// below it are its parent's slots (a connection's: [slot][edge]).
+func (c *compiler) nested(pf *Field, d *fields.Desc, f graphql.CollectedField, slots *[]*Field, depth int) string {
+	def := f.Definition
+	if def == nil || d.Nested == nil {
+		return "field " + d.Type + "." + d.Name // not reached: TestEveryFieldPlanned
+	}
+	pf.nested, pf.desc = d.Nested, d
+	pf.NonNull, pf.list = def.Type.NonNull, def.Type.Elem != nil
+	pf.elemNonNull = def.Type.Elem != nil && def.Type.Elem.NonNull
+	var why string
+	pf.Sel, why = c.sel(namedType(def.Type), f.Selections, slots, depth)
+	return why
+}
+
+// entities compiles _entities, which the plan executes without a
+// descriptor (kinds.go, handPlanned): each member of _Entity gets its
+// selection.
+func (c *compiler) entities(pf *Field, f graphql.CollectedField, depth int) string {
+	pf.entity = true
+	if d := f.Definition; d != nil {
+		pf.NonNull = d.Type.NonNull
+		pf.elemNonNull = d.Type.Elem != nil && d.Type.Elem.NonNull
+	}
+	pf.static = !hasVariable(f.Arguments)
+	if pf.static {
+		var err error
+		if pf.args, err = convert(pf, f.ArgumentMap(nil)); err != nil {
+			return "argument"
+		}
+	}
+	for t, typ := range entityTypes {
+		var why string
+		var below *[]*Field
+		if typ != "Node" {
+			below = &pf.slots
+		}
+		if pf.entities[t], why = c.sel(typ, f.Selections, below, depth); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// nodeRead compiles a root field whose value is the Nodes its arguments
+// name: one or a list, as its definition says.
+func (c *compiler) nodeRead(pf *Field, d *fields.Desc, f graphql.CollectedField, depth int) string {
+	def := f.Definition
+	if def == nil || d.Nodes == nil {
+		return "field " + d.Type + "." + d.Name // not reached: TestEveryFieldPlanned
+	}
+	pf.nodes, pf.desc = d.Nodes, d
+	pf.NonNull, pf.list = def.Type.NonNull, def.Type.Elem != nil
+	pf.elemNonNull = def.Type.Elem != nil && def.Type.Elem.NonNull
+	if why := c.args(pf, d, f); why != "" {
+		return why
+	}
+	var why string
+	pf.Sel, why = c.sel("Node", f.Selections, nil, depth)
+	return why
+}
+
+// namedType is the named type of t, through its lists.
+func namedType(t *ast.Type) string {
+	for t.Elem != nil {
+		t = t.Elem
+	}
+	return t.NamedType
 }
 
 // hop compiles a field whose value is the Node its parent names, read in
@@ -267,16 +355,6 @@ func (c *compiler) hop(pf *Field, d *fields.Desc, f graphql.CollectedField, dept
 	var why string
 	pf.Sel, why = c.sel("Node", f.Selections, nil, depth)
 	return why
-}
-
-// selects tells whether s has a field of kind k.
-func selects(s *Sel, k Kind) bool {
-	for i := range s.Fields {
-		if s.Fields[i].Kind == k {
-			return true
-		}
-	}
-	return false
 }
 
 func hasVariable(args ast.ArgumentList) bool {

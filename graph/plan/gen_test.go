@@ -656,6 +656,6 @@ func TestGeneratedOperationsCoverTheSchema(t *testing.T) {
 		}
 	}
 	for _, f := range slices.Sorted(maps.Keys(missing)) {
-		t.Errorf("%s: no operation of %d generated ran it through the plan: plan it (kinds.go), or list it as left to gqlgen (fallbackFields)", f, n)
+		t.Errorf("%s: no operation of %d generated ran it through the plan: describe it (graph/fields), or list it as left to gqlgen (fallbackFields)", f, n)
 	}
 }

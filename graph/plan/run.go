@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
@@ -35,12 +34,18 @@ type rootVal struct {
 	f     *Field
 	err   error // the resolver's error: the field's value is null
 	nodes []nodeVal
-	get   int                 // relationship, article: its row in the wave
-	ends  [2]int              // relationship: its start and end nodes' rows in the wave
-	rel   *store.Relationship // relationship: nil when there is none
-	art   *store.Article      // article: nil when there is none
-	kids  [][]nodeVal         // [slot][0] (or [slot][i] for _entities): startNode, endNode, author
-	ents  []entVal            // _entities: by representation
+	read  readVal     // a store read (relationship, article)
+	kids  [][]nodeVal // [slot][0] (or [slot][i] for _entities): startNode, endNode, author
+	ents  []entVal    // _entities: by representation
+}
+
+// readVal is a store read's value (fields.ReadOf): the rows its keys
+// named in the wave, then the value decoded from them.
+type readVal struct {
+	idx [fields.MaxReadRows]int
+	n   int
+	val any
+	err error
 }
 
 // entVal is one entity of _entities: a node, or a relationship's or an
@@ -50,8 +55,7 @@ type entVal struct {
 	node nodeVal
 	key  store.RelationshipKey
 	id   string
-	get  int
-	ends [2]int // a relationship's start and end nodes' rows
+	read readVal // a relationship's or an article's row (and ends)
 	rel  *store.Relationship
 	art  *store.Article
 	err  error
@@ -67,23 +71,62 @@ type nodeVal struct {
 	loads []loadVal   // by Field.load
 }
 
-// loadVal is what one loading field of a node read: a page of
-// relationships or articles (with its counter when totalCount is
-// selected, and the nodes its edges name), or word counts.
+// loadVal is what one field read with a node read: a store read's value
+// (readVal), or a page scan's page (pages.go), with the connection's own
+// reads (totalCount's counter) and the nodes its edges name.
 type loadVal struct {
-	err   error // the key did not build, or the read failed
-	idx   int   // the page's or the word count row's index in the wave
-	n     int   // wordCounts: how many
-	dir   store.Direction
-	rels  store.RelationshipPage
-	arts  store.ArticlePage
-	words []store.WordCount
-
-	totalGet int
-	total    int64
-	totalErr error
+	readVal
+	page  pageVal   // a page scan's: one of pages below, nil until keyed
+	pages pages     // the page, by the store's read
+	reads []readVal // the connection's reads, by Field.load
+	read1 [1]readVal
 
 	kids [][]nodeVal // [slot][edge]
+}
+
+// queueRead adds the rows read f's keys name for parent p to the wave.
+func queueRead[P any](r *runner, f *Field, p P, v *readVal) {
+	queueReadOf(r, f.read.(*fields.ReadOf[P]), r.in(f), p, v)
+}
+
+// decodeRead decodes read f's value for parent p from the wave's rows.
+func decodeRead[P any](r *runner, f *Field, p P, v *readVal) {
+	decodeReadOf(r, f.read.(*fields.ReadOf[P]), r.in(f), p, v)
+}
+
+// queueReadOf adds the rows ro's keys name for parent p to the wave.
+func queueReadOf[P any](r *runner, ro *fields.ReadOf[P], in fields.In, p P, v *readVal) {
+	gets, err := ro.Keys(in, p)
+	if err != nil {
+		v.err = err
+		return
+	}
+	for i := range gets.N {
+		v.idx[i] = r.w.Get(gets.Get[i])
+	}
+	v.n = gets.N
+}
+
+// decodeReadOf decodes ro's value for parent p from the wave's rows.
+func decodeReadOf[P any](r *runner, ro *fields.ReadOf[P], in fields.In, p P, v *readVal) {
+	if v.err != nil {
+		return
+	}
+	rows := fields.Rows{N: v.n}
+	for i := range v.n {
+		if rows.Row[i], v.err = r.w.Row(v.idx[i]); v.err != nil {
+			return
+		}
+	}
+	v.val, v.err = ro.Decode(in, p, rows)
+}
+
+// in is what field f's descriptor reads besides its parent.
+func (r *runner) in(f *Field) fields.In {
+	if f.desc == nil || f.desc.Args == nil {
+		return fields.In{}
+	}
+	return fields.In{Args: argsOf(f, r.args).proj}
 }
 
 // argsOf is f's arguments for this request.
@@ -102,42 +145,22 @@ func (r *runner) fetch() {
 		f := &sel.Fields[i]
 		rv := &r.roots[i]
 		rv.f = f
-		switch f.Kind {
-		case KQueryNode:
-			a := argsOf(f, r.args)
-			if err := store.ValidateNodeID(a.id); err != nil {
+		switch {
+		case f.nodes != nil:
+			ids, err := f.nodes.IDs(r.in(f))
+			if err != nil {
 				rv.err = err
 				continue
 			}
-			rv.nodes = []nodeVal{{id: a.id}}
-		case KQueryNodes:
-			a := argsOf(f, r.args)
-			if err := fetchkeys.NodeIDs(a.ids); err != nil {
-				rv.err = err
-				continue
-			}
-			rv.nodes = make([]nodeVal, len(a.ids))
-			for j, id := range a.ids {
+			rv.nodes = make([]nodeVal, len(ids))
+			for j, id := range ids {
 				rv.nodes[j].id = id
 			}
-		case KQueryRelationship:
-			a := argsOf(f, r.args)
-			g, start, end, err := store.RelationshipKey{Start: a.id, Type: a.typ, End: a.end}.Gets()
-			if err != nil {
-				rv.err = err
-				continue
+		case f.read != nil:
+			if queueRead(r, f, fields.Root{}, &rv.read); rv.read.err == nil {
+				r.rootsP = append(r.rootsP, rv)
 			}
-			rv.get, rv.ends = r.w.Get(g), [2]int{r.w.Get(start), r.w.Get(end)}
-			r.rootsP = append(r.rootsP, rv)
-		case KQueryArticle:
-			g, err := store.ArticleGet(argsOf(f, r.args).id)
-			if err != nil {
-				rv.err = err
-				continue
-			}
-			rv.get = r.w.Get(g)
-			r.rootsP = append(r.rootsP, rv)
-		case KQueryEntities:
+		case f.entity:
 			r.entities(f, rv)
 		}
 		for j := range rv.nodes {
@@ -160,7 +183,7 @@ func (r *runner) fetch() {
 func (r *runner) failLists(next []*nodeVal) []*nodeVal {
 	for i := range r.roots {
 		rv := &r.roots[i]
-		if rv.f.Kind != KQueryNodes || rv.err != nil {
+		if rv.f.nodes == nil || !rv.f.nodes.Whole || rv.err != nil {
 			continue
 		}
 		for j := range rv.nodes {
@@ -201,29 +224,22 @@ func (r *runner) entities(f *Field, rv *rootVal) {
 	for i, rep := range reps {
 		e := &rv.ents[i]
 		e.typ, e.id = rep.typ, rep.id
-		var g store.Get
-		var err error
 		switch entityTypes[rep.typ] {
 		case "Node":
 			e.node = nodeVal{id: rep.id, sel: f.entities[rep.typ]}
 			r.add(&e.node)
 			continue
 		case "Relationship":
-			var start, end store.Get
-			if e.key, err = store.ParseRelationshipID(rep.id); err == nil {
-				if g, start, end, err = e.key.Gets(); err == nil {
-					e.ends = [2]int{r.w.Get(start), r.w.Get(end)}
-				}
+			if e.key, e.err = store.ParseRelationshipID(rep.id); e.err == nil {
+				queueReadOf(r, relationshipByKey, fields.In{}, e.key, &e.read)
 			}
 		case "Article":
-			g, err = store.ArticleGet(rep.id)
+			queueReadOf(r, articleByID, fields.In{}, rep.id, &e.read)
 		}
-		if err != nil {
-			e.err = err
-			continue
+		if e.err == nil {
+			e.err = e.read.err
 		}
-		e.get = r.w.Get(g)
-		queued = true
+		queued = queued || e.err == nil
 	}
 	if queued {
 		r.entsP = append(r.entsP, rv)
@@ -238,16 +254,14 @@ func (r *runner) entityRows(rv *rootVal) {
 		if e.err != nil || entityTypes[e.typ] == "Node" {
 			continue
 		}
-		row, err := r.w.Row(e.get)
-		if err != nil {
-			e.err = err
-			continue
-		}
 		if entityTypes[e.typ] == "Relationship" {
-			e.rel, e.err = r.relationship(row, e.key, e.ends)
+			decodeReadOf(r, relationshipByKey, fields.In{}, e.key, &e.read)
 		} else {
-			e.art, e.err = row.Article(e.id)
+			decodeReadOf(r, articleByID, fields.In{}, e.id, &e.read)
 		}
+		e.err = e.read.err
+		e.rel, _ = e.read.val.(*store.Relationship)
+		e.art, _ = e.read.val.(*store.Article)
 		if e.err != nil || e.rel == nil && e.art == nil {
 			continue
 		}
@@ -255,7 +269,7 @@ func (r *runner) entityRows(rv *rootVal) {
 			if _, fromArticle := sf.hop.(*fields.HopTo[*store.Article]); fromArticle != (e.art != nil) {
 				continue // the other member's hop
 			}
-			rv.kids[s][i] = nodeVal{id: hopTarget(sf, e.rel, e.art, store.Outgoing), sel: sf.Sel}
+			rv.kids[s][i] = nodeVal{id: hopTarget(sf, e.rel, e.art, fields.RelEdge{}), sel: sf.Sel}
 			r.next = append(r.next, &rv.kids[s][i])
 		}
 	}
@@ -277,44 +291,48 @@ func (r *runner) add(v *nodeVal) {
 	for i := range v.sel.Fields {
 		f := &v.sel.Fields[i]
 		l := &v.loads[f.load]
-		switch f.Kind {
-		case KNodeRelationships:
-			a := argsOf(f, r.args)
-			k, err := fetchkeys.Adjacency(v.id, &a.rels, f.wanted)
-			if err != nil {
-				l.err = err
-				continue
-			}
-			l.dir, l.idx = k.Dir, r.w.Adjacency(k)
-			if f.total {
-				l.totalGet, l.totalErr = r.get(fetchkeys.Degree(k).Get())
-			}
-		case KNodeArticles:
-			a := argsOf(f, r.args)
-			k, err := fetchkeys.Articles(v.id, &a.arts, f.wanted)
-			if err != nil {
-				l.err = err
-				continue
-			}
-			l.idx = r.w.Articles(k)
-			if f.total {
-				l.totalGet, l.totalErr = r.get(fetchkeys.ArticleCount(k).Get())
-			}
-		case KNodeWordCounts:
-			k := fetchkeys.WordCounts(v.id, argsOf(f, r.args).first)
-			l.n = k.N
-			l.idx, l.err = r.get(store.WordCountsGet(k.Author))
+		switch {
+		case f.read != nil:
+			queueRead(r, f, v.id, &l.readVal)
+		case f.scan != nil:
+			r.scan(f, v.id, l)
 		}
 	}
 }
 
-// get adds g to the wave, unless building it failed.
-func (r *runner) get(g store.Get, err error) (int, error) {
-	if err != nil {
-		return 0, err
+// connReads queues the reads of connection f (its totalCount's counter),
+// keyed by what it counts, in its page's wave.
+func connReads[P any](r *runner, f *Field, l *loadVal, p P) {
+	if f.Sel.Loads == 0 {
+		return
 	}
-	return r.w.Get(g), nil
+	if f.Sel.Loads <= len(l.read1) { // totalCount: no allocation of its own
+		l.reads = l.read1[:f.Sel.Loads]
+	} else {
+		l.reads = make([]readVal, f.Sel.Loads)
+	}
+	for i := range f.Sel.Fields {
+		if cf := &f.Sel.Fields[i]; cf.read != nil {
+			queueRead(r, cf, p, &l.reads[cf.load])
+		}
+	}
 }
+
+// decodeConnReads decodes connection f's reads once its page is read.
+func decodeConnReads[P any](r *runner, f *Field, l *loadVal, p P) {
+	for i := range f.Sel.Fields {
+		if cf := &f.Sel.Fields[i]; cf.read != nil {
+			decodeRead(r, cf, p, &l.reads[cf.load])
+		}
+	}
+}
+
+// The reads _entities makes by typed definition (fields.RelationshipByKey,
+// fields.ArticleByID), erased once.
+var (
+	relationshipByKey = fields.RelationshipByKey.Erased()
+	articleByID       = fields.ArticleByID.Erased()
+)
 
 // wave reads the pending nodes, their loads and the pending root rows,
 // decodes them, and queues the nodes their answers name.
@@ -344,59 +362,34 @@ func (r *runner) wave() {
 	}
 }
 
-// rootRow decodes a root relationship or article and queues its endpoints.
+// rootRow decodes a root store read (relationship, article) and queues
+// the nodes it names (its hops).
 func (r *runner) rootRow(rv *rootVal) {
-	row, err := r.w.Row(rv.get)
-	if err != nil {
-		rv.err = err
+	decodeRead(r, rv.f, fields.Root{}, &rv.read)
+	rel, _ := rv.read.val.(*store.Relationship)
+	art, _ := rv.read.val.(*store.Article)
+	if rv.read.err != nil || rel == nil && art == nil {
 		return
-	}
-	if rv.f.Kind == KQueryRelationship {
-		a := argsOf(rv.f, r.args)
-		rv.rel, rv.err = r.relationship(row, store.RelationshipKey{Start: a.id, Type: a.typ, End: a.end}, rv.ends)
-		if rv.rel == nil || rv.err != nil {
-			return
-		}
-	} else {
-		rv.art, rv.err = row.Article(argsOf(rv.f, r.args).id)
-		if rv.art == nil || rv.err != nil {
-			return
-		}
 	}
 	rv.kids = make([][]nodeVal, len(rv.f.slots))
 	for s, sf := range rv.f.slots {
-		rv.kids[s] = []nodeVal{{id: hopTarget(sf, rv.rel, rv.art, store.Outgoing), sel: sf.Sel}}
+		rv.kids[s] = []nodeVal{{id: hopTarget(sf, rel, art, fields.RelEdge{}), sel: sf.Sel}}
 		r.next = append(r.next, &rv.kids[s][0])
 	}
 }
 
-// relationship decodes relationship k's row with its ends' rows, read in
-// the same wave (a relationship is there only while both ends are; the
-// endpoints' reads in the next wave find them remembered).
-func (r *runner) relationship(row store.Row, k store.RelationshipKey, ends [2]int) (*store.Relationship, error) {
-	start, err := r.w.Row(ends[0])
-	if err != nil {
-		return nil, err
-	}
-	end, err := r.w.Row(ends[1])
-	if err != nil {
-		return nil, err
-	}
-	return row.Relationship(k, start, end)
-}
-
 // hopTarget is the id of the node hop f names, by its descriptor, from
 // its parent as the descriptor takes it: a relationship (startNode,
-// endNode), an article (author), or a relationship on a page seen along
-// dir (neighbor).
-func hopTarget(f *Field, rel *store.Relationship, art *store.Article, dir store.Direction) string {
+// endNode), an article (author), or an edge of a page of relationships
+// (neighbor).
+func hopTarget(f *Field, rel *store.Relationship, art *store.Article, edge fields.RelEdge) string {
 	switch h := f.hop.(type) {
 	case *fields.HopTo[*store.Relationship]:
 		return h.Target(rel)
 	case *fields.HopTo[*store.Article]:
 		return h.Target(art)
 	case *fields.HopTo[fields.RelEdge]:
-		return h.Target(fields.RelEdge{Rel: rel, Dir: dir})
+		return h.Target(edge)
 	}
 	panic("plan: a hop from a parent it does not know: " + f.desc.Type + "." + f.desc.Name) // TestEveryFieldPlanned
 }
@@ -413,65 +406,29 @@ func (r *runner) fill(v *nodeVal) {
 	}
 	for i := range v.sel.Fields {
 		f := &v.sel.Fields[i]
-		if !isLoad(f.Kind) {
+		if f.read != nil {
+			decodeRead(r, f, v.id, &v.loads[f.load].readVal)
+			continue
+		}
+		if f.scan == nil {
 			continue
 		}
 		l := &v.loads[f.load]
 		if l.err != nil {
 			continue
 		}
-		switch f.Kind {
-		case KNodeRelationships:
-			l.rels, l.err = r.w.AdjacencyPage(l.idx)
-		case KNodeArticles:
-			l.arts, l.err = r.w.ArticlePage(l.idx)
-		case KNodeWordCounts:
-			var row store.Row
-			if row, l.err = r.w.Row(l.idx); l.err == nil {
-				l.words, l.err = row.TopWords(l.n)
-			}
+		if l.err = l.page.read(r, f, l); l.err != nil {
 			continue
 		}
-		if l.err != nil {
-			continue
-		}
-		if f.total && l.totalErr == nil {
-			var row store.Row
-			if row, l.totalErr = r.w.Row(l.totalGet); l.totalErr == nil {
-				if f.Kind == KNodeRelationships {
-					l.total, l.totalErr = row.Degree()
-				} else {
-					l.total, l.totalErr = row.ArticleCount(argsCategory(argsOf(f, r.args)))
-				}
-			}
-		}
-		n := len(l.rels.Relationships) + len(l.arts.Articles)
+		n := l.page.edges()
 		l.kids = make([][]nodeVal, len(f.slots))
 		for s, sf := range f.slots {
 			kids := make([]nodeVal, n)
 			for e := range kids {
-				var rel *store.Relationship
-				var art *store.Article
-				if f.Kind == KNodeRelationships {
-					rel = &l.rels.Relationships[e]
-				} else {
-					art = &l.arts.Articles[e]
-				}
-				kids[e] = nodeVal{id: hopTarget(sf, rel, art, l.dir), sel: sf.Sel}
+				kids[e] = nodeVal{id: l.page.hop(sf, e), sel: sf.Sel}
 				r.next = append(r.next, &kids[e])
 			}
 			l.kids[s] = kids
 		}
 	}
-}
-
-func isLoad(k Kind) bool {
-	return k == KNodeRelationships || k == KNodeArticles || k == KNodeWordCounts
-}
-
-func argsCategory(a *argVals) string {
-	if a.arts.Category == nil {
-		return ""
-	}
-	return *a.arts.Category
 }

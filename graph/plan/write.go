@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -77,15 +76,15 @@ func (w *writer) root(s *Sel, roots []rootVal) []byte {
 // rootField writes root field f's value: false when it is null for a
 // reason already reported (or a non-null value below it failed).
 func (w *writer) rootField(f *Field, v *rootVal) bool {
-	switch f.Kind {
-	case KQueryNode:
-		return w.rootNode(f, v)
-	case KQueryNodes:
+	switch {
+	case f.nodes != nil && f.list:
 		return w.rootNodes(f, v)
-	case KQueryEntities:
-		return w.entities(f, v)
+	case f.nodes != nil:
+		return w.rootNode(f, v)
+	case f.read != nil:
+		return w.stored(f, &v.read, v.kids, 0)
 	}
-	return w.rootRow(f, v)
+	return w.entities(f, v)
 }
 
 // settle applies gqlgen's rule for a field whose value was written from
@@ -176,17 +175,31 @@ func (w *writer) rootNodes(f *Field, v *rootVal) bool {
 	})
 }
 
-// rootRow writes relationship(...) or article(id:): null when there is
-// none, or it failed.
-func (w *writer) rootRow(f *Field, v *rootVal) bool {
-	switch {
-	case v.err != nil:
+// stored writes a store read's value as the field's definition says: a
+// scalar by its descriptor, an object or a list of objects by the
+// value's Go type (the objects the plan writes); absent when there is
+// none. kids[slot][e] are the nodes its hops name.
+func (w *writer) stored(f *Field, v *readVal, kids [][]nodeVal, e int) bool {
+	if v.err != nil {
 		w.fail(f, v.err)
 		return false
-	case v.rel != nil:
-		return w.relationship(f.Sel, v.rel, v.kids, 0)
-	case v.art != nil:
-		return w.article(f.Sel, v.art, v.kids, 0)
+	}
+	switch x := v.val.(type) {
+	case *store.Relationship:
+		if x != nil {
+			return w.relationship(f.Sel, x, kids, e)
+		}
+	case *store.Article:
+		if x != nil {
+			return w.article(f.Sel, x, kids, e)
+		}
+	case []store.WordCount:
+		return w.list(f, len(x), func(i int) bool { return object(w, f.Sel, &x[i], nil, 0, nil) })
+	default:
+		if x != nil && f.desc.Append != nil {
+			w.buf = f.desc.Append(w.buf, x)
+			return true
+		}
 	}
 	return w.absent(f.NonNull)
 }
@@ -232,28 +245,36 @@ func (w *writer) typename(s *Sel) {
 	w.str(s.Type)
 }
 
-// node writes a Node object.
+// node writes a Node object: its store reads and page scans are in its
+// loads.
 func (w *writer) node(s *Sel, v *nodeVal) bool {
-	return object(w, s, v.node, func(f *Field) bool {
-		switch f.Kind {
-		case KNodeRelationships:
-			return w.relConn(f, &v.loads[f.load])
-		case KNodeArticles:
-			return w.artConn(f, &v.loads[f.load])
-		case KNodeWordCounts:
-			return w.wordCounts(f, &v.loads[f.load])
+	return object(w, s, v.node, nil, 0, func(f *Field) bool {
+		l := &v.loads[f.load]
+		switch {
+		case f.read != nil:
+			return w.stored(f, &l.readVal, nil, 0)
+		case l.err != nil:
+			w.fail(f, l.err)
+			return false
 		}
-		return true
+		return l.page.write(w, f, l)
 	})
 }
 
+// connection writes a page scan's connection, held as a P: its nested
+// objects (edges, pageInfo) and its own reads (totalCount).
+func connection[P any](w *writer, f *Field, l *loadVal, p P) bool {
+	return object(w, f.Sel, p, l.kids, 0, func(cf *Field) bool { return w.stored(cf, &l.reads[cf.load], nil, 0) })
+}
+
 // object writes s's fields, of an object held as a P, as a JSON object:
-// __typename itself, projections by their descriptors (project), every
-// other field through field (nil when there is none), which reports false
+// __typename itself, projections by their descriptors (project), nested
+// objects by theirs (nested), hops as the nodes kids[slot][e] (endpoint),
+// the object's store reads and scans through loaded, which reports false
 // when the field's value failed; settle then applies the field's
 // nullability from its definition. object reports false when a non-null
 // field failed: the object is then null, or fails its own parent.
-func object[P any](w *writer, s *Sel, p P, field func(f *Field) bool) bool {
+func object[P any](w *writer, s *Sel, p P, kids [][]nodeVal, e int, loaded func(f *Field) bool) bool {
 	ok := true
 	w.buf = append(w.buf, '{')
 	for i := range s.Fields {
@@ -269,12 +290,54 @@ func object[P any](w *writer, s *Sel, p P, field func(f *Field) bool) bool {
 			ok = project(w, f, f.leaf.(*fields.Leaf[P]), p) && ok
 		default:
 			mark := len(w.buf)
-			ok = w.settle(f, mark, field(f)) && ok
+			var fok bool
+			switch {
+			case f.hop != nil:
+				fok = w.endpoint(f, kids, e)
+			case f.nested != nil:
+				fok = nested(w, f, p, kids, e)
+			default:
+				fok = loaded(f)
+			}
+			ok = w.settle(f, mark, fok) && ok
 		}
 		w.close()
 	}
 	w.buf = append(w.buf, '}')
 	return ok
+}
+
+// nested writes nested object f of parent p (fields.Nested): one object,
+// or a list of them, as the field's definition says. The child's Go type
+// decides which object writer writes it: those are the types the plan
+// holds objects as (fields.ParentTypes), checked by TestEveryFieldPlanned
+// (nestedTypes). kids[slot][e] are the nodes the hops below name, by
+// edge: a list's elements are its edges.
+func nested[P any](w *writer, f *Field, p P, kids [][]nodeVal, e int) bool {
+	switch n := f.nested.(type) {
+	case *fields.Nested[P, fields.RelEdge]:
+		return nestedOf(w, f, n, p, kids, e)
+	case *fields.Nested[P, fields.ArtEdge]:
+		return nestedOf(w, f, n, p, kids, e)
+	case *fields.Nested[P, fields.Page]:
+		return nestedOf(w, f, n, p, kids, e)
+	case *fields.Nested[P, *store.Relationship]:
+		return nestedOf(w, f, n, p, kids, e)
+	case *fields.Nested[P, *store.Article]:
+		return nestedOf(w, f, n, p, kids, e)
+	}
+	panic("plan: a nested object of a type it does not write: " + f.desc.Type + "." + f.desc.Name) // TestEveryFieldPlanned
+}
+
+// nestedChildren are the child types nested's cases write, for
+// TestEveryFieldPlanned.
+var nestedChildren = []any{fields.RelEdge{}, fields.ArtEdge{}, fields.Page{}, (*store.Relationship)(nil), (*store.Article)(nil)}
+
+func nestedOf[P, C any](w *writer, f *Field, n *fields.Nested[P, C], p P, kids [][]nodeVal, e int) bool {
+	if n.Len == nil {
+		return object(w, f.Sel, n.At(p, 0), kids, e, nil)
+	}
+	return w.list(f, n.Len(p), func(i int) bool { return object(w, f.Sel, n.At(p, i), kids, i, nil) })
 }
 
 // project writes projection f of parent p, by its descriptor's leaf, with
@@ -312,14 +375,6 @@ func project[P any](w *writer, f *Field, l *fields.Leaf[P], p P) bool {
 // errNull is gqlgen's error for a null in a non-null field that reported
 // none (its marshalNX functions).
 var errNull = errors.New("the requested element is null which the schema does not allow")
-
-func (w *writer) wordCounts(f *Field, l *loadVal) bool {
-	if l.err != nil {
-		w.fail(f, l.err)
-		return false
-	}
-	return w.list(f, len(l.words), func(e int) bool { return object(w, f.Sel, &l.words[e], nil) })
-}
 
 // endpoint writes a hop's node (neighbor, startNode, endNode, author),
 // read in the wave after its parent's: the field fails when it does not
@@ -364,76 +419,12 @@ func (w *writer) list(f *Field, n int, elem func(e int) bool) bool {
 	return ok
 }
 
-func (w *writer) relConn(f *Field, l *loadVal) bool {
-	if l.err != nil {
-		w.fail(f, l.err)
-		return false
-	}
-	return object(w, f.Sel, l, func(cf *Field) bool {
-		switch cf.Kind {
-		case KRelConnEdges:
-			return w.list(cf, len(l.rels.Relationships), func(e int) bool { return w.relEdge(cf.Sel, l, e) })
-		case KRelConnPageInfo:
-			return object(w, cf.Sel, fields.Page{Cursors: l.rels.Cursors, Info: l.rels.PageInfo}, nil)
-		case KRelConnTotalCount:
-			return w.total(cf, l)
-		}
-		return true
-	})
-}
-
-func (w *writer) total(f *Field, l *loadVal) bool {
-	if l.totalErr != nil {
-		w.fail(f, l.totalErr)
-		return false
-	}
-	w.buf = strconv.AppendInt(w.buf, int64(int(l.total)), 10)
-	return true
-}
-
-func (w *writer) relEdge(s *Sel, l *loadVal, e int) bool {
-	return object(w, s, fields.Edge{Cursors: l.rels.Cursors, I: e}, func(f *Field) bool {
-		if f.hop != nil {
-			return w.endpoint(f, l.kids, e)
-		}
-		return w.relationship(f.Sel, &l.rels.Relationships[e], l.kids, e) // node
-	})
-}
-
 func (w *writer) relationship(s *Sel, rel *store.Relationship, kids [][]nodeVal, e int) bool {
-	return object(w, s, rel, func(f *Field) bool { return w.endpoint(f, kids, e) }) // startNode, endNode
-}
-
-func (w *writer) artConn(f *Field, l *loadVal) bool {
-	if l.err != nil {
-		w.fail(f, l.err)
-		return false
-	}
-	return object(w, f.Sel, l, func(cf *Field) bool {
-		switch cf.Kind {
-		case KArtConnEdges:
-			return w.list(cf, len(l.arts.Articles), func(e int) bool { return w.artEdge(cf.Sel, l, e) })
-		case KArtConnPageInfo:
-			return object(w, cf.Sel, fields.Page{Cursors: l.arts.Cursors, Info: l.arts.PageInfo}, nil)
-		case KArtConnTotalCount:
-			return w.total(cf, l)
-		}
-		return true
-	})
-}
-
-func (w *writer) artEdge(s *Sel, l *loadVal, e int) bool {
-	return object(w, s, fields.Edge{Cursors: l.arts.Cursors, I: e}, func(f *Field) bool {
-		switch f.Kind {
-		case KArtEdgeNode:
-			return w.article(f.Sel, &l.arts.Articles[e], l.kids, e)
-		}
-		return true
-	})
+	return object(w, s, rel, kids, e, nil)
 }
 
 func (w *writer) article(s *Sel, a *store.Article, kids [][]nodeVal, e int) bool {
-	return object(w, s, a, func(f *Field) bool { return w.endpoint(f, kids, e) }) // author
+	return object(w, s, a, kids, e, nil)
 }
 
 // largeString is the length from which a string is charged before it is

@@ -8,6 +8,7 @@ package resolvers
 import (
 	"context"
 
+	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/graph/generated"
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/loaders"
@@ -16,14 +17,16 @@ import (
 
 // FindManyArticleByIDs is the resolver for the findManyArticleByIDs field.
 func (r *entityResolver) FindManyArticleByIDs(ctx context.Context, reps []*model.ArticleByIDsInput) ([]*model.Article, error) {
-	ids := make([]string, len(reps))
-	for i, rep := range reps {
-		ids[i] = rep.ID
+	rows := loaders.For(ctx).Rows(ctx)
+	waits := make([]func() (*store.Article, error), len(reps))
+	for i, rep := range reps { // every read joins the batch before any waits
+		waits[i] = fields.ArticleByID.Start(fields.In{}, rep.ID, rows)
 	}
-	articles, errs := loaders.For(ctx).Articles(ctx, ids)
 	out := make([]*model.Article, len(reps))
-	for i, a := range articles {
-		out[i] = asArticle(a) // an id that names no article resolves to null
+	errs := make([]error, len(reps))
+	for i, wait := range waits {
+		a, err := wait()
+		out[i], errs[i] = asArticle(a), err // an id that names no article resolves to null
 	}
 	return out, entityErrors(errs)
 }
@@ -44,19 +47,22 @@ func (r *entityResolver) FindManyNodeByIDs(ctx context.Context, reps []*model.No
 
 // FindManyRelationshipByIDs is the resolver for the findManyRelationshipByIDs field.
 func (r *entityResolver) FindManyRelationshipByIDs(ctx context.Context, reps []*model.RelationshipByIDsInput) ([]*model.Relationship, error) {
-	ks := make([]store.RelationshipKey, len(reps))
-	parseErrs := make([]error, len(reps))
-	for i, rep := range reps {
-		ks[i], parseErrs[i] = store.ParseRelationshipID(rep.ID)
-	}
-	rels, errs := loaders.For(ctx).Relationships(ctx, ks)
-	out := make([]*model.Relationship, len(reps))
-	for i, rel := range rels {
-		if parseErrs[i] != nil {
-			errs[i] = parseErrs[i]
-			continue
+	rows := loaders.For(ctx).Rows(ctx)
+	waits := make([]func() (*store.Relationship, error), len(reps))
+	errs := make([]error, len(reps))
+	for i, rep := range reps { // every read joins the batch before any waits
+		k, err := store.ParseRelationshipID(rep.ID)
+		if errs[i] = err; err == nil {
+			waits[i] = fields.RelationshipByKey.Start(fields.In{}, k, rows)
 		}
-		out[i] = asRelationship(rel)
+	}
+	out := make([]*model.Relationship, len(reps))
+	for i, wait := range waits {
+		if wait != nil {
+			var rel *store.Relationship
+			rel, errs[i] = wait()
+			out[i] = asRelationship(rel)
+		}
 	}
 	return out, entityErrors(errs)
 }

@@ -27,7 +27,7 @@ func (r *articleResolver) Author(ctx context.Context, obj *model.Article) (*mode
 func (r *articleConnectionResolver) TotalCount(ctx context.Context, obj *model.ArticleConnection) (int, error) {
 	total := obj.Total
 	if total == nil {
-		total = loaders.For(ctx).ArticleCount(ctx, store.ArticleCountKey{Author: obj.Author, Category: obj.Category})
+		total = fields.ArticleConnectionTotalCount.Start(fields.In{}, store.ArticleCountKey{Author: obj.Author, Category: obj.Category}, loaders.For(ctx).Rows(ctx))
 	}
 	n, err := total()
 	return int(n), err
@@ -174,85 +174,45 @@ func (r *nodeResolver) Owner(ctx context.Context, obj *model.Node) (*string, err
 
 // Relationships is the resolver for the relationships field.
 func (r *nodeResolver) Relationships(ctx context.Context, obj *model.Node, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (*model.RelationshipConnection, error) {
-	args := fetchkeys.RelationshipsArgs{Type: typeArg, Direction: direction, Page: fetchkeys.Page{First: first, After: after, Last: last, Before: before}}
-	k, err := fetchkeys.Adjacency(obj.ID, &args, pageInfoSelected(ctx, "RelationshipConnection"))
-	if err != nil {
-		return nil, err
-	}
-	l := loaders.For(ctx)
-	var total func() (int64, error)
-	if selects(ctx, "RelationshipConnection", "totalCount") { // load the counter in the same wave as the page
-		total = l.Degree(ctx, fetchkeys.Degree(k))
-	}
-	page, err := l.Adjacency(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	c := relationshipConnection(k, page)
-	c.Total = total
-	return c, nil
+	args := fields.RelationshipsArgs{Type: typeArg, Direction: fetchkeys.Direction(direction), PageArgs: fields.PageArgs{First: first, After: after, Last: last, Before: before}}
+	return relationshipPage(ctx, fields.NodeRelationships, obj.ID, &args)
 }
 
 // Articles is the resolver for the articles field.
 func (r *nodeResolver) Articles(ctx context.Context, obj *model.Node, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error) {
-	args := fetchkeys.ArticlesArgs{Category: category, PostedAfter: postedAfter, PostedBefore: postedBefore, Page: fetchkeys.Page{First: first, After: after, Last: last, Before: before}}
-	k, err := fetchkeys.Articles(obj.ID, &args, pageInfoSelected(ctx, "ArticleConnection"))
-	if err != nil {
-		return nil, err
-	}
-	l := loaders.For(ctx)
-	var total func() (int64, error)
-	if selects(ctx, "ArticleConnection", "totalCount") { // load the counter in the same wave as the page
-		total = l.ArticleCount(ctx, fetchkeys.ArticleCount(k))
-	}
-	page, err := l.ArticlePage(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	c := articleConnection(k, page)
-	c.Total = total
-	return c, nil
+	args := fields.ArticlesArgs{Category: category, PostedAfter: postedAfter, PostedBefore: postedBefore, PageArgs: fields.PageArgs{First: first, After: after, Last: last, Before: before}}
+	return articlePage(ctx, fields.NodeArticles, obj.ID, &args)
 }
 
 // WordCounts is the resolver for the wordCounts field.
 func (r *nodeResolver) WordCounts(ctx context.Context, obj *model.Node, first *int) ([]store.WordCount, error) {
-	return loaders.For(ctx).WordCounts(ctx, fetchkeys.WordCounts(obj.ID, first))
+	return fields.NodeWordCounts.Load(fields.In{Args: fields.NewWordCountsArgs(first)}, obj.ID, loaders.For(ctx).Rows(ctx))
 }
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (*model.Node, error) {
-	return node(ctx, id)
+	nodes, err := nodesByID(ctx, fields.QueryNode, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	return nodes[0], nil
 }
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]*model.Node, error) {
-	if err := fetchkeys.NodeIDs(ids); err != nil {
-		return nil, err
-	}
-	nodes, errs := loaders.For(ctx).Nodes(ctx, ids)
-	out := make([]*model.Node, len(nodes))
-	for i, n := range nodes {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		out[i] = asNode(n)
-	}
-	return out, nil
+	return nodesByID(ctx, fields.QueryNodes, ids)
 }
 
 // Relationship is the resolver for the relationship field.
 func (r *queryResolver) Relationship(ctx context.Context, startNodeID string, typeArg string, endNodeID string) (*model.Relationship, error) {
-	k := store.RelationshipKey{Start: startNodeID, Type: typeArg, End: endNodeID}
-	if err := k.Validate(); err != nil {
-		return nil, err
-	}
-	rel, err := loaders.For(ctx).Relationship(ctx, k)
+	args := fields.RelationshipArgs{Key: store.RelationshipKey{Start: startNodeID, Type: typeArg, End: endNodeID}}
+	rel, err := fields.QueryRelationship.Load(fields.In{Args: args}, fields.Root{}, loaders.For(ctx).Rows(ctx))
 	return asRelationship(rel), err
 }
 
 // Article is the resolver for the article field.
 func (r *queryResolver) Article(ctx context.Context, id string) (*model.Article, error) {
-	a, err := loaders.For(ctx).Article(ctx, id)
+	a, err := fields.QueryArticle.Load(fields.In{Args: fields.IDArgs{ID: id}}, fields.Root{}, loaders.For(ctx).Rows(ctx))
 	return asArticle(a), err
 }
 
@@ -270,7 +230,7 @@ func (r *relationshipResolver) EndNode(ctx context.Context, obj *model.Relations
 func (r *relationshipConnectionResolver) TotalCount(ctx context.Context, obj *model.RelationshipConnection) (int, error) {
 	total := obj.Total
 	if total == nil {
-		total = loaders.For(ctx).Degree(ctx, store.DegreeKey{Node: obj.Node, Dir: obj.Direction, Type: obj.Type})
+		total = fields.RelationshipConnectionTotalCount.Start(fields.In{}, store.DegreeKey{Node: obj.Node, Dir: obj.Direction, Type: obj.Type}, loaders.For(ctx).Rows(ctx))
 	}
 	n, err := total()
 	return int(n), err

@@ -1,4 +1,4 @@
-package fetchkeys
+package fields
 
 import (
 	"errors"
@@ -32,7 +32,7 @@ func TestPageRequest(t *testing.T) {
 		{name: "empty cursor", after: ptr(""), bad: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := PageRequest(c.wanted, Page{First: c.first, After: c.after, Last: c.last, Before: c.before})
+			got, err := PageRequest(c.wanted, PageArgs{First: c.first, After: c.after, Last: c.last, Before: c.before})
 			switch {
 			case c.bad && !errors.Is(err, store.ErrInvalidInput):
 				t.Errorf("error %v, want invalid input", err)
@@ -46,16 +46,13 @@ func TestPageRequest(t *testing.T) {
 // TestArticles: a category may not be empty, and window bounds round up
 // to the store's milliseconds.
 func TestArticles(t *testing.T) {
-	if _, err := Articles("a", &ArticlesArgs{Category: ptr("")}, AllPageInfo); !errors.Is(err, store.ErrInvalidInput) {
+	if _, err := articles("a", &ArticlesArgs{Category: ptr("")}, AllPageInfo); !errors.Is(err, store.ErrInvalidInput) {
 		t.Errorf("empty category: %v", err)
 	}
 	after := time.UnixMilli(1000).Add(time.Microsecond)
-	k, err := Articles("a", &ArticlesArgs{Category: ptr("tech"), PostedAfter: &after}, AllPageInfo)
+	k, err := articles("a", &ArticlesArgs{Category: ptr("tech"), PostedAfter: &after}, AllPageInfo)
 	if err != nil || k.Category != "tech" || !k.HasAfter || k.After != 1001 || k.HasBefore {
 		t.Errorf("%+v, %v", k, err)
-	}
-	if k := WordCounts("a", nil); k.N != DefaultWordCounts {
-		t.Errorf("word counts default %d", k.N)
 	}
 }
 
@@ -63,14 +60,14 @@ func TestArticles(t *testing.T) {
 // (PageRequest) and the complexity prices (graph/limits).
 func TestPageSize(t *testing.T) {
 	for _, c := range []struct {
-		p    Page
+		p    PageArgs
 		want int
 	}{
-		{Page{}, DefaultPageSize},
-		{Page{After: ptr("c")}, DefaultPageSize},
-		{Page{First: ptr(3)}, 3},
-		{Page{Last: ptr(4), Before: ptr("c")}, 4},
-		{Page{First: ptr(0)}, 0},
+		{PageArgs{}, DefaultPageSize},
+		{PageArgs{After: ptr("c")}, DefaultPageSize},
+		{PageArgs{First: ptr(3)}, 3},
+		{PageArgs{Last: ptr(4), Before: ptr("c")}, 4},
+		{PageArgs{First: ptr(0)}, 0},
 	} {
 		if got := c.p.Size(); got != c.want {
 			t.Errorf("%+v: %d, want %d", c.p, got, c.want)
