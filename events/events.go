@@ -111,3 +111,6 @@ func (c *Conn) slow() {
 	}
 	c.slowOnce.Do(c.Slow)
 }
+
+// Active is the number of the connection's active subscriptions.
+func (c *Conn) Active() int64 { return c.active.Load() }
