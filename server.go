@@ -326,7 +326,7 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	limiter.OnShed = func(reason string) { shedCount.WithLabelValues(reason).Inc() }
 
 	loaderCfg := loaders.Config{Wait: cfg.batchWait, BatchSize: cfg.batchSize, ScanConcurrency: cfg.scanConcurrency()}
-	bus := newEventBus(cfg, log, m.registry) // subscriptions.go
+	bus := newEventBus(cfg, st, log, m.registry) // subscriptions.go
 	var es graphql.ExecutableSchema = generated.NewExecutableSchema(generated.Config{
 		Resolvers:  &resolvers.Resolver{Store: st, Events: bus},
 		Complexity: limits.Pricing(),

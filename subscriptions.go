@@ -22,6 +22,7 @@ import (
 	"github.com/hbgraph/hbgraph/events"
 	"github.com/hbgraph/hbgraph/graph/codes"
 	"github.com/hbgraph/hbgraph/graph/jsonpost"
+	"github.com/hbgraph/hbgraph/graph/resolvers"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
 )
@@ -412,9 +413,18 @@ func shutdownSubscriptions(gateway http.Handler, ctx context.Context) {
 
 // newEventBus is the bus of the subscriptions: in process, and over NATS
 // with --events-nats.
-func newEventBus(cfg config, log zerolog.Logger, reg prometheus.Registerer) *events.Bus {
-	return events.New(events.Options{
+func newEventBus(cfg config, st *store.Store, log zerolog.Logger, reg prometheus.Registerer) *events.Bus {
+	bus := events.New(events.Options{
 		Buffer: cfg.subscriptions.buffer, PerConnection: cfg.subscriptions.perConnection, PerCaller: cfg.subscriptions.perCaller,
 		Log: log, Registerer: reg,
 	})
+	if url := cfg.subscriptions.natsURL; url != "" {
+		// A server down is retried (and warned about); only a URL nats.go
+		// cannot use fails here, and then this replica serves its own
+		// events, as without the flag.
+		if _, err := events.ConnectNATS(url, bus, resolvers.Hydrate(st), log, reg); err != nil {
+			log.Error().Err(err).Str("events_nats", url).Msg("events: NATS not used: subscribers see this replica's writes only")
+		}
+	}
+	return bus
 }

@@ -106,8 +106,9 @@ func (b *Bus) Publish(ev *Event) {
 		return
 	}
 	if err := r.Publish(ev); err != nil {
+		// Counted per event; the Remote warns once per outage.
 		b.remoteErrs.Inc()
-		b.opts.Log.Warn().Err(err).Str("kind", string(ev.Kind)).Msg("events: not sent to the other replicas (delivered on this one only)")
+		b.opts.Log.Debug().Err(err).Str("kind", string(ev.Kind)).Msg("events: not sent to the other replicas (delivered on this one only)")
 	}
 }
 

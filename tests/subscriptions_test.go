@@ -210,35 +210,7 @@ func (c *wsClient) errorsOf(id string) []gqlError {
 // missed.
 func waitSubscribed(t testing.TB, s *server, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	want := fmt.Sprintf("hbgraph_subscriptions_active %d\n", n)
-	for {
-		resp, err := httpClient.Get(s.admin + "/metrics")
-		if err == nil {
-			b := new(strings.Builder)
-			_, _ = fmt.Fprint(b, readAll(resp))
-			if strings.Contains(b.String(), want) {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d subscriptions not active after 10 s", n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func readAll(resp *http.Response) string {
-	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			return b.String()
-		}
-	}
+	s.waitMetric(t, "hbgraph_subscriptions_active", float64(n))
 }
 
 const articlePostedSub = `subscription($a: ID!) { articlePosted(authorId: $a) { cursor node { id title author { id } } } }`

@@ -247,3 +247,40 @@ func cursorOf(layout *keys.Layout, prefix, row []byte) (string, error) {
 	const tagLen = 6 // store/page.go's cursorTagLen
 	return base64.RawURLEncoding.EncodeToString(append(sum[:tagLen:tagLen], suffix...)), nil
 }
+
+// Hydrate reads, on the replica that receives another's event over NATS,
+// what the wire does not carry: the node updated (as it is now) and the
+// relationship created, with their properties. An item gone since is no
+// event here (its deletion's event follows); a deleted relationship
+// arrives without its properties.
+func Hydrate(st *store.Store) events.Hydrate {
+	return func(ctx context.Context, ev *events.Event) (bool, error) {
+		switch ev.Kind {
+		case events.NodeUpdated:
+			get, err := store.NodeGet(ev.NodeID)
+			if err != nil {
+				return false, err
+			}
+			rows, err := st.Read(ctx, []store.Get{get})
+			if err != nil {
+				return false, err
+			}
+			n, err := rows[0].Node(ev.NodeID)
+			if err != nil || n == nil {
+				return false, err
+			}
+			ev.Node = n
+		case events.RelationshipCreated:
+			if ev.Relationship == nil {
+				return false, nil
+			}
+			k := store.RelationshipKey{Start: ev.Relationship.Start, Type: ev.Relationship.Type, End: ev.Relationship.End}
+			rel, err := readRelationship(ctx, st, k)
+			if err != nil || rel == nil || !rel.Created.Equal(ev.Relationship.Created) {
+				return false, err
+			}
+			ev.Relationship = rel
+		}
+		return true, nil
+	}
+}
