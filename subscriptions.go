@@ -16,6 +16,8 @@ import (
 	coderws "github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/edge"
@@ -94,7 +96,25 @@ func newSubscriptions(gql *handler.Server, bus *events.Bus, cfg config, log zero
 		},
 	})
 	gql.Use(freshLoaders{s})
+	gql.Use(subscriptionsOverWebSocket{})
 	return s
+}
+
+// subscriptionsOverWebSocket refuses a subscription sent over HTTP: the
+// HTTP transports answer one response, and gqlgen's executor waited
+// for an event until the request timed out, answering INTERNAL.
+type subscriptionsOverWebSocket struct{}
+
+var _ graphql.OperationContextMutator = subscriptionsOverWebSocket{}
+
+func (subscriptionsOverWebSocket) ExtensionName() string                   { return "SubscriptionsOverWebSocket" }
+func (subscriptionsOverWebSocket) Validate(graphql.ExecutableSchema) error { return nil }
+func (subscriptionsOverWebSocket) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription || wsConnFrom(ctx) != nil {
+		return nil
+	}
+	return &gqlerror.Error{Message: "subscriptions are served over WebSocket (the graphql-transport-ws protocol) on /query, not over HTTP",
+		Extensions: map[string]any{"code": codes.BadUserInput}}
 }
 
 // wsConn is one WebSocket connection.

@@ -185,3 +185,19 @@ func TestSubscriptionShutdown(t *testing.T) {
 		t.Error("the server did not stop")
 	}
 }
+
+// TestSubscriptionOverHTTPRefused: a subscription POSTed over HTTP is
+// refused at once with BAD_USER_INPUT (it used to wait for an event until
+// the request timed out, then answer INTERNAL).
+func TestSubscriptionOverHTTPRefused(t *testing.T) {
+	parallelTest(t)
+	s := startServer(t)
+	start := time.Now()
+	r := s.do(t, `subscription { nodeChanged(id: "x") { kind } }`, nil)
+	if !r.wantError(t, "BAD_USER_INPUT", "") || !strings.Contains(r.Errors[0].Message, "WebSocket") {
+		t.Errorf("answered %d %s", r.Status, r.Body)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("answered after %v", d)
+	}
+}
