@@ -90,7 +90,9 @@ func newSubscriptions(gql *handler.Server, bus *events.Bus, cfg config, log zero
 		InitFunc:         s.init,
 		InitTimeout:      wsInitTimeout,
 		PingPongInterval: wsPingInterval,
-		PayloadReadLimit: &readLimit,
+		// The older graphql-ws subprotocol's keep-alive ("ka").
+		KeepAlivePingInterval: wsPingInterval,
+		PayloadReadLimit:      &readLimit,
 		ErrorFunc: func(ctx context.Context, err error) {
 			log.Debug().Err(err).Msg("subscription socket")
 		},
