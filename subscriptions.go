@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"golang.org/x/time/rate"
 
 	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/edge"
@@ -59,6 +60,8 @@ type subscriptionServer struct {
 	store          *store.Store
 	loaderCfg      loaders.Config
 
+	upgradeLimit edge.RateLimit // per client address, with --rate-limit
+
 	mu    sync.Mutex
 	conns map[*wsConn]struct{}
 
@@ -77,11 +80,13 @@ func newSubscriptions(gql *handler.Server, bus *events.Bus, cfg config, log zero
 	}
 	s.connections = prometheus.NewGauge(prometheus.GaugeOpts{Name: "hbgraph_subscription_connections", Help: "Open GraphQL over WebSocket connections."})
 	s.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "hbgraph_subscription_connections_refused_total", Help: "WebSocket connections refused, by reason: origin, unauthenticated.",
+		Name: "hbgraph_subscription_connections_refused_total", Help: "WebSocket connections refused, by reason: origin, unauthenticated, rate_limited.",
 	}, []string{"reason"})
 	if reg != nil {
 		reg.MustRegister(s.connections, s.refused)
 	}
+	s.upgradeLimit = edge.RateLimit{Rate: rate.Limit(cfg.rateLimit), Burst: cfg.rateBurstOrDefault(),
+		OnLimit: func(*http.Request) { s.refused.WithLabelValues("rate_limited").Inc() }}
 	readLimit := cfg.maxBodyBytes
 	gql.AddTransport(transport.Websocket{
 		// The Origin is checked before the upgrade (checkOrigin), against
@@ -181,13 +186,18 @@ func isWebSocket(r *http.Request) bool {
 // to next. An upgrade skips next's middleware on purpose: its request
 // timeout and load shedding are for requests, not for connections that
 // last, and its token is checked in connection_init.
+//
+// With --rate-limit, each client address may open sockets at that rate:
+// a socket's token is checked when it opens, so this bounds the tokens a
+// client can make hbgraph check, as the refusals' bucket does for HTTP.
 func (s *subscriptionServer) route(gql http.Handler, next http.Handler) http.Handler {
+	upgrades := s.upgradeLimit.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, gql) }))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") == "" {
 			next.ServeHTTP(w, r)
 			return
 		}
-		s.serve(w, r, gql)
+		upgrades.ServeHTTP(w, r)
 	})
 }
 

@@ -120,10 +120,9 @@ func (b *Bus) Deliver(ev *Event) {
 	b.mu.RLock()
 	for _, t := range ev.topics(buf[:0]) {
 		for s := range b.topics[t] {
-			select {
-			case s.ch <- ev:
+			if s.send(ev) {
 				b.delivered.Inc()
-			default:
+			} else {
 				slow = append(slow, s)
 			}
 		}
@@ -144,21 +143,29 @@ func (c *Conn) callerOrEmpty() string {
 	return c.Caller
 }
 
-// Subscription is one subscriber of one topic. Its channel is closed when
-// it ends: Close, an overflow, or the bus's shutdown.
+// Subscription is one subscriber of one topic.
 type Subscription struct {
-	C <-chan *Event
-
-	ch    chan *Event
+	// send hands an event over without blocking; false: its buffer is
+	// full (the subscriber is slow).
+	send  func(*Event) bool
+	end   func()
 	bus   *Bus
 	topic string
 	conn  *Conn
 	once  sync.Once
 }
 
+// Buffer is Options.Buffer: the capacity a subscriber's buffer has.
+func (b *Bus) Buffer() int { return b.opts.Buffer }
+
 // Subscribe starts a subscription to topic for the connection of ctx
-// (see WithConn), within the caps.
-func (b *Bus) Subscribe(ctx context.Context, topic string) (*Subscription, error) {
+// (see WithConn), within the caps. Publish calls send with each event of
+// the topic, from the publisher's goroutine: it must not block (false: the
+// subscriber's buffer is full, and the subscription ends as a slow
+// consumer). end is called once when the subscription ends (Close, an
+// overflow, the bus's shutdown), after the last send. The subscription
+// ends by itself when ctx is done: no goroutine waits for it.
+func (b *Bus) Subscribe(ctx context.Context, topic string, send func(*Event) bool, end func()) (*Subscription, error) {
 	conn := ConnFrom(ctx)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -177,26 +184,45 @@ func (b *Bus) Subscribe(ctx context.Context, topic string) (*Subscription, error
 		conn.active.Add(1)
 		b.callers[conn.Caller]++
 	}
-	s := &Subscription{ch: make(chan *Event, b.opts.Buffer), bus: b, topic: topic, conn: conn}
-	s.C = s.ch
+	s := &Subscription{send: send, end: end, bus: b, topic: topic, conn: conn}
 	subs := b.topics[topic]
 	if subs == nil {
 		subs = map[*Subscription]struct{}{}
 		b.topics[topic] = subs
 	}
 	subs[s] = struct{}{}
+	context.AfterFunc(ctx, s.Close)
 	return s, nil
 }
 
-// Close ends the subscription; its channel is closed. Safe to call more
-// than once and from any goroutine.
+// Channel is a Subscribe whose events go to a channel of Buffer() events,
+// closed when the subscription ends.
+func (b *Bus) Channel(ctx context.Context, topic string) (*Subscription, <-chan *Event, error) {
+	ch := make(chan *Event, b.opts.Buffer)
+	s, err := b.Subscribe(ctx, topic, func(ev *Event) bool {
+		select {
+		case ch <- ev:
+			return true
+		default:
+			return false
+		}
+	}, func() { close(ch) })
+	return s, ch, err
+}
+
+// Close ends the subscription (end is called). Safe to call more than
+// once and from any goroutine.
 func (s *Subscription) Close() {
 	s.once.Do(func() {
 		b := s.bus
 		b.mu.Lock()
 		b.removeLocked(s)
 		b.mu.Unlock()
-		close(s.ch) // no Deliver sees s any more: it held the read lock
+		// No Deliver sees s any more (each held the read lock while it
+		// sent): no send follows.
+		if s.end != nil {
+			s.end()
+		}
 	})
 }
 

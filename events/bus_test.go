@@ -16,10 +16,10 @@ func article(author, title string) *Event {
 	return &Event{Kind: ArticlePosted, Article: &store.Article{ID: title, Author: author, Title: title, Posted: time.UnixMilli(1)}}
 }
 
-func recv(t *testing.T, s *Subscription) *Event {
+func recv(t *testing.T, c <-chan *Event) *Event {
 	t.Helper()
 	select {
-	case ev, ok := <-s.C:
+	case ev, ok := <-c:
 		if !ok {
 			t.Fatal("subscription ended")
 		}
@@ -32,20 +32,20 @@ func recv(t *testing.T, s *Subscription) *Event {
 
 func TestBusDeliversToItsTopicsOnly(t *testing.T) {
 	b := New(Options{})
-	ann, _ := b.Subscribe(context.Background(), ArticleTopic("ann"))
-	bob, _ := b.Subscribe(context.Background(), ArticleTopic("bob"))
+	_, ann, _ := b.Channel(context.Background(), ArticleTopic("ann"))
+	_, bob, _ := b.Channel(context.Background(), ArticleTopic("bob"))
 	b.Publish(article("ann", "one"))
 	if ev := recv(t, ann); ev.Article.Title != "one" {
 		t.Fatalf("got %+v", ev)
 	}
 	select {
-	case ev := <-bob.C:
+	case ev := <-bob:
 		t.Fatalf("bob got %+v", ev)
 	default:
 	}
 	// A relationship reaches both ends, a loop both directions of its node.
-	out, _ := b.Subscribe(context.Background(), RelationshipTopic("n", 0x01, "t"))
-	in, _ := b.Subscribe(context.Background(), RelationshipTopic("n", 0x02, "t"))
+	_, out, _ := b.Channel(context.Background(), RelationshipTopic("n", 0x01, "t"))
+	_, in, _ := b.Channel(context.Background(), RelationshipTopic("n", 0x02, "t"))
 	b.Publish(&Event{Kind: RelationshipCreated, Relationship: &store.Relationship{Start: "n", Type: "t", End: "n"}})
 	recv(t, out)
 	recv(t, in)
@@ -57,20 +57,20 @@ func TestBusCapsAndSlowConsumer(t *testing.T) {
 	c1 := &Conn{Caller: "sub:x", Slow: func() { slow <- struct{}{} }}
 	c2 := &Conn{Caller: "sub:x"}
 	ctx1, ctx2 := WithConn(context.Background(), c1), WithConn(context.Background(), c2)
-	s1, err := b.Subscribe(ctx1, ArticleTopic("a"))
+	_, s1, err := b.Channel(ctx1, ArticleTopic("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Subscribe(ctx1, ArticleTopic("b")); err != nil {
+	if _, _, err := b.Channel(ctx1, ArticleTopic("b")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Subscribe(ctx1, ArticleTopic("c")); !errors.Is(err, ErrTooMany) {
+	if _, _, err := b.Channel(ctx1, ArticleTopic("c")); !errors.Is(err, ErrTooMany) {
 		t.Fatalf("third on a connection: %v", err)
 	}
-	if _, err := b.Subscribe(ctx2, ArticleTopic("c")); err != nil {
+	if _, _, err := b.Channel(ctx2, ArticleTopic("c")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Subscribe(ctx2, ArticleTopic("d")); !errors.Is(err, ErrTooMany) {
+	if _, _, err := b.Channel(ctx2, ArticleTopic("d")); !errors.Is(err, ErrTooMany) {
 		t.Fatalf("fourth of a caller: %v", err)
 	}
 	// s1 reads nothing: the third event overflows its buffer of 2.
@@ -83,18 +83,18 @@ func TestBusCapsAndSlowConsumer(t *testing.T) {
 		t.Fatal("the slow consumer was not reported")
 	}
 	n := 0
-	for range s1.C {
+	for range s1 {
 		n++
 	}
 	if n != 2 {
 		t.Errorf("the slow subscription had %d events buffered, want 2", n)
 	}
 	// Its slot is free again.
-	if _, err := b.Subscribe(ctx2, ArticleTopic("d")); err != nil {
+	if _, _, err := b.Channel(ctx2, ArticleTopic("d")); err != nil {
 		t.Fatalf("after the slow one ended: %v", err)
 	}
 	b.Close()
-	if _, err := b.Subscribe(ctx2, ArticleTopic("e")); !errors.Is(err, ErrClosed) {
+	if _, _, err := b.Channel(ctx2, ArticleTopic("e")); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after Close: %v", err)
 	}
 	if b.Active() != 0 {
@@ -126,8 +126,8 @@ func TestBusesShareNATS(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	onA, _ := a.Subscribe(context.Background(), ArticleTopic("ann"))
-	onB, _ := b.Subscribe(context.Background(), ArticleTopic("ann"))
+	_, onA, _ := a.Channel(context.Background(), ArticleTopic("ann"))
+	_, onB, _ := b.Channel(context.Background(), ArticleTopic("ann"))
 	// NATS subscriptions are registered asynchronously: flush both.
 	for _, bus := range []*Bus{a, b} {
 		if err := bus.remote.(*NATS).nc.Flush(); err != nil {
@@ -143,8 +143,8 @@ func TestBusesShareNATS(t *testing.T) {
 	recv(t, onA)
 	recv(t, onB)
 	time.Sleep(100 * time.Millisecond)
-	if len(onA.C)+len(onB.C) != 0 {
-		t.Fatalf("duplicates: %d on a, %d on b", len(onA.C), len(onB.C))
+	if len(onA)+len(onB) != 0 {
+		t.Fatalf("duplicates: %d on a, %d on b", len(onA), len(onB))
 	}
 
 	ns.Shutdown()

@@ -201,3 +201,23 @@ func TestSubscriptionOverHTTPRefused(t *testing.T) {
 		t.Errorf("answered after %v", d)
 	}
 }
+
+// TestSubscriptionUpgradeRateLimit: with --rate-limit, a client address
+// opens sockets at that rate (each one's token is checked when it opens),
+// answered 429 beyond it.
+func TestSubscriptionUpgradeRateLimit(t *testing.T) {
+	parallelTest(t)
+	s := startServer(t, "--rate-limit", "0.2", "--rate-burst", "2")
+	for i := range 3 {
+		conn, resp, err := dialWS(t, s, nil)
+		if i < 2 && err != nil {
+			t.Fatalf("socket %d: %v", i, err)
+		}
+		if i == 2 && (err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests) {
+			t.Fatalf("socket %d past the burst: %v %v", i, err, resp)
+		}
+		if conn != nil {
+			_ = conn.CloseNow()
+		}
+	}
+}

@@ -88,14 +88,28 @@ func readRelationship(ctx context.Context, st *store.Store, k store.Relationship
 }
 
 // subscribe starts a subscription to topic and converts its events with
-// convert (false: not for this subscriber). The channel gqlgen reads is
-// closed when the subscription ends: the client stops it, its connection
-// closes, it overflowed, or the server shuts down.
+// convert (false: not for this subscriber) as they are published, into
+// the channel gqlgen reads: no goroutine of its own per subscription (an
+// idle subscription costs gqlgen's only). The channel is closed when the
+// subscription ends: the client stops it, its connection closes, it
+// overflowed, or the server shuts down.
 func subscribe[T any](ctx context.Context, bus *events.Bus, topic string, convert func(*events.Event) (*T, bool)) (<-chan *T, error) {
 	if bus == nil {
 		return nil, subscriptionError(codes.Unavailable, "subscriptions are not served here")
 	}
-	sub, err := bus.Subscribe(ctx, topic)
+	out := make(chan *T, bus.Buffer())
+	_, err := bus.Subscribe(ctx, topic, func(ev *events.Event) bool {
+		v, ok := convert(ev)
+		if !ok {
+			return true
+		}
+		select {
+		case out <- v:
+			return true
+		default:
+			return false
+		}
+	}, func() { close(out) })
 	switch {
 	case errors.Is(err, events.ErrTooMany):
 		return nil, subscriptionError(codes.RateLimited, "too many active subscriptions: end one before starting another")
@@ -104,30 +118,6 @@ func subscribe[T any](ctx context.Context, bus *events.Bus, topic string, conver
 	case err != nil:
 		return nil, err
 	}
-	out := make(chan *T)
-	go func() {
-		defer close(out)
-		defer sub.Close()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-sub.C:
-				if !ok {
-					return
-				}
-				v, ok := convert(ev)
-				if !ok {
-					continue
-				}
-				select {
-				case out <- v:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-	}()
 	return out, nil
 }
 
