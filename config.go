@@ -11,6 +11,7 @@ import (
 
 	"github.com/hbgraph/hbgraph/auth"
 	"github.com/hbgraph/hbgraph/edge"
+	"github.com/hbgraph/hbgraph/events"
 	"github.com/hbgraph/hbgraph/graph/limits"
 	"github.com/hbgraph/hbgraph/importer"
 	"github.com/hbgraph/hbgraph/loaders"
@@ -98,7 +99,16 @@ type config struct {
 	gcPercent    int
 	gcPercentSet bool
 
+	// subscriptions are the --subscription* and --events-* flags.
+	subscriptions subscriptionFlags
+
 	command string
+}
+
+// subscriptionFlags bound the GraphQL subscriptions and choose their bus.
+type subscriptionFlags struct {
+	perConnection, perCaller, buffer int
+	natsURL                          string
 }
 
 // corsFlags are the --cors-* flags, parsed into edge.CORS.
@@ -180,6 +190,10 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 		&cli.BoolFlag{Name: "example-data", Usage: "serve: write a small example graph (40 people, their follows, 105 articles) if the store is empty; a store that holds data is left as it is", Sources: cli.EnvVars("HBGRAPH_EXAMPLE_DATA"), Destination: &cfg.exampleData, Local: true},
 		&cli.StringFlag{Name: "executor", Value: "plan", Usage: "what executes queries: gqlgen, or plan (each distinct query compiled once into a plan that reads the store level by level and writes the response in one buffer; mutations, introspection and what a plan does not cover go to gqlgen)", Sources: cli.EnvVars("HBGRAPH_EXECUTOR"), Destination: &cfg.executor, Local: true},
 		&cli.BoolFlag{Name: "allow-remote-backup", Usage: "serve POST /backup (it writes a copy of the store into a directory the caller names) although --admin-listen is beyond loopback", Sources: cli.EnvVars("HBGRAPH_ALLOW_REMOTE_BACKUP"), Destination: &cfg.allowRemoteBackup, Local: true},
+		&cli.IntFlag{Name: "subscriptions-per-connection", Value: 100, Usage: "active subscriptions one WebSocket connection may hold; more are refused with RATE_LIMITED", Sources: cli.EnvVars("HBGRAPH_SUBSCRIPTIONS_PER_CONNECTION"), Destination: &cfg.subscriptions.perConnection, Local: true},
+		&cli.IntFlag{Name: "subscriptions-per-caller", Value: 1000, Usage: "active subscriptions one caller (a token's subject, or a client address when anonymous) may hold across its connections; 0: no cap", Sources: cli.EnvVars("HBGRAPH_SUBSCRIPTIONS_PER_CALLER"), Destination: &cfg.subscriptions.perCaller, Local: true},
+		&cli.IntFlag{Name: "subscription-buffer", Value: events.DefaultBuffer, Usage: "events one subscription may have waiting to be sent; past it the connection is closed as a slow consumer (code 4008)", Sources: cli.EnvVars("HBGRAPH_SUBSCRIPTION_BUFFER"), Destination: &cfg.subscriptions.buffer, Local: true},
+		&cli.StringFlag{Name: "events-nats", Usage: "URL of a NATS server (nats://host:4222) that carries subscription events between replicas; empty: this process only", Sources: cli.EnvVars("HBGRAPH_EVENTS_NATS"), Destination: &cfg.subscriptions.natsURL, Local: true},
 		&cli.BoolFlag{Name: "pprof", Usage: "serve Go's profiler at /debug/pprof/ on the admin listener; off by default: it exposes internals", Sources: cli.EnvVars("HBGRAPH_PPROF"), Destination: &cfg.pprof, Local: true},
 	}
 	choose := func(name string) cli.ActionFunc {

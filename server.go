@@ -232,6 +232,7 @@ func run(args []string) error {
 	log.Info().Msg("shutting down: finishing requests in flight")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.requestTimeout+5*time.Second)
 	defer cancel()
+	shutdownSubscriptions(gateway, shutdownCtx) // subscriptions.go; http.Server does not track sockets
 	err = errors.Join(srv.Shutdown(shutdownCtx), adminSrv.Shutdown(shutdownCtx))
 	if errors.Is(err, context.DeadlineExceeded) {
 		// The grace period is over: what is left is cut off, as an
@@ -325,14 +326,16 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	limiter.OnShed = func(reason string) { shedCount.WithLabelValues(reason).Inc() }
 
 	loaderCfg := loaders.Config{Wait: cfg.batchWait, BatchSize: cfg.batchSize, ScanConcurrency: cfg.scanConcurrency()}
+	bus := newEventBus(cfg, st, log, m.registry) // subscriptions.go
 	var es graphql.ExecutableSchema = generated.NewExecutableSchema(generated.Config{
-		Resolvers:  &resolvers.Resolver{Store: st},
+		Resolvers:  &resolvers.Resolver{Store: st, Events: bus},
 		Complexity: limits.Pricing(),
 	})
 	if cfg.executor == "plan" {
 		es = plan.Wrap(es, plan.Options{Store: st, Loaders: loaderCfg, Log: log, Registerer: m.registry})
 	}
 	gql := handler.New(es)
+	subs := newSubscriptions(gql, bus, cfg, log, sec, st, loaderCfg, m.registry) // WebSocket first, before GET
 	gql.AddTransport(transport.Options{})
 	gql.AddTransport(jsonpost.GET{})       // GraphQL over HTTP: GET, queries only
 	gql.AddTransport(jsonpost.Transport{}) // and POST; the data written as the executor wrote it
@@ -442,8 +445,8 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	// the request id and log line, the caller, the caller's rate, load
 	// shedding.
 	// Every answer of /query (401, 429 and 503 too) is the caller's alone.
-	mux.Handle("/query", tracing.Handler(cfg.cors.parsed.Handler(edge.NoStore(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout,
-		authenticate.Middleware(perClient.Middleware(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql)))))))))
+	mux.Handle("/query", subs.route(gql, tracing.Handler(cfg.cors.parsed.Handler(edge.NoStore(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout,
+		authenticate.Middleware(perClient.Middleware(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql))))))))))
 	graphiql.Register(mux, "/query")        // GraphiQL at /, every asset served from here (offline)
 	mux.HandleFunc("GET /healthz", healthz) // load balancers probe the gateway's own port
 	mux.HandleFunc("GET /readyz", readyz)
@@ -463,7 +466,7 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 		adminMux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 		adminMux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	}
-	return edge.Headers(logRoutes(log, mux)), edge.Headers(logRoutes(log, adminMux))
+	return gatewayHandler{edge.Headers(logRoutes(log, mux)), subs}, edge.Headers(logRoutes(log, adminMux))
 }
 
 // rateKey is whose bucket a request spends: its token's subject, or its

@@ -40,6 +40,7 @@ type ResolverRoot interface {
 	Relationship() RelationshipResolver
 	RelationshipConnection() RelationshipConnectionResolver
 	RelationshipEdge() RelationshipEdgeResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -97,6 +98,12 @@ type ComplexityRoot struct {
 		WordCounts     func(childComplexity int, first *int) int
 	}
 
+	NodeEvent struct {
+		ID   func(childComplexity int) int
+		Kind func(childComplexity int) int
+		Node func(childComplexity int) int
+	}
+
 	PageInfo struct {
 		EndCursor       func(childComplexity int) int
 		HasNextPage     func(childComplexity int) int
@@ -133,6 +140,18 @@ type ComplexityRoot struct {
 		Cursor   func(childComplexity int) int
 		Neighbor func(childComplexity int) int
 		Node     func(childComplexity int) int
+	}
+
+	RelationshipEvent struct {
+		Cursor       func(childComplexity int) int
+		Kind         func(childComplexity int) int
+		Relationship func(childComplexity int) int
+	}
+
+	Subscription struct {
+		ArticlePosted       func(childComplexity int, authorID string) int
+		NodeChanged         func(childComplexity int, id string) int
+		RelationshipChanged func(childComplexity int, nodeID string, typeArg string, direction model.Direction) int
 	}
 
 	WordCount struct {
@@ -193,6 +212,11 @@ type RelationshipConnectionResolver interface {
 }
 type RelationshipEdgeResolver interface {
 	Neighbor(ctx context.Context, obj *model.RelationshipEdge) (*model.Node, error)
+}
+type SubscriptionResolver interface {
+	ArticlePosted(ctx context.Context, authorID string) (<-chan *model.ArticleEdge, error)
+	RelationshipChanged(ctx context.Context, nodeID string, typeArg string, direction model.Direction) (<-chan *model.RelationshipEvent, error)
+	NodeChanged(ctx context.Context, id string) (<-chan *model.NodeEvent, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -497,6 +521,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Node.WordCounts(childComplexity, args["first"].(*int)), true
 
+	case "NodeEvent.id":
+		if e.ComplexityRoot.NodeEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.ID(childComplexity), true
+	case "NodeEvent.kind":
+		if e.ComplexityRoot.NodeEvent.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Kind(childComplexity), true
+	case "NodeEvent.node":
+		if e.ComplexityRoot.NodeEvent.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Node(childComplexity), true
+
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
 			break
@@ -666,6 +709,59 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RelationshipEdge.Node(childComplexity), true
 
+	case "RelationshipEvent.cursor":
+		if e.ComplexityRoot.RelationshipEvent.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelationshipEvent.Cursor(childComplexity), true
+	case "RelationshipEvent.kind":
+		if e.ComplexityRoot.RelationshipEvent.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelationshipEvent.Kind(childComplexity), true
+	case "RelationshipEvent.relationship":
+		if e.ComplexityRoot.RelationshipEvent.Relationship == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelationshipEvent.Relationship(childComplexity), true
+
+	case "Subscription.articlePosted":
+		if e.ComplexityRoot.Subscription.ArticlePosted == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_articlePosted_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ArticlePosted(childComplexity, args["authorId"].(string)), true
+	case "Subscription.nodeChanged":
+		if e.ComplexityRoot.Subscription.NodeChanged == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_nodeChanged_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.NodeChanged(childComplexity, args["id"].(string)), true
+	case "Subscription.relationshipChanged":
+		if e.ComplexityRoot.Subscription.RelationshipChanged == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_relationshipChanged_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.RelationshipChanged(childComplexity, args["nodeId"].(string), args["type"].(string), args["direction"].(model.Direction)), true
+
 	case "WordCount.count":
 		if e.ComplexityRoot.WordCount.Count == nil {
 			break
@@ -740,6 +836,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
 			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
@@ -914,6 +1027,58 @@ type Mutation {
   updateArticle(id: ID!, title: String, body: String, category: String): Article! @authenticated
   deleteArticle(id: ID!): ID! @authenticated
 }
+
+"What happened to a relationship."
+enum RelationshipEventKind {
+  CREATED
+  DELETED
+}
+
+"What happened to a node."
+enum NodeEventKind {
+  UPDATED
+  DELETED
+}
+
+"A relationship created or deleted, seen from the node subscribed to."
+type RelationshipEvent {
+  kind: RelationshipEventKind!
+  """
+  The relationship (when DELETED, as it was; delivered by another replica
+  over NATS, a deleted relationship's properties are empty).
+  """
+  relationship: Relationship!
+  """
+  Its cursor in Node.relationships of the subscribed node, type and
+  direction: a client that reconnects pages with after: the last cursor it
+  saw (or before:, for the newer ones) to catch up.
+  """
+  cursor: String!
+}
+
+"A node updated or deleted."
+type NodeEvent {
+  kind: NodeEventKind!
+  id: ID!
+  "The node as updated; null when DELETED."
+  node: Node
+}
+
+"""
+Live updates over GraphQL over WebSocket (graphql-transport-ws) on /query.
+An event is published once its write succeeded, to every replica.
+"""
+type Subscription {
+  """
+  Articles the author posts from now on, each with its cursor in the
+  author's Node.articles. (feedOf, the home feed's, comes with the feed.)
+  """
+  articlePosted(authorId: ID!): ArticleEdge!
+  "Relationships of the node of this type and direction created or deleted from now on."
+  relationshipChanged(nodeId: ID!, type: String!, direction: Direction!): RelationshipEvent!
+  "The node's updates and its deletion from now on."
+  nodeChanged(id: ID!): NodeEvent!
+}
 `, BuiltIn: false},
 	{Name: "../../federation/directives.graphql", Input: `
 	directive @authenticated on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
@@ -1072,6 +1237,18 @@ func (ec *executionContext) childFields_Node(ctx context.Context, field graphql.
 	return nil, fmt.Errorf("no field named %q was found under type Node", field.Name)
 }
 
+func (ec *executionContext) childFields_NodeEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_NodeEvent_kind(ctx, field)
+	case "id":
+		return ec.fieldContext_NodeEvent_id(ctx, field)
+	case "node":
+		return ec.fieldContext_NodeEvent_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NodeEvent", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -1128,6 +1305,18 @@ func (ec *executionContext) childFields_RelationshipEdge(ctx context.Context, fi
 		return ec.fieldContext_RelationshipEdge_neighbor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RelationshipEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_RelationshipEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_RelationshipEvent_kind(ctx, field)
+	case "relationship":
+		return ec.fieldContext_RelationshipEvent_relationship(ctx, field)
+	case "cursor":
+		return ec.fieldContext_RelationshipEvent_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RelationshipEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_WordCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1825,6 +2014,64 @@ func (ec *executionContext) field_Query_relationship_args(ctx context.Context, r
 		return nil, err
 	}
 	args["endNodeId"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_articlePosted_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "authorId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["authorId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_nodeChanged_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_relationshipChanged_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "nodeId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["nodeId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "direction",
+		func(ctx context.Context, v any) (model.Direction, error) {
+			return ec.unmarshalNDirection2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐDirection(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["direction"] = arg2
 	return args, nil
 }
 
@@ -3043,6 +3290,84 @@ func (ec *executionContext) fieldContext_Node_wordCounts(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _NodeEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.NodeEventKind) graphql.Marshaler {
+			return ec.marshalNNodeEventKind2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNodeEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, errors.New("field of type NodeEventKind does not have child fields"))
+}
+
+func (ec *executionContext) _NodeEvent_id(ctx context.Context, field graphql.CollectedField, obj *model.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _NodeEvent_node(ctx context.Context, field graphql.CollectedField, obj *model.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Node) graphql.Marshaler {
+			return ec.marshalONode2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NodeEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Node(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3812,6 +4137,216 @@ func (ec *executionContext) fieldContext_RelationshipEdge_neighbor(_ context.Con
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Node(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RelationshipEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.RelationshipEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelationshipEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.RelationshipEventKind) graphql.Marshaler {
+			return ec.marshalNRelationshipEventKind2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationshipEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelationshipEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RelationshipEvent", field, false, false, errors.New("field of type RelationshipEventKind does not have child fields"))
+}
+
+func (ec *executionContext) _RelationshipEvent_relationship(ctx context.Context, field graphql.CollectedField, obj *model.RelationshipEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelationshipEvent_relationship(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Relationship, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Relationship) graphql.Marshaler {
+			return ec.marshalNRelationship2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationship(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelationshipEvent_relationship(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RelationshipEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Relationship(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RelationshipEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *model.RelationshipEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelationshipEvent_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelationshipEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RelationshipEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Subscription_articlePosted(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_articlePosted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ArticlePosted(ctx, fc.Args["authorId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ArticleEdge) graphql.Marshaler {
+			return ec.marshalNArticleEdge2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticleEdge(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_articlePosted(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ArticleEdge(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_articlePosted_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_relationshipChanged(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_relationshipChanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().RelationshipChanged(ctx, fc.Args["nodeId"].(string), fc.Args["type"].(string), fc.Args["direction"].(model.Direction))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RelationshipEvent) graphql.Marshaler {
+			return ec.marshalNRelationshipEvent2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationshipEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_relationshipChanged(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RelationshipEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_relationshipChanged_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_nodeChanged(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_nodeChanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().NodeChanged(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NodeEvent) graphql.Marshaler {
+			return ec.marshalNNodeEvent2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNodeEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_nodeChanged(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NodeEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_nodeChanged_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -5722,6 +6257,54 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var nodeEventImplementors = []string{"NodeEvent"}
+
+func (ec *executionContext) _NodeEvent(ctx context.Context, sel ast.SelectionSet, obj *model.NodeEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeEvent")
+		case "kind":
+			out.Values[i] = ec._NodeEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._NodeEvent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._NodeEvent_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
@@ -6258,6 +6841,78 @@ func (ec *executionContext) _RelationshipEdge(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var relationshipEventImplementors = []string{"RelationshipEvent"}
+
+func (ec *executionContext) _RelationshipEvent(ctx context.Context, sel ast.SelectionSet, obj *model.RelationshipEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, relationshipEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RelationshipEvent")
+		case "kind":
+			out.Values[i] = ec._RelationshipEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "relationship":
+			out.Values[i] = ec._RelationshipEvent_relationship(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._RelationshipEvent_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "articlePosted":
+		return ec._Subscription_articlePosted(ctx, fields[0])
+	case "relationshipChanged":
+		return ec._Subscription_relationshipChanged(ctx, fields[0])
+	case "nodeChanged":
+		return ec._Subscription_nodeChanged(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var wordCountImplementors = []string{"WordCount"}
 
 func (ec *executionContext) _WordCount(ctx context.Context, sel ast.SelectionSet, obj *store.WordCount) graphql.Marshaler {
@@ -6789,6 +7444,16 @@ func (ec *executionContext) marshalNArticleEdge2ᚕgithubᚗcomᚋhbgraphᚋhbgr
 	return ret
 }
 
+func (ec *executionContext) marshalNArticleEdge2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticleEdge(ctx context.Context, sel ast.SelectionSet, v *model.ArticleEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ArticleEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -6964,6 +7629,26 @@ func (ec *executionContext) unmarshalNNodeByIDsInput2ᚕᚖgithubᚗcomᚋhbgrap
 	return res, nil
 }
 
+func (ec *executionContext) marshalNNodeEvent2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNodeEvent(ctx context.Context, sel ast.SelectionSet, v *model.NodeEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NodeEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNNodeEventKind2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNodeEventKind(ctx context.Context, v any) (model.NodeEventKind, error) {
+	var res model.NodeEventKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNNodeEventKind2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐNodeEventKind(ctx context.Context, sel ast.SelectionSet, v model.NodeEventKind) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v model.PageInfo) graphql.Marshaler {
 	return ec._PageInfo(ctx, sel, &v)
 }
@@ -7024,6 +7709,26 @@ func (ec *executionContext) marshalNRelationshipEdge2ᚕgithubᚗcomᚋhbgraph�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNRelationshipEvent2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationshipEvent(ctx context.Context, sel ast.SelectionSet, v *model.RelationshipEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RelationshipEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRelationshipEventKind2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationshipEventKind(ctx context.Context, v any) (model.RelationshipEventKind, error) {
+	var res model.RelationshipEventKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRelationshipEventKind2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐRelationshipEventKind(ctx context.Context, sel ast.SelectionSet, v model.RelationshipEventKind) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {

@@ -25,6 +25,14 @@ type NodeByIDsInput struct {
 	ID string `json:"ID"`
 }
 
+// A node updated or deleted.
+type NodeEvent struct {
+	Kind NodeEventKind `json:"kind"`
+	ID   string        `json:"id"`
+	// The node as updated; null when DELETED.
+	Node *Node `json:"node,omitempty"`
+}
+
 type PageInfo struct {
 	HasNextPage     bool    `json:"hasNextPage"`
 	HasPreviousPage bool    `json:"hasPreviousPage"`
@@ -37,6 +45,23 @@ type Query struct {
 
 type RelationshipByIDsInput struct {
 	ID string `json:"ID"`
+}
+
+// A relationship created or deleted, seen from the node subscribed to.
+type RelationshipEvent struct {
+	Kind RelationshipEventKind `json:"kind"`
+	// The relationship (when DELETED, as it was; delivered by another replica
+	// over NATS, a deleted relationship's properties are empty).
+	Relationship *Relationship `json:"relationship"`
+	// Its cursor in Node.relationships of the subscribed node, type and
+	// direction: a client that reconnects pages with after: the last cursor it
+	// saw (or before:, for the newer ones) to catch up.
+	Cursor string `json:"cursor"`
+}
+
+// Live updates over GraphQL over WebSocket (graphql-transport-ws) on /query.
+// An event is published once its write succeeded, to every replica.
+type Subscription struct {
 }
 
 // Which way a relationship points, seen from the node it is asked on.
@@ -90,6 +115,118 @@ func (e *Direction) UnmarshalJSON(b []byte) error {
 }
 
 func (e Direction) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What happened to a node.
+type NodeEventKind string
+
+const (
+	NodeEventKindUpdated NodeEventKind = "UPDATED"
+	NodeEventKindDeleted NodeEventKind = "DELETED"
+)
+
+var AllNodeEventKind = []NodeEventKind{
+	NodeEventKindUpdated,
+	NodeEventKindDeleted,
+}
+
+func (e NodeEventKind) IsValid() bool {
+	switch e {
+	case NodeEventKindUpdated, NodeEventKindDeleted:
+		return true
+	}
+	return false
+}
+
+func (e NodeEventKind) String() string {
+	return string(e)
+}
+
+func (e *NodeEventKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = NodeEventKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid NodeEventKind", str)
+	}
+	return nil
+}
+
+func (e NodeEventKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *NodeEventKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e NodeEventKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What happened to a relationship.
+type RelationshipEventKind string
+
+const (
+	RelationshipEventKindCreated RelationshipEventKind = "CREATED"
+	RelationshipEventKindDeleted RelationshipEventKind = "DELETED"
+)
+
+var AllRelationshipEventKind = []RelationshipEventKind{
+	RelationshipEventKindCreated,
+	RelationshipEventKindDeleted,
+}
+
+func (e RelationshipEventKind) IsValid() bool {
+	switch e {
+	case RelationshipEventKindCreated, RelationshipEventKindDeleted:
+		return true
+	}
+	return false
+}
+
+func (e RelationshipEventKind) String() string {
+	return string(e)
+}
+
+func (e *RelationshipEventKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = RelationshipEventKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid RelationshipEventKind", str)
+	}
+	return nil
+}
+
+func (e RelationshipEventKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *RelationshipEventKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e RelationshipEventKind) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hbgraph/hbgraph/auth"
+	"github.com/hbgraph/hbgraph/events"
 	"github.com/hbgraph/hbgraph/graph/fetchkeys"
 	"github.com/hbgraph/hbgraph/graph/fields"
 	"github.com/hbgraph/hbgraph/graph/generated"
@@ -65,6 +66,7 @@ func (r *mutationResolver) UpdateNodeProperties(ctx context.Context, id string, 
 		return nil, err
 	}
 	n, err := r.Store.UpdateNodeProperties(ctx, id, props, remove)
+	r.publishNode(events.NodeUpdated, id, asNode(&n), err)
 	return asNode(&n), err
 }
 
@@ -79,7 +81,9 @@ func (r *mutationResolver) DeleteNode(ctx context.Context, id string, detach *bo
 	if !auth.From(ctx).Authenticated() {
 		return "", auth.ErrUnauthenticated
 	}
-	return id, r.Store.DeleteNode(ctx, id, detach != nil && *detach)
+	err = r.Store.DeleteNode(ctx, id, detach != nil && *detach)
+	r.publishNode(events.NodeDeleted, id, nil, err)
+	return id, err
 }
 
 // CreateRelationship is the resolver for the createRelationship field.
@@ -96,6 +100,7 @@ func (r *mutationResolver) CreateRelationship(ctx context.Context, startNodeID s
 		return nil, err
 	}
 	rel, err := r.Store.CreateRelationship(ctx, store.RelationshipKey{Start: startNodeID, Type: typeArg, End: endNodeID}, props)
+	r.publishRelationship(events.RelationshipCreated, &rel, err)
 	return asRelationship(&rel), err
 }
 
@@ -126,7 +131,10 @@ func (r *mutationResolver) DeleteRelationship(ctx context.Context, startNodeID s
 	if err := r.mayWriteNode(ctx, startNodeID); err != nil {
 		return "", err
 	}
-	return k.ID(), r.Store.DeleteRelationship(ctx, k)
+	before := r.relationshipBeforeDelete(ctx, k)
+	err = r.Store.DeleteRelationship(ctx, k)
+	r.publishRelationship(events.RelationshipDeleted, before, err)
+	return k.ID(), err
 }
 
 // PostArticle is the resolver for the postArticle field.
@@ -139,6 +147,7 @@ func (r *mutationResolver) PostArticle(ctx context.Context, authorID string, tit
 		return nil, err
 	}
 	a, err := r.Store.PostArticle(ctx, authorID, title, body, category)
+	r.publishArticle(asArticle(&a), err)
 	return asArticle(&a), err
 }
 
@@ -241,6 +250,21 @@ func (r *relationshipEdgeResolver) Neighbor(ctx context.Context, obj *model.Rela
 	return endpoint(ctx, obj.NeighborID)
 }
 
+// ArticlePosted is the resolver for the articlePosted field.
+func (r *subscriptionResolver) ArticlePosted(ctx context.Context, authorID string) (<-chan *model.ArticleEdge, error) {
+	return r.articlePosted(ctx, authorID)
+}
+
+// RelationshipChanged is the resolver for the relationshipChanged field.
+func (r *subscriptionResolver) RelationshipChanged(ctx context.Context, nodeID string, typeArg string, direction model.Direction) (<-chan *model.RelationshipEvent, error) {
+	return r.relationshipChanged(ctx, nodeID, typeArg, direction)
+}
+
+// NodeChanged is the resolver for the nodeChanged field.
+func (r *subscriptionResolver) NodeChanged(ctx context.Context, id string) (<-chan *model.NodeEvent, error) {
+	return r.nodeChanged(ctx, id)
+}
+
 // Article returns generated.ArticleResolver implementation.
 func (r *Resolver) Article() generated.ArticleResolver { return &articleResolver{r} }
 
@@ -271,6 +295,9 @@ func (r *Resolver) RelationshipEdge() generated.RelationshipEdgeResolver {
 	return &relationshipEdgeResolver{r}
 }
 
+// Subscription returns generated.SubscriptionResolver implementation.
+func (r *Resolver) Subscription() generated.SubscriptionResolver { return &subscriptionResolver{r} }
+
 type (
 	articleResolver                struct{ *Resolver }
 	articleConnectionResolver      struct{ *Resolver }
@@ -280,4 +307,5 @@ type (
 	relationshipResolver           struct{ *Resolver }
 	relationshipConnectionResolver struct{ *Resolver }
 	relationshipEdgeResolver       struct{ *Resolver }
+	subscriptionResolver           struct{ *Resolver }
 )

@@ -1,0 +1,276 @@
+package resolvers
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/hbgraph/hbgraph/events"
+	"github.com/hbgraph/hbgraph/graph/codes"
+	"github.com/hbgraph/hbgraph/graph/model"
+	"github.com/hbgraph/hbgraph/store"
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// publish hands the event of a write that succeeded to the bus (none in
+// tests that build a Resolver without one).
+func (r *Resolver) publish(ev *events.Event) {
+	if r.Events != nil {
+		r.Events.Publish(ev)
+	}
+}
+
+// The mutation resolvers call these after their write succeeded, once.
+
+func (r *Resolver) publishArticle(a *model.Article, err error) {
+	if err == nil && a != nil {
+		art := a.Article
+		r.publish(&events.Event{Kind: events.ArticlePosted, Article: &art})
+	}
+}
+
+func (r *Resolver) publishRelationship(kind events.Kind, rel *store.Relationship, err error) {
+	if err == nil && rel != nil {
+		r.publish(&events.Event{Kind: kind, Relationship: rel})
+	}
+}
+
+func (r *Resolver) publishNode(kind events.Kind, id string, n *model.Node, err error) {
+	if err != nil {
+		return
+	}
+	ev := &events.Event{Kind: kind, NodeID: id}
+	if n != nil {
+		node := n.Node
+		ev.Node = &node
+	}
+	r.publish(ev)
+}
+
+// relationshipBeforeDelete reads the relationship deleteRelationship is
+// about to delete, for its event (its cursor needs its creation time):
+// nil when it does not exist or cannot be read, and then no event.
+func (r *Resolver) relationshipBeforeDelete(ctx context.Context, k store.RelationshipKey) *store.Relationship {
+	if r.Events == nil {
+		return nil
+	}
+	rel, err := readRelationship(ctx, r.Store, k)
+	if err != nil {
+		return nil
+	}
+	return rel
+}
+
+// readRelationship reads one relationship and its ends (Row.Relationship
+// needs them to tell a live relationship): nil when there is none.
+func readRelationship(ctx context.Context, st *store.Store, k store.RelationshipKey) (*store.Relationship, error) {
+	rg, err := k.Get()
+	if err != nil {
+		return nil, err
+	}
+	sg, err := store.NodeGet(k.Start)
+	if err != nil {
+		return nil, err
+	}
+	eg, err := store.NodeGet(k.End)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.Read(ctx, []store.Get{rg, sg, eg})
+	if err != nil {
+		return nil, err
+	}
+	return rows[0].Relationship(k, rows[1], rows[2])
+}
+
+// subscribe starts a subscription to topic and converts its events with
+// convert (false: not for this subscriber) as they are published, into
+// the channel gqlgen reads: no goroutine of its own per subscription (an
+// idle subscription costs gqlgen's only). The channel is closed when the
+// subscription ends: the client stops it, its connection closes, it
+// overflowed, or the server shuts down.
+func subscribe[T any](ctx context.Context, bus *events.Bus, topic string, convert func(*events.Event) (*T, bool)) (<-chan *T, error) {
+	if bus == nil {
+		return nil, subscriptionError(codes.Unavailable, "subscriptions are not served here")
+	}
+	out := make(chan *T, bus.Buffer())
+	_, err := bus.Subscribe(ctx, topic, func(ev *events.Event) bool {
+		v, ok := convert(ev)
+		if !ok {
+			return true
+		}
+		select {
+		case out <- v:
+			return true
+		default:
+			return false
+		}
+	}, func() { close(out) })
+	switch {
+	case errors.Is(err, events.ErrTooMany):
+		return nil, subscriptionError(codes.RateLimited, "too many active subscriptions: end one before starting another")
+	case errors.Is(err, events.ErrClosed):
+		return nil, subscriptionError(codes.Unavailable, "the server is shutting down: reconnect")
+	case err != nil:
+		return nil, err
+	}
+	return out, nil
+}
+
+// subscriptionError is an error a subscriber caused or must wait out, with
+// its code.
+func subscriptionError(code, msg string) error {
+	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": code}}
+}
+
+func (r *subscriptionResolver) articlePosted(ctx context.Context, authorID string) (<-chan *model.ArticleEdge, error) {
+	if err := store.ValidateNodeID(authorID); err != nil {
+		return nil, err
+	}
+	return subscribe(ctx, r.Events, events.ArticleTopic(authorID), func(ev *events.Event) (*model.ArticleEdge, bool) {
+		if ev.Article == nil {
+			return nil, false
+		}
+		cursor, err := ArticleCursor(ev.Article)
+		if err != nil {
+			return nil, false
+		}
+		return &model.ArticleEdge{Cursor: cursor, Node: model.Article{Article: *ev.Article}}, true
+	})
+}
+
+func (r *subscriptionResolver) relationshipChanged(ctx context.Context, nodeID, relType string, direction model.Direction) (<-chan *model.RelationshipEvent, error) {
+	// The node id's and the type's rules are a relationship's.
+	if err := (store.RelationshipKey{Start: nodeID, Type: relType, End: nodeID}).Validate(); err != nil {
+		return nil, err
+	}
+	dir := keys.Outgoing
+	if direction == model.DirectionIncoming {
+		dir = keys.Incoming
+	}
+	return subscribe(ctx, r.Events, events.RelationshipTopic(nodeID, dir, relType), func(ev *events.Event) (*model.RelationshipEvent, bool) {
+		if ev.Relationship == nil {
+			return nil, false
+		}
+		cursor, err := RelationshipCursor(ev.Relationship, nodeID, dir)
+		if err != nil {
+			return nil, false
+		}
+		kind := model.RelationshipEventKindCreated
+		if ev.Kind == events.RelationshipDeleted {
+			kind = model.RelationshipEventKindDeleted
+		}
+		return &model.RelationshipEvent{Kind: kind, Relationship: &model.Relationship{Relationship: *ev.Relationship}, Cursor: cursor}, true
+	})
+}
+
+func (r *subscriptionResolver) nodeChanged(ctx context.Context, id string) (<-chan *model.NodeEvent, error) {
+	if err := store.ValidateNodeID(id); err != nil {
+		return nil, err
+	}
+	return subscribe(ctx, r.Events, events.NodeTopic(id), func(ev *events.Event) (*model.NodeEvent, bool) {
+		out := &model.NodeEvent{Kind: model.NodeEventKindUpdated, ID: ev.NodeID}
+		if ev.Kind == events.NodeDeleted {
+			out.Kind = model.NodeEventKindDeleted
+		} else if ev.Node != nil {
+			out.Node = &model.Node{Node: *ev.Node}
+		}
+		return out, true
+	})
+}
+
+// ArticleCursor is the cursor article a has in its author's
+// Node.articles (without a category): what the store's pages hand out
+// (store/page.go: base64url of a 6-byte xxhash tag over the layout's
+// name, the prefix and the row's suffix, then the suffix). A test checks
+// that the two agree.
+func ArticleCursor(a *store.Article) (string, error) {
+	k, err := keys.ParseArticleID(a.ID)
+	if err != nil {
+		return "", err
+	}
+	row, err := k.Key()
+	if err != nil {
+		return "", err
+	}
+	return cursorOf(keys.TimelineLayout, keys.TimelinePrefix(k.Author), row)
+}
+
+// RelationshipCursor is the cursor rel has in node's Node.relationships
+// of its type in direction dir (node is its start for Outgoing, its end
+// for Incoming).
+func RelationshipCursor(rel *store.Relationship, node string, dir keys.Direction) (string, error) {
+	other := rel.End
+	if dir == keys.Incoming {
+		other = rel.Start
+	}
+	prefix, err := keys.AdjacencyPrefix(node, dir, rel.Type)
+	if err != nil {
+		return "", err
+	}
+	row, err := keys.Adjacency{Node: node, Dir: dir, Type: rel.Type, Created: rel.Created.UnixMilli(), Other: other}.Key()
+	if err != nil {
+		return "", err
+	}
+	return cursorOf(keys.AdjacencyLayout, prefix, row)
+}
+
+func cursorOf(layout *keys.Layout, prefix, row []byte) (string, error) {
+	suffix, err := keys.Suffix(prefix, row)
+	if err != nil {
+		return "", err
+	}
+	var h xxhash.Digest
+	h.Reset()
+	zero := [1]byte{}
+	_, _ = h.WriteString(layout.Name())
+	_, _ = h.Write(zero[:])
+	_, _ = h.Write(prefix)
+	_, _ = h.Write(zero[:])
+	_, _ = h.Write(suffix)
+	var sum [8]byte
+	binary.BigEndian.PutUint64(sum[:], h.Sum64())
+	const tagLen = 6 // store/page.go's cursorTagLen
+	return base64.RawURLEncoding.EncodeToString(append(sum[:tagLen:tagLen], suffix...)), nil
+}
+
+// Hydrate reads, on the replica that receives another's event over NATS,
+// what the wire does not carry: the node updated (as it is now) and the
+// relationship created, with their properties. An item gone since is no
+// event here (its deletion's event follows); a deleted relationship
+// arrives without its properties.
+func Hydrate(st *store.Store) events.Hydrate {
+	return func(ctx context.Context, ev *events.Event) (bool, error) {
+		switch ev.Kind {
+		case events.NodeUpdated:
+			get, err := store.NodeGet(ev.NodeID)
+			if err != nil {
+				return false, err
+			}
+			rows, err := st.Read(ctx, []store.Get{get})
+			if err != nil {
+				return false, err
+			}
+			n, err := rows[0].Node(ev.NodeID)
+			if err != nil || n == nil {
+				return false, err
+			}
+			ev.Node = n
+		case events.RelationshipCreated:
+			if ev.Relationship == nil {
+				return false, nil
+			}
+			k := store.RelationshipKey{Start: ev.Relationship.Start, Type: ev.Relationship.Type, End: ev.Relationship.End}
+			rel, err := readRelationship(ctx, st, k)
+			if err != nil || rel == nil || !rel.Created.Equal(ev.Relationship.Created) {
+				return false, err
+			}
+			ev.Relationship = rel
+		}
+		return true, nil
+	}
+}

@@ -1,0 +1,71 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// idleMemoryBoundMB bounds the resident memory of hbgraph holding 10,000
+// idle subscriptions on 1,000 connections. Issue 26 asks for under 200
+// MB; it measures 270-280 MB (43 MB at start, 85 MB with the connections
+// open): about 100 MB of it is goroutine stacks, as gqlgen's WebSocket
+// transport runs a goroutine per subscription (blocked some 4 KB deep in
+// its response chain, so 8 KB stacks) and three per connection. Until
+// that is cut, this bound catches a regression, not the target.
+const idleMemoryBoundMB = 320
+
+// TestSubscriptionIdleMemory measures hbgraph's resident memory with
+// 10,000 idle subscriptions on 1,000 connections.
+func TestSubscriptionIdleMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 1,000 sockets")
+	}
+	parallelTest(t)
+	s := startServer(t, "--subscriptions-per-caller", "0")
+	const conns, each = 1000, 10
+	start := residentMB(t, s.cmd.Process.Pid)
+	clients := make([]*wsClient, conns)
+	for i := range conns {
+		clients[i] = connectWS(t, s, nil)
+	}
+	opened := residentMB(t, s.cmd.Process.Pid)
+	for i, c := range clients {
+		for j := range each {
+			c.subscribe(`subscription($id: ID!) { nodeChanged(id: $id) { kind node { id properties } } }`,
+				map[string]any{"id": fmt.Sprintf("n%d-%d", i, j)})
+		}
+	}
+	waitSubscribed(t, s, conns*each)
+	time.Sleep(200 * time.Millisecond)
+	rss := residentMB(t, s.cmd.Process.Pid)
+	m := s.metrics(t)
+	t.Logf("resident: %.0f MB at start, %.0f MB with %d connections, %.0f MB with %d subscriptions on them (goroutines %.0f, stacks %.0f MB, heap in use %.0f MB)",
+		start, opened, conns, rss, conns*each, m["go_goroutines"], m["go_memstats_stack_inuse_bytes"]/(1<<20), m["go_memstats_heap_inuse_bytes"]/(1<<20))
+	if rss > idleMemoryBoundMB {
+		t.Errorf("%.0f MB resident for %d idle subscriptions, over %d MB", rss, conns*each, idleMemoryBoundMB)
+	}
+}
+
+// residentMB is the process's VmRSS.
+func residentMB(t testing.TB, pid int) float64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb / 1024
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
+}
