@@ -16,13 +16,19 @@ var handPlanned = map[string]string{
 }
 
 // fallbackTypes are the object types whose fields gqlgen always executes:
-// mutations (their root fields run one after another and write), and
-// federation's _service and Entity (gqlgen's own type behind _entities).
-// Introspection types (__Type, ...) are left to gqlgen by their names.
+// mutations (their root fields run one after another and write),
+// subscriptions and their events (gqlgen's WebSocket transport runs each
+// event's selection as it comes, one at a time: nothing for a plan's
+// waves to batch), and federation's _service and Entity (gqlgen's own
+// type behind _entities). Introspection types (__Type, ...) are left to
+// gqlgen by their names.
 var fallbackTypes = map[string]bool{
-	"Mutation": true,
-	"_Service": true,
-	"Entity":   true,
+	"Mutation":          true,
+	"Subscription":      true,
+	"RelationshipEvent": true,
+	"NodeEvent":         true,
+	"_Service":          true,
+	"Entity":            true,
 }
 
 // fallbackFields are the fields of planned types that gqlgen executes:

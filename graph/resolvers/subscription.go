@@ -2,18 +2,14 @@ package resolvers
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/binary"
 	"errors"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/hbgraph/hbgraph/events"
 	"github.com/hbgraph/hbgraph/graph/codes"
 	"github.com/hbgraph/hbgraph/graph/model"
 	"github.com/hbgraph/hbgraph/store"
-	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 // publish hands the event of a write that succeeded to the bus (none in
@@ -135,7 +131,7 @@ func (r *subscriptionResolver) articlePosted(ctx context.Context, authorID strin
 		if ev.Article == nil {
 			return nil, false
 		}
-		cursor, err := ArticleCursor(ev.Article)
+		cursor, err := store.ArticleCursor(*ev.Article)
 		if err != nil {
 			return nil, false
 		}
@@ -148,15 +144,15 @@ func (r *subscriptionResolver) relationshipChanged(ctx context.Context, nodeID, 
 	if err := (store.RelationshipKey{Start: nodeID, Type: relType, End: nodeID}).Validate(); err != nil {
 		return nil, err
 	}
-	dir := keys.Outgoing
+	dir := store.Outgoing
 	if direction == model.DirectionIncoming {
-		dir = keys.Incoming
+		dir = store.Incoming
 	}
 	return subscribe(ctx, r.Events, events.RelationshipTopic(nodeID, dir, relType), func(ev *events.Event) (*model.RelationshipEvent, bool) {
 		if ev.Relationship == nil {
 			return nil, false
 		}
-		cursor, err := RelationshipCursor(ev.Relationship, nodeID, dir)
+		cursor, err := store.RelationshipCursor(*ev.Relationship, nodeID, dir)
 		if err != nil {
 			return nil, false
 		}
@@ -181,61 +177,6 @@ func (r *subscriptionResolver) nodeChanged(ctx context.Context, id string) (<-ch
 		}
 		return out, true
 	})
-}
-
-// ArticleCursor is the cursor article a has in its author's
-// Node.articles (without a category): what the store's pages hand out
-// (store/page.go: base64url of a 6-byte xxhash tag over the layout's
-// name, the prefix and the row's suffix, then the suffix). A test checks
-// that the two agree.
-func ArticleCursor(a *store.Article) (string, error) {
-	k, err := keys.ParseArticleID(a.ID)
-	if err != nil {
-		return "", err
-	}
-	row, err := k.Key()
-	if err != nil {
-		return "", err
-	}
-	return cursorOf(keys.TimelineLayout, keys.TimelinePrefix(k.Author), row)
-}
-
-// RelationshipCursor is the cursor rel has in node's Node.relationships
-// of its type in direction dir (node is its start for Outgoing, its end
-// for Incoming).
-func RelationshipCursor(rel *store.Relationship, node string, dir keys.Direction) (string, error) {
-	other := rel.End
-	if dir == keys.Incoming {
-		other = rel.Start
-	}
-	prefix, err := keys.AdjacencyPrefix(node, dir, rel.Type)
-	if err != nil {
-		return "", err
-	}
-	row, err := keys.Adjacency{Node: node, Dir: dir, Type: rel.Type, Created: rel.Created.UnixMilli(), Other: other}.Key()
-	if err != nil {
-		return "", err
-	}
-	return cursorOf(keys.AdjacencyLayout, prefix, row)
-}
-
-func cursorOf(layout *keys.Layout, prefix, row []byte) (string, error) {
-	suffix, err := keys.Suffix(prefix, row)
-	if err != nil {
-		return "", err
-	}
-	var h xxhash.Digest
-	h.Reset()
-	zero := [1]byte{}
-	_, _ = h.WriteString(layout.Name())
-	_, _ = h.Write(zero[:])
-	_, _ = h.Write(prefix)
-	_, _ = h.Write(zero[:])
-	_, _ = h.Write(suffix)
-	var sum [8]byte
-	binary.BigEndian.PutUint64(sum[:], h.Sum64())
-	const tagLen = 6 // store/page.go's cursorTagLen
-	return base64.RawURLEncoding.EncodeToString(append(sum[:tagLen:tagLen], suffix...)), nil
 }
 
 // Hydrate reads, on the replica that receives another's event over NATS,

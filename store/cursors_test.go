@@ -1,31 +1,28 @@
-package resolvers
+package store
 
 import (
-	"context"
 	"testing"
 
-	"github.com/hbgraph/hbgraph/internal/memstore"
-	"github.com/hbgraph/hbgraph/store"
 	"github.com/hbgraph/hbgraph/store/keys"
 )
 
-// TestEventCursorsAreThePagesCursors: the cursor an event carries is the
-// one the store's page gives its item, for articles (several in one
+// TestEventCursorsAreThePagesCursors: the cursor an event carries
+// (ArticleCursor, RelationshipCursor) is the one a page gives its item, for articles (several in one
 // millisecond) and relationships seen from either end, a loop's too, and
 // ids that need escaping in a row key.
 func TestEventCursorsAreThePagesCursors(t *testing.T) {
-	st, _ := memstore.New(t)
-	ctx := context.Background()
+	st := newTestStore(t)
+	ctx := bg
 	ids := []string{"a", "b\x00c", "ünï côdé", "a.b"}
 	for _, id := range ids {
 		if _, err := st.CreateNode(ctx, id, "", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var rels []store.Relationship
+	var rels []Relationship
 	for _, start := range ids {
 		for _, end := range ids {
-			r, err := st.CreateRelationship(ctx, store.RelationshipKey{Start: start, Type: "knows", End: end}, nil)
+			r, err := st.CreateRelationship(ctx, RelationshipKey{Start: start, Type: "knows", End: end}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -33,7 +30,7 @@ func TestEventCursorsAreThePagesCursors(t *testing.T) {
 		}
 	}
 	cursorIn := func(node string, dir keys.Direction) map[string]string {
-		page, err := st.Adjacent(ctx, node, "knows", dir, store.PageRequest{Size: 100})
+		page, err := st.Adjacent(ctx, node, "knows", dir, PageRequest{Size: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +45,7 @@ func TestEventCursorsAreThePagesCursors(t *testing.T) {
 			node string
 			dir  keys.Direction
 		}{{r.Start, keys.Outgoing}, {r.End, keys.Incoming}} {
-			got, err := RelationshipCursor(&r, side.node, side.dir)
+			got, err := RelationshipCursor(r, side.node, side.dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +55,7 @@ func TestEventCursorsAreThePagesCursors(t *testing.T) {
 		}
 	}
 
-	var posted []store.Article
+	var posted []Article
 	for i := range 5 {
 		a, err := st.PostArticle(ctx, ids[1], "t", "b", string(rune('a'+i%2)))
 		if err != nil {
@@ -66,7 +63,7 @@ func TestEventCursorsAreThePagesCursors(t *testing.T) {
 		}
 		posted = append(posted, a)
 	}
-	page, err := st.Articles(ctx, ids[1], store.ArticleQuery{}, store.PageRequest{Size: 100})
+	page, err := st.Articles(ctx, ids[1], ArticleQuery{}, PageRequest{Size: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +72,7 @@ func TestEventCursorsAreThePagesCursors(t *testing.T) {
 		want[a.ID] = page.Cursors.At(i)
 	}
 	for _, a := range posted {
-		got, err := ArticleCursor(&a)
+		got, err := ArticleCursor(a)
 		if err != nil {
 			t.Fatal(err)
 		}
