@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The README's examples, run as printed.
@@ -335,6 +336,17 @@ func TestREADMEExamples(t *testing.T) {
 			if r, err = sendRequest(hr); err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}
+		} else if isSubscription(ex.query) {
+			// Over WebSocket, as a client sends it: a document the server
+			// accepts answers nothing until an event, so an error (or a
+			// complete) within a moment is a refusal.
+			what += "\n" + ex.query
+			c := connectWS(t, srv, nil)
+			c.subscribe(ex.query, ex.vars)
+			if m, err := c.tryRead(300 * time.Millisecond); err == nil {
+				t.Errorf("%s\nanswered %s %s before any event; want the subscription accepted", what, m.Type, m.Payload)
+			}
+			continue
 		} else {
 			what += "\n" + ex.query
 			r = srv.do(t, ex.query, ex.vars)
@@ -416,4 +428,17 @@ func TestREADMETokenExample(t *testing.T) {
 	if len(r.Errors) != 1 || r.Errors[0].Code() != "FORBIDDEN" {
 		t.Errorf("bob updating alice's node: %s, want FORBIDDEN", r.Body)
 	}
+}
+
+// isSubscription reports whether a README example's document is a
+// subscription (its first word, after comments).
+func isSubscription(query string) bool {
+	for _, line := range strings.Split(query, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		return strings.HasPrefix(line, "subscription")
+	}
+	return false
 }
