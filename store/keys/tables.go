@@ -16,8 +16,8 @@ const (
 	// FamilyOnce holds the write bookkeeping of TableGraph and
 	// TableArticles (OnceColumn): the ops that let a write re-sent or
 	// retried recognise its own effect. Only writers read it; a request's
-	// reads ask for the data family alone, so they neither read nor decode
-	// it (an updated node carries 16 ops, 256 bytes).
+	// pages ask for the data family alone, so they neither read nor decode
+	// it (a post's op in every timeline row).
 	FamilyOnce = "x"
 )
 
