@@ -188,6 +188,10 @@ func (f *Fetcher) Run(ctx context.Context, round int, w *Wave) {
 // more; the far ends not read yet are read in one more batch (chunked by
 // BatchSize), kept in w.ends for the next wave, which reads them as the
 // pages' neighbours.
+// smallEnds is how many end rows checkEnds finds by walking its list
+// rather than by a map.
+const smallEnds = 16
+
 func (f *Fetcher) checkEnds(ctx context.Context, w *Wave) {
 	w.ends = w.ends[:0]
 	known := func(g store.Get) (result[store.Row], bool) {
@@ -224,12 +228,30 @@ func (f *Fetcher) checkEnds(ctx context.Context, w *Wave) {
 		return
 	}
 	// Sized once: growing the map and the list cost more than the check.
+	// A few ends are found by walking the list: a map costs more there.
 	need := make([]store.Get, 0, total)
-	needIdx := make(map[store.Get]int, total)
+	var needIdx map[store.Get]int
+	if total > smallEnds {
+		needIdx = make(map[store.Get]int, total)
+	}
+	indexOf := func(g store.Get) (int, bool) {
+		if needIdx != nil {
+			i, ok := needIdx[g]
+			return i, ok
+		}
+		i := slices.Index(need, g)
+		return i, i >= 0
+	}
 	for _, gets := range pending {
 		for _, g := range gets {
-			if _, ok := known(g); !ok {
-				add(&need, &needIdx, g)
+			if _, ok := known(g); ok {
+				continue
+			}
+			if _, ok := indexOf(g); !ok {
+				if needIdx != nil {
+					needIdx[g] = len(need)
+				}
+				need = append(need, g)
 			}
 		}
 	}
@@ -262,7 +284,8 @@ func (f *Fetcher) checkEnds(ctx context.Context, w *Wave) {
 		for j, g := range gets {
 			r, ok := known(g)
 			if !ok {
-				r = read[needIdx[g]]
+				i, _ := indexOf(g)
+				r = read[i]
 			}
 			if r.err != nil {
 				err = r.err

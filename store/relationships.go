@@ -1035,6 +1035,10 @@ type RelationshipPage struct {
 	near      string
 	dir       Direction
 	unchecked bool
+	// ends are the ids of EndGets and at the index in ends of each
+	// relationship's far end (endIDs), worked out once with the page.
+	ends []string
+	at   []int
 }
 
 // Primed are the relationship rows, rebuilt from the index rows: built
@@ -1104,6 +1108,9 @@ func (s *Store) AdjacentIndex(ctx context.Context, node, relType string, dir Dir
 			Created: time.UnixMilli(a.Created), Updated: time.UnixMilli(rw.ts)}
 		page.props[i] = rw.raw.get(keys.QualProperties)
 	}
+	if len(rows) > 0 {
+		page.ends, page.at = page.endIDs()
+	}
 	return page, nil
 }
 
@@ -1121,9 +1128,8 @@ func (p RelationshipPage) EndGets() []Get {
 	if !p.unchecked || len(p.Relationships) == 0 {
 		return nil
 	}
-	ids, _ := p.endIDs()
-	gets := make([]Get, len(ids))
-	for i, id := range ids {
+	gets := make([]Get, len(p.ends))
+	for i, id := range p.ends {
 		gets[i] = Get{keys.TableGraph, keys.NodeRow(id)}
 	}
 	return gets
@@ -1202,7 +1208,7 @@ func (p RelationshipPage) CheckEnds(rows []Row) (RelationshipPage, error) {
 	if live, err := rows[0].nodeLive(); err != nil || !live {
 		return RelationshipPage{}, err
 	}
-	ids, at := p.endIDs()
+	ids, at := p.ends, p.at
 	if len(rows) < len(ids) {
 		return RelationshipPage{}, errors.New("adjacent: far ends were not read")
 	}
