@@ -116,6 +116,7 @@ func relationshipOf(a keys.Adjacency) RelationshipKey {
 // Fault points of CreateRelationship besides writeIndex's and
 // countDegrees' (see Store.fault), named after the step that follows.
 const (
+	pointRelationshipClaim   = "relationship-claim"
 	pointRelationshipPending = "relationship-pending"
 	pointRelationshipRow     = "relationship-row"
 	pointRelationshipRecheck = "relationship-recheck"
@@ -281,6 +282,16 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		// detach of either confirms its mark, and one with detach that
 		// marks it comes after this create (see relIntent).
 		created, reuse := s.firstCreation(rel, op)
+		if !reuse {
+			// The creation time is claimed in xp before anything names
+			// it: no other op's index rows are ever of this time.
+			if err := s.faultPoint(pointRelationshipClaim); err != nil {
+				return Relationship{}, err
+			}
+			if created, err = s.claimCreation(ctx, k, rel.pending, created); err != nil {
+				return Relationship{}, err
+			}
+		}
 		if intents.placed, err = s.placeIntents(ctx, k, ends, created); err != nil {
 			if errors.Is(err, ErrNotFound) {
 				return s.createRelationshipEndGone(ctx, k, encoded, err)
@@ -493,20 +504,24 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 	ctx, op := withOp(ctx)
 	var replaced *residue
 	var e entity
+	claimed := created // the time our xp holds
 	err := s.casLoop(ctx, "create relationship hidden by a delete marker", func(attempt int) (bool, error) {
+		if err := s.faultPoint(pointRelationshipPending); err != nil {
+			return false, err
+		}
+		if attempt > 0 {
+			// A new time (the earlier one's index rows hidden): claimed
+			// in xp, over ours, before the intents name it.
+			var err error
+			if created, err = s.claimCreation(ctx, k, &pendingCreate{op: op, created: claimed}, created); err != nil {
+				return false, err
+			}
+			claimed = created
+		}
 		e = entity{created: created, updated: created, props: props, ends: endsCreated}
 		// The intents name the index rows before they are written.
 		if err := s.recordIntentCreation(ctx, k, intents, created); err != nil {
 			return false, err
-		}
-		if !reuse || attempt > 0 {
-			if err := s.faultPoint(pointRelationshipPending); err != nil {
-				return false, err
-			}
-			if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, k.row(),
-				cells{keys.QualPendingCreate: pendingCreate{op: op, created: created}.encode()}, created); err != nil {
-				return false, err
-			}
 		}
 		if err := s.writeIndex(ctx, k, e); err != nil {
 			return false, err
@@ -580,6 +595,56 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		return false, err
 	})
 	return e, replaced, err
+}
+
+// claimCreation claims a creation time for the ctx's op in k's row: a
+// compare-and-set of xp from seen (the row's xp as read; nil: none) to
+// the op and created. Another create that claimed first (it read the same
+// xp) makes it claim a later time than that one's, which it returns. So
+// one op alone writes the index rows of a creation time, and a create
+// that deletes the index rows of a time of its own (an earlier try's,
+// one hidden, or a loser's) never deletes another's: two creates that
+// chose one time (both behind a residue, or the same millisecond) would
+// otherwise write the same index rows, and the loser's retry delete the
+// winner's.
+func (s *Store) claimCreation(ctx context.Context, k RelationshipKey, seen *pendingCreate, created int64) (int64, error) {
+	op := opOf(ctx)
+	var got int64
+	err := s.casLoop(ctx, "create relationship", func(int) (bool, error) {
+		var expected []byte
+		if seen != nil {
+			expected = seen.encode()
+		}
+		mine := pendingCreate{op: op, created: created}
+		won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, k.row(), keys.QualPendingCreate, expected,
+			cells{keys.QualPendingCreate: mine.encode()}, created)
+		if err != nil || won {
+			got = created
+			return won, err
+		}
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, k.row())
+		if err != nil {
+			return false, err
+		}
+		cur, _, err := decodeEntity(k.row(), c)
+		if err != nil {
+			return false, err
+		}
+		if cur.pending != nil && *cur.pending == mine {
+			got = created // a re-send applied
+			return true, nil
+		}
+		seen = cur.pending
+		created = max(created+1, s.nowMs())
+		if cur.pending != nil {
+			created = max(created, cur.pending.created+1)
+		}
+		if cur.gone != nil || cur.created != 0 {
+			created = max(created, cur.updated+1)
+		}
+		return false, nil
+	})
+	return got, err
 }
 
 // firstCreation is the creation time of a create of a relationship whose
