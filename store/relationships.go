@@ -247,6 +247,9 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
 			return Relationship{}, err
 		}
+		if rel.gone.afterDetachOf(op, by) {
+			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
+		}
 		if undone, err := s.intentUndoneBy(ctx, k, by); err != nil || undone {
 			// By the deletion of an end that found this create's intent
 			// stale (cut short): that deletion came first.
@@ -421,6 +424,9 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		e := entity{created: created, updated: created, props: props}
 		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
 			return Relationship{}, err
+		}
+		if rel.gone.afterDetachOf(op, by) {
+			break // written after that deletion's mark
 		}
 		if undone, err := s.intentUndoneBy(ctx, k, by); err != nil || undone {
 			return Relationship{}, cmp.Or(err, notFound) // (see CreateRelationship)
