@@ -407,6 +407,11 @@ func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properti
 			return nodeFrom(id, e)
 		}
 		remains = true // ours, cut short while removing remains
+	} else if err == nil {
+		// Live and unmarked: written now without remains, or ours from an
+		// earlier try that finished; what names the node now is its own
+		// (written since), never remains to remove.
+		remains = false
 	}
 	if errors.Is(err, ErrAlreadyExists) {
 		// The row was live; read again, it may be marked, or gone already
