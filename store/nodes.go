@@ -585,12 +585,14 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 		if err != nil {
 			return false, err
 		}
-		if !ok || old.deleting != 0 {
-			return false, ErrNotFound
-		}
-		if hasOp(old.updateOps, op) {
+		if old.created != 0 && hasOp(old.updateOps, op) {
+			// Ours applied (a re-send, or an earlier try): before any
+			// deletion that has marked or deleted the row since.
 			next = old
 			return true, nil
+		}
+		if !ok || old.deleting != 0 {
+			return false, ErrNotFound
 		}
 		if !endsLive || len(ends) > 0 && !old.endsAre(endsCreated) {
 			return false, ErrNotFound
