@@ -337,10 +337,14 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		//
 		// A create that wrote its row over another residue than the one
 		// its first read found (another relationship of the key was there
-		// in between, which that deletion's detach may have taken) cannot
-		// come before the mark: NOT_FOUND too.
+		// in between) cannot come before the mark if that deletion's
+		// detach took the other (the residue is the marking op's):
+		// NOT_FOUND too. Another deleted it before the mark, or the
+		// create's row was there for others to read before it (as
+		// anyone's row of a fresh create).
 		fresh := replaced == nil && !rel.deleted() ||
 			replaced != nil && rel.gone != nil && replaced.at == rel.gone.at && replaced.deleteOp == rel.gone.deleteOp
+		byMarker := sameEnd && !fresh && replaced != nil && replaced.deleteOp == d.deleteOp
 		//
 		// The same when an end it read has gone or been created again
 		// since (no mark left to say which deletion), and its row replaced
@@ -354,7 +358,7 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 			}
 		}
 		derr := s.deleteRelationshipCreated(ctx, k, e.created, "")
-		if (sameEnd && (d.alone || !fresh) || afterMark) && (derr == nil || errors.Is(derr, ErrNotFound)) {
+		if (sameEnd && (d.alone || byMarker) || afterMark) && (derr == nil || errors.Is(derr, ErrNotFound)) {
 			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", err)
 		}
 		if errors.Is(derr, ErrNotFound) || derr == nil && sameEnd {
