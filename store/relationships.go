@@ -337,14 +337,18 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		//
 		// A create that wrote its row over another residue than the one
 		// its first read found (another relationship of the key was there
-		// in between) cannot come before the mark if that deletion's
-		// detach took the other (the residue is the marking op's):
-		// NOT_FOUND too. Another deleted it before the mark, or the
-		// create's row was there for others to read before it (as
-		// anyone's row of a fresh create).
+		// in between) cannot come before the mark if that one was
+		// deleted after it: by that deletion's detach (the residue is the
+		// marking op's), or by its own create's recheck or retry, which
+		// takes its row back only once it has found an end marked or gone
+		// (the residue's delete op is its create op): NOT_FOUND too.
+		// Deleted by another (deleteRelationship, which reads the ends
+		// live first), it may have gone before the mark, and the row been
+		// read by others before it, as a fresh create's.
 		fresh := replaced == nil && !rel.deleted() ||
 			replaced != nil && rel.gone != nil && replaced.at == rel.gone.at && replaced.deleteOp == rel.gone.deleteOp
-		byMarker := sameEnd && !fresh && replaced != nil && replaced.deleteOp == d.deleteOp
+		byMarker := sameEnd && !fresh && replaced != nil &&
+			(replaced.deleteOp == d.deleteOp || replaced.deleteOp == replaced.createOp)
 		//
 		// The same when an end it read has gone or been created again
 		// since (no mark left to say which deletion), and its row replaced

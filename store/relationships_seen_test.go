@@ -74,3 +74,67 @@ func TestCreateRelationshipSeenBeforeItsEndsMark(t *testing.T) {
 	checkGraphInvariants(t, sc)
 	repairTwice(t, sc)
 }
+
+// The other side of TestCreateRelationshipSeenBeforeItsEndsMark: the
+// residue a create's row replaced was left by another create of the key
+// that took its own row back after the mark (its recheck found the end
+// marked, answered success and deleted its row): the row came after the
+// mark, and the create answers NOT_FOUND. Both answered success (the
+// concurrent simulation, seed 107 of a run on f3be306: two overlapping
+// creates of n3-likes->n2, both success, no deletion of it between).
+//
+//  1. C2 reads both ends live and its row absent, places its intents;
+//  2. C1 creates the relationship; before its recheck, D (n's deletion
+//     with detach) marks n; C1's recheck finds the mark, deletes its
+//     row, and answers success (it came before the mark);
+//  3. C2 writes its row over C1's residue, and finds n marked.
+func TestCreateRelationshipAfterAnotherTookItsRowBack(t *testing.T) {
+	k := RelationshipKey{"a", "knows", "n"}
+	clk := newFakeClock()
+	clk.step = 1
+	db := openTestEngine(t, clk)
+	newStore := func() *Store {
+		s, err := New(db, Options{Clock: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s2, s1, sd := newStore(), newStore(), newStore()
+	mustNode(t, s2, "a", nil)
+	mustNode(t, s2, "n", nil)
+	interleaved := false
+	var first, deleteErr error
+	s2.fault = func(p string) error {
+		if p == pointRelationshipPending && !interleaved {
+			interleaved = true
+			s1.fault = func(p string) error {
+				if p == pointRelationshipRecheck {
+					sd.fault = crashAtPoint(pointNodeDetach)
+					deleteErr = sd.DeleteNode(bg, "n", true)
+					sd.fault = nil
+				}
+				return nil
+			}
+			_, first = s1.CreateRelationship(bg, k, Properties{"by": "c1"})
+			s1.fault = nil
+		}
+		return nil
+	}
+	_, second := s2.CreateRelationship(bg, k, Properties{"by": "c2"})
+	s2.fault = nil
+	if !errors.Is(deleteErr, errCrash) {
+		t.Fatalf("D, cut short after its mark: %v", deleteErr)
+	}
+	if first != nil {
+		t.Fatalf("C1, before the mark: %v", first)
+	}
+	if !errors.Is(second, ErrNotFound) {
+		t.Errorf("C2, its row over C1's, taken back after the mark: %v; want NOT_FOUND (C1 succeeded, and no deletion of the relationship came between)", second)
+	}
+	if err := sd.DeleteNode(bg, "n", true); err != nil {
+		t.Fatalf("D finished: %v", err)
+	}
+	checkGraphInvariants(t, s2)
+	repairTwice(t, s2)
+}
