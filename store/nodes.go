@@ -206,7 +206,10 @@ func (e entity) createCells(op OpID, overResidue bool) cells {
 	if overResidue {
 		c[keys.QualOwner] = append([]byte{}, e.owner...)
 		c[keys.QualDeleting] = encodeMs(e.deleting)
-		c[keys.QualUpdateOps] = []byte{}
+		// The deleted creations' update ops stay: a retry of an update
+		// that applied to one of them finds its op, and does not apply
+		// again to this one.
+		c[keys.QualUpdateOps] = append([]byte{}, e.updateOps...)
 		c[keys.QualDeleteOp] = []byte{}
 	}
 	return c
@@ -329,6 +332,7 @@ func (s *Store) createEntityOver(ctx context.Context, row []byte, e entity, keep
 				e.created, e.updated = next, next
 			}
 			qualifier, expected, over = keys.QualUpdated, encodeMs(old.updated), true
+			e.updateOps = old.updateOps
 			return false, nil
 		case keep:
 			return false, errHidden // an older delete marker hides it

@@ -57,3 +57,60 @@ func TestUpdateReSentAcrossADeletionsMark(t *testing.T) {
 		t.Errorf("the update retried: %v, want success", err)
 	}
 }
+
+// An update retried with its op after the node it applied to was
+// deleted and created again by another: the retry finds its op and
+// applies nothing to the new node. The create over the residue reset xu,
+// and the retry applied the update again, to the other's node: the
+// concurrent simulation's relationship n3-likes->n2 of seed 1593 (on
+// b276d2c), an update made 4 times whose value a read saw, then the
+// relationship deleted and created again, and the update's value back.
+func TestUpdateRetriedAfterTheRowWasCreatedAgain(t *testing.T) {
+	s := newTestStore(t)
+	mustNode(t, s, "n", Properties{"v": 1})
+	op := WithOp(bg, DeriveOpID("alice", "key-1", "0", "updateNode", "n"))
+	if _, err := s.UpdateNodeProperties(op, "n", Properties{"v": 2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteNode(bg, "n", true); err != nil {
+		t.Fatal(err)
+	}
+	mustNode(t, s, "n", Properties{"v": 3})
+	if _, err := s.UpdateNodeProperties(op, "n", Properties{"v": 2}, nil); err != nil {
+		t.Errorf("the update retried: %v, want success (it applied)", err)
+	}
+	n, err := s.getNode(bg, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(n.Properties.JSON()); got != `{"v":3}` {
+		t.Errorf("the node created again after the update's retry: %s, want {\"v\":3}", got)
+	}
+	// The same for a relationship.
+	mustNode(t, s, "a", nil)
+	k := RelationshipKey{"a", "knows", "n"}
+	if _, err := s.CreateRelationship(bg, k, Properties{"v": 1}); err != nil {
+		t.Fatal(err)
+	}
+	rop := WithOp(bg, DeriveOpID("alice", "key-2", "0", "updateRelationship", k.ID()))
+	if _, err := s.UpdateRelationshipProperties(rop, k, Properties{"v": 2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteRelationship(bg, k); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateRelationship(bg, k, Properties{"v": 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateRelationshipProperties(rop, k, Properties{"v": 2}, nil); err != nil {
+		t.Errorf("the relationship update retried: %v, want success", err)
+	}
+	r, err := s.GetRelationship(bg, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(r.Properties.JSON()); got != `{"v":3}` {
+		t.Errorf("the relationship created again after the update's retry: %s, want {\"v\":3}", got)
+	}
+	checkGraphInvariants(t, s)
+}
