@@ -354,11 +354,16 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		// since (no mark left to say which deletion), and its row replaced
 		// a residue that the deletion of that end left (its detach took
 		// another relationship of the key): after the mark.
+		// So does a residue of another create that took its own row
+		// back (see byMarker).
 		afterMark := false
 		if !sameEnd && !fresh && replaced != nil {
 			var aerr error
-			if afterMark, aerr = s.endDeletedBy(ctx, k, ends.created, replaced.deleteOp); aerr != nil {
-				return Relationship{}, aerr
+			afterMark = replaced.deleteOp == replaced.createOp
+			if !afterMark {
+				if afterMark, aerr = s.endDeletedBy(ctx, k, ends.created, replaced.deleteOp); aerr != nil {
+					return Relationship{}, aerr
+				}
 			}
 		}
 		derr := s.deleteRelationshipCreated(ctx, k, e.created, "")

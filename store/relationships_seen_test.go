@@ -138,3 +138,63 @@ func TestCreateRelationshipAfterAnotherTookItsRowBack(t *testing.T) {
 	checkGraphInvariants(t, s2)
 	repairTwice(t, s2)
 }
+
+// TestCreateRelationshipAfterAnotherTookItsRowBack with no mark left
+// when the create reads its ends again: the end's deletion has finished
+// (its detach deleted the create's row) and the end was created again.
+// The create answered success (somebody deleted its row: it was there),
+// beside the other create's success: the concurrent simulation, seed
+// 1926 on b276d2c (three creates of n3-likes->n0 succeeded, with the
+// start deleted and created again between only once).
+func TestCreateRelationshipAfterAnotherTookItsRowBackEndCreatedAgain(t *testing.T) {
+	k := RelationshipKey{"a", "knows", "n"}
+	clk := newFakeClock()
+	clk.step = 1
+	db := openTestEngine(t, clk)
+	newStore := func() *Store {
+		s, err := New(db, Options{Clock: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s2, s1, sd := newStore(), newStore(), newStore()
+	mustNode(t, s2, "a", nil)
+	mustNode(t, s2, "n", nil)
+	interleaved := false
+	var first, deleteErr, finishErr error
+	s2.fault = func(p string) error {
+		switch {
+		case p == pointRelationshipPending && !interleaved:
+			interleaved = true
+			s1.fault = func(p string) error {
+				if p == pointRelationshipRecheck {
+					sd.fault = crashAtPoint(pointNodeDetach)
+					deleteErr = sd.DeleteNode(bg, "n", true)
+					sd.fault = nil
+				}
+				return nil
+			}
+			_, first = s1.CreateRelationship(bg, k, Properties{"by": "c1"})
+			s1.fault = nil
+		case p == pointRelationshipRecheck:
+			// D finished (its detach takes C2's row), n created again.
+			finishErr = sd.DeleteNode(bg, "n", true)
+			mustNode(t, sd, "n", nil)
+		}
+		return nil
+	}
+	_, second := s2.CreateRelationship(bg, k, Properties{"by": "c2"})
+	s2.fault = nil
+	if !errors.Is(deleteErr, errCrash) || finishErr != nil {
+		t.Fatalf("D, cut short after its mark: %v; finished: %v", deleteErr, finishErr)
+	}
+	if first != nil {
+		t.Fatalf("C1, before the mark: %v", first)
+	}
+	if !errors.Is(second, ErrNotFound) {
+		t.Errorf("C2, its row over C1's, taken back after the mark: %v; want NOT_FOUND", second)
+	}
+	checkGraphInvariants(t, s2)
+	repairTwice(t, s2)
+}
