@@ -229,6 +229,11 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		// row, with the deletions before its last. The deletion counted
 		// it down: this op counts it up.)
 		created, by, _ := rel.gone.createdBy(op)
+		if by == takenBackOp(op) {
+			// Our own recheck took it back having answered success (an
+			// end marked after it): success again, its steps finished.
+			return s.finishTakenBack(ctx, k, rel, created, encoded)
+		}
 		if by == op && created == rel.gone.created { // our own recheck took it back
 			return Relationship{}, s.finishUndo(ctx, k, created)
 		}
@@ -348,7 +353,7 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		fresh := replaced == nil && !rel.deleted() ||
 			replaced != nil && rel.gone != nil && replaced.at == rel.gone.at && replaced.deleteOp == rel.gone.deleteOp
 		byMarker := sameEnd && !fresh && replaced != nil &&
-			(replaced.deleteOp == d.deleteOp || replaced.deleteOp == replaced.createOp)
+			(replaced.deleteOp == d.deleteOp || tookOwnRowBack(replaced.createOp, replaced.deleteOp))
 		//
 		// The same when an end it read has gone or been created again
 		// since (no mark left to say which deletion), and its row replaced
@@ -359,15 +364,23 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		afterMark := false
 		if !sameEnd && !fresh && replaced != nil {
 			var aerr error
-			afterMark = replaced.deleteOp == replaced.createOp
+			afterMark = tookOwnRowBack(replaced.createOp, replaced.deleteOp)
 			if !afterMark {
 				if afterMark, aerr = s.endDeletedBy(ctx, k, ends.created, replaced.deleteOp); aerr != nil {
 					return Relationship{}, aerr
 				}
 			}
 		}
-		derr := s.deleteRelationshipCreated(ctx, k, e.created, "")
-		if (sameEnd && (d.alone || byMarker) || afterMark) && (derr == nil || errors.Is(derr, ErrNotFound)) {
+		// The row goes; taken back by a create that answers success, with
+		// an op of its own (takenBackOp), so that a retry, and another
+		// create over the residue, tell it from an undo.
+		notFound := sameEnd && (d.alone || byMarker) || afterMark
+		delCtx := ctx
+		if !notFound && sameEnd {
+			delCtx = WithOp(ctx, takenBackOp(op))
+		}
+		derr := s.deleteRelationshipCreated(delCtx, k, e.created, "")
+		if notFound && (derr == nil || errors.Is(derr, ErrNotFound)) {
 			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", err)
 		}
 		if errors.Is(derr, ErrNotFound) || derr == nil && sameEnd {
@@ -405,7 +418,13 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		if err := s.countDegrees(ctx, k, +1, rel.created); err != nil {
 			return Relationship{}, err
 		}
-		derr := s.deleteRelationshipCreated(ctx, k, rel.created, "")
+		var d *endMarked
+		before := errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends) && (rel.gone == nil || rel.gone.deleteOp != d.deleteOp)
+		delCtx := ctx
+		if before {
+			delCtx = WithOp(ctx, takenBackOp(op)) // (see CreateRelationship's recheck)
+		}
+		derr := s.deleteRelationshipCreated(delCtx, k, rel.created, "")
 		if errors.Is(derr, ErrNotFound) {
 			return relationshipFrom(k, rel) // deleted by another meanwhile
 		}
@@ -418,8 +437,7 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		// deletion's detach left (see CreateRelationship's recheck).
 		// Others may have read it: the create happened, then that
 		// deletion (its work on the row done here).
-		var d *endMarked
-		if errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends) && (rel.gone == nil || rel.gone.deleteOp != d.deleteOp) {
+		if before {
 			return relationshipFrom(k, rel)
 		}
 	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0 && rel.gone.deleteOp == op:
@@ -428,6 +446,9 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		}
 	case createdThenDeleted(rel, op):
 		created, by, _ := rel.gone.createdBy(op)
+		if by == takenBackOp(op) {
+			return s.finishTakenBack(ctx, k, rel, created, props)
+		}
 		if by == op { // our own undo, finished by the create that replaced its residue
 			if err := s.countDegrees(ctx, k, +1, created); err != nil {
 				return Relationship{}, err
@@ -505,6 +526,38 @@ func (s *Store) finishUndo(ctx context.Context, k RelationshipKey, created int64
 		return err
 	}
 	return fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
+}
+
+// takenBackOp is the op with which a create deletes its own row once it
+// has answered success, an end marked after it (CreateRelationship's
+// recheck, createRelationshipEndGone): not its own op, which marks an
+// undo (NOT_FOUND), so that its retry answers success again, and another
+// create whose row replaces that residue knows it came after the mark.
+func takenBackOp(op OpID) OpID {
+	return DeriveOpID("relationship create taken back", string(op[:]))
+}
+
+// tookOwnRowBack reports whether a deletion (deleteOp) of a creation by
+// createOp was that create taking its own row back, after it found an end
+// marked or gone.
+func tookOwnRowBack(createOp, deleteOp OpID) bool {
+	return !createOp.IsZero() && (deleteOp == createOp || deleteOp == takenBackOp(createOp))
+}
+
+// finishTakenBack answers a retry of a create whose row its own recheck
+// took back having answered success (rel's residue keeps the creation at
+// created): its counts (the Increments repeat their nonces), the
+// deletion's steps if it is the row's last, and success.
+func (s *Store) finishTakenBack(ctx context.Context, k RelationshipKey, rel entity, created int64, props []byte) (Relationship, error) {
+	if err := s.countDegrees(ctx, k, +1, created); err != nil {
+		return Relationship{}, err
+	}
+	if rel.deleted() && rel.gone.created == created {
+		if err := s.finishDeletion(ctx, k, *rel.gone); err != nil {
+			return Relationship{}, err
+		}
+	}
+	return relationshipFrom(k, entity{created: created, updated: created, props: props})
 }
 
 // errDeletedByAnother: the relationship a create was taking back was

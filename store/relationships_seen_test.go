@@ -198,3 +198,45 @@ func TestCreateRelationshipAfterAnotherTookItsRowBackEndCreatedAgain(t *testing.
 	checkGraphInvariants(t, s2)
 	repairTwice(t, s2)
 }
+
+// A create whose recheck found an end marked by a deletion with detach
+// answers success and takes its row back; cut short then (before it has
+// cleared its intents), its retry found its own residue, took it for an
+// undo, and answered NOT_FOUND for its own success: the concurrent
+// simulation's creates "made N times -> NOT_FOUND" after a read or an
+// update of them (seeds 371, 668 and 1961 on e3d44df). The row is now
+// taken back with an op of its own (takenBackOp): the retry answers
+// success.
+func TestCreateRelationshipRetriedAfterItsRecheckTookItBack(t *testing.T) {
+	k := RelationshipKey{"a", "knows", "n"}
+	op := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
+	s := newTestStore(t)
+	mustNode(t, s, "a", nil)
+	mustNode(t, s, "n", nil)
+	var deleteErr error
+	s.fault = func(p string) error {
+		switch p {
+		case pointRelationshipRecheck:
+			hook := s.fault
+			s.fault = crashAtPoint(pointNodeDetach)
+			deleteErr = s.DeleteNode(bg, "n", true)
+			s.fault = hook
+		case pointRelationshipIntentClear:
+			return errCrash
+		}
+		return nil
+	}
+	_, first := s.CreateRelationship(op, k, nil)
+	s.fault = nil
+	if !errors.Is(deleteErr, errCrash) || !errors.Is(first, errCrash) {
+		t.Fatalf("the deletion, cut short after its mark: %v; the create, cut short after its recheck: %v", deleteErr, first)
+	}
+	if _, err := s.CreateRelationship(op, k, nil); err != nil {
+		t.Errorf("the create retried: %v; want success, as its recheck decided", err)
+	}
+	if err := s.DeleteNode(bg, "n", true); err != nil {
+		t.Fatalf("the deletion finished: %v", err)
+	}
+	checkGraphInvariants(t, s)
+	repairTwice(t, s)
+}
