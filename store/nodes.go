@@ -206,7 +206,10 @@ func (e entity) createCells(op OpID, overResidue bool) cells {
 	if overResidue {
 		c[keys.QualOwner] = append([]byte{}, e.owner...)
 		c[keys.QualDeleting] = encodeMs(e.deleting)
-		c[keys.QualUpdateOps] = []byte{}
+		// The deleted creations' update ops stay: a retry of an update
+		// that applied to one of them finds its op, and does not apply
+		// again to this one.
+		c[keys.QualUpdateOps] = append([]byte{}, e.updateOps...)
 		c[keys.QualDeleteOp] = []byte{}
 	}
 	return c
@@ -329,6 +332,7 @@ func (s *Store) createEntityOver(ctx context.Context, row []byte, e entity, keep
 				e.created, e.updated = next, next
 			}
 			qualifier, expected, over = keys.QualUpdated, encodeMs(old.updated), true
+			e.updateOps = old.updateOps
 			return false, nil
 		case keep:
 			return false, errHidden // an older delete marker hides it
@@ -407,6 +411,11 @@ func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properti
 			return nodeFrom(id, e)
 		}
 		remains = true // ours, cut short while removing remains
+	} else if err == nil {
+		// Live and unmarked: written now without remains, or ours from an
+		// earlier try that finished; what names the node now is its own
+		// (written since), never remains to remove.
+		remains = false
 	}
 	if errors.Is(err, ErrAlreadyExists) {
 		// The row was live; read again, it may be marked, or gone already
@@ -580,12 +589,14 @@ func (s *Store) updateEntity(ctx context.Context, row []byte, set Properties, re
 		if err != nil {
 			return false, err
 		}
-		if !ok || old.deleting != 0 {
-			return false, ErrNotFound
-		}
-		if hasOp(old.updateOps, op) {
+		if old.created != 0 && hasOp(old.updateOps, op) {
+			// Ours applied (a re-send, or an earlier try): before any
+			// deletion that has marked or deleted the row since.
 			next = old
 			return true, nil
+		}
+		if !ok || old.deleting != 0 {
+			return false, ErrNotFound
 		}
 		if !endsLive || len(ends) > 0 && !old.endsAre(endsCreated) {
 			return false, ErrNotFound

@@ -144,6 +144,32 @@ func (r *residue) createdBy(op OpID) (created int64, deleteOp OpID, ok bool) {
 	return 0, OpID{}, false
 }
 
+// replacedDeletion is the op that deleted the creation which op's
+// creation was written over (the deletion kept just before it), if the
+// residue keeps both.
+func (r *residue) replacedDeletion(op OpID) (OpID, bool) {
+	if r == nil || op.IsZero() {
+		return OpID{}, false
+	}
+	chain := r.next()
+	for i, d := range chain {
+		if d.createOp == op && d.created != 0 && i+1 < len(chain) {
+			return chain[i+1].deleteOp, true
+		}
+	}
+	return OpID{}, false
+}
+
+// afterDetachOf reports whether op's creation, deleted by by, was written
+// over the residue of another creation that by deleted too: by is a
+// node's deletion (only a node's detach deletes two creations of one
+// relationship), and took the other after its mark, so op's create came
+// after the mark: NOT_FOUND, as its recheck would have answered.
+func (r *residue) afterDetachOf(op, by OpID) bool {
+	prev, ok := r.replacedDeletion(op)
+	return ok && prev == by
+}
+
 // next is the residue's deletions as the earlier ones of the row's next
 // deletion: its last first, the oldest dropped.
 func (r *residue) next() []pastDeletion {

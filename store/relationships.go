@@ -116,6 +116,7 @@ func relationshipOf(a keys.Adjacency) RelationshipKey {
 // Fault points of CreateRelationship besides writeIndex's and
 // countDegrees' (see Store.fault), named after the step that follows.
 const (
+	pointRelationshipClaim   = "relationship-claim"
 	pointRelationshipPending = "relationship-pending"
 	pointRelationshipRow     = "relationship-row"
 	pointRelationshipRecheck = "relationship-recheck"
@@ -228,6 +229,11 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		// row, with the deletions before its last. The deletion counted
 		// it down: this op counts it up.)
 		created, by, _ := rel.gone.createdBy(op)
+		if by == takenBackOp(op) {
+			// Our own recheck took it back having answered success (an
+			// end marked after it): success again, its steps finished.
+			return s.finishTakenBack(ctx, k, rel, created, encoded)
+		}
 		if by == op && created == rel.gone.created { // our own recheck took it back
 			return Relationship{}, s.finishUndo(ctx, k, created)
 		}
@@ -245,6 +251,9 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		e = entity{created: created, updated: created, props: encoded}
 		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
 			return Relationship{}, err
+		}
+		if rel.gone.afterDetachOf(op, by) {
+			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
 		}
 		if undone, err := s.intentUndoneBy(ctx, k, by); err != nil || undone {
 			// By the deletion of an end that found this create's intent
@@ -281,6 +290,16 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		// detach of either confirms its mark, and one with detach that
 		// marks it comes after this create (see relIntent).
 		created, reuse := s.firstCreation(rel, op)
+		if !reuse {
+			// The creation time is claimed in xp before anything names
+			// it: no other op's index rows are ever of this time.
+			if err := s.faultPoint(pointRelationshipClaim); err != nil {
+				return Relationship{}, err
+			}
+			if created, err = s.claimCreation(ctx, k, rel.pending, created); err != nil {
+				return Relationship{}, err
+			}
+		}
 		if intents.placed, err = s.placeIntents(ctx, k, ends, created); err != nil {
 			if errors.Is(err, ErrNotFound) {
 				return s.createRelationshipEndGone(ctx, k, encoded, err)
@@ -323,24 +342,45 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		//
 		// A create that wrote its row over another residue than the one
 		// its first read found (another relationship of the key was there
-		// in between, which that deletion's detach may have taken) cannot
-		// come before the mark: NOT_FOUND too.
+		// in between) cannot come before the mark if that one was
+		// deleted after it: by that deletion's detach (the residue is the
+		// marking op's), or by its own create's recheck or retry, which
+		// takes its row back only once it has found an end marked or gone
+		// (the residue's delete op is its create op): NOT_FOUND too.
+		// Deleted by another (deleteRelationship, which reads the ends
+		// live first), it may have gone before the mark, and the row been
+		// read by others before it, as a fresh create's.
 		fresh := replaced == nil && !rel.deleted() ||
 			replaced != nil && rel.gone != nil && replaced.at == rel.gone.at && replaced.deleteOp == rel.gone.deleteOp
+		byMarker := sameEnd && !fresh && replaced != nil &&
+			(replaced.deleteOp == d.deleteOp || tookOwnRowBack(replaced.createOp, replaced.deleteOp))
 		//
 		// The same when an end it read has gone or been created again
 		// since (no mark left to say which deletion), and its row replaced
 		// a residue that the deletion of that end left (its detach took
 		// another relationship of the key): after the mark.
+		// So does a residue of another create that took its own row
+		// back (see byMarker).
 		afterMark := false
 		if !sameEnd && !fresh && replaced != nil {
 			var aerr error
-			if afterMark, aerr = s.endDeletedBy(ctx, k, ends.created, replaced.deleteOp); aerr != nil {
-				return Relationship{}, aerr
+			afterMark = tookOwnRowBack(replaced.createOp, replaced.deleteOp)
+			if !afterMark {
+				if afterMark, aerr = s.endDeletedBy(ctx, k, ends.created, replaced.deleteOp); aerr != nil {
+					return Relationship{}, aerr
+				}
 			}
 		}
-		derr := s.deleteRelationshipCreated(ctx, k, e.created, "")
-		if (sameEnd && (d.alone || !fresh) || afterMark) && (derr == nil || errors.Is(derr, ErrNotFound)) {
+		// The row goes; taken back by a create that answers success, with
+		// an op of its own (takenBackOp), so that a retry, and another
+		// create over the residue, tell it from an undo.
+		notFound := sameEnd && (d.alone || byMarker) || afterMark
+		delCtx := ctx
+		if !notFound && sameEnd {
+			delCtx = WithOp(ctx, takenBackOp(op))
+		}
+		derr := s.deleteRelationshipCreated(delCtx, k, e.created, "")
+		if notFound && (derr == nil || errors.Is(derr, ErrNotFound)) {
 			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", err)
 		}
 		if errors.Is(derr, ErrNotFound) || derr == nil && sameEnd {
@@ -378,7 +418,13 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		if err := s.countDegrees(ctx, k, +1, rel.created); err != nil {
 			return Relationship{}, err
 		}
-		derr := s.deleteRelationshipCreated(ctx, k, rel.created, "")
+		var d *endMarked
+		before := errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends) && (rel.gone == nil || rel.gone.deleteOp != d.deleteOp)
+		delCtx := ctx
+		if before {
+			delCtx = WithOp(ctx, takenBackOp(op)) // (see CreateRelationship's recheck)
+		}
+		derr := s.deleteRelationshipCreated(delCtx, k, rel.created, "")
 		if errors.Is(derr, ErrNotFound) {
 			return relationshipFrom(k, rel) // deleted by another meanwhile
 		}
@@ -391,8 +437,7 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		// deletion's detach left (see CreateRelationship's recheck).
 		// Others may have read it: the create happened, then that
 		// deletion (its work on the row done here).
-		var d *endMarked
-		if errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends) && (rel.gone == nil || rel.gone.deleteOp != d.deleteOp) {
+		if before {
 			return relationshipFrom(k, rel)
 		}
 	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0 && rel.gone.deleteOp == op:
@@ -401,6 +446,9 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		}
 	case createdThenDeleted(rel, op):
 		created, by, _ := rel.gone.createdBy(op)
+		if by == takenBackOp(op) {
+			return s.finishTakenBack(ctx, k, rel, created, props)
+		}
 		if by == op { // our own undo, finished by the create that replaced its residue
 			if err := s.countDegrees(ctx, k, +1, created); err != nil {
 				return Relationship{}, err
@@ -410,6 +458,9 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		e := entity{created: created, updated: created, props: props}
 		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
 			return Relationship{}, err
+		}
+		if rel.gone.afterDetachOf(op, by) {
+			break // written after that deletion's mark
 		}
 		if undone, err := s.intentUndoneBy(ctx, k, by); err != nil || undone {
 			return Relationship{}, cmp.Or(err, notFound) // (see CreateRelationship)
@@ -477,6 +528,38 @@ func (s *Store) finishUndo(ctx context.Context, k RelationshipKey, created int64
 	return fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
 }
 
+// takenBackOp is the op with which a create deletes its own row once it
+// has answered success, an end marked after it (CreateRelationship's
+// recheck, createRelationshipEndGone): not its own op, which marks an
+// undo (NOT_FOUND), so that its retry answers success again, and another
+// create whose row replaces that residue knows it came after the mark.
+func takenBackOp(op OpID) OpID {
+	return DeriveOpID("relationship create taken back", string(op[:]))
+}
+
+// tookOwnRowBack reports whether a deletion (deleteOp) of a creation by
+// createOp was that create taking its own row back, after it found an end
+// marked or gone.
+func tookOwnRowBack(createOp, deleteOp OpID) bool {
+	return !createOp.IsZero() && (deleteOp == createOp || deleteOp == takenBackOp(createOp))
+}
+
+// finishTakenBack answers a retry of a create whose row its own recheck
+// took back having answered success (rel's residue keeps the creation at
+// created): its counts (the Increments repeat their nonces), the
+// deletion's steps if it is the row's last, and success.
+func (s *Store) finishTakenBack(ctx context.Context, k RelationshipKey, rel entity, created int64, props []byte) (Relationship, error) {
+	if err := s.countDegrees(ctx, k, +1, created); err != nil {
+		return Relationship{}, err
+	}
+	if rel.deleted() && rel.gone.created == created {
+		if err := s.finishDeletion(ctx, k, *rel.gone); err != nil {
+			return Relationship{}, err
+		}
+	}
+	return relationshipFrom(k, entity{created: created, updated: created, props: props})
+}
+
 // errDeletedByAnother: the relationship a create was taking back was
 // deleted by another first (an end's deletion): it was created.
 var errDeletedByAnother = fmt.Errorf("create relationship: deleted by another meanwhile: %w", ErrNotFound)
@@ -493,20 +576,24 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 	ctx, op := withOp(ctx)
 	var replaced *residue
 	var e entity
+	claimed := created // the time our xp holds
 	err := s.casLoop(ctx, "create relationship hidden by a delete marker", func(attempt int) (bool, error) {
+		if err := s.faultPoint(pointRelationshipPending); err != nil {
+			return false, err
+		}
+		if attempt > 0 {
+			// A new time (the earlier one's index rows hidden): claimed
+			// in xp, over ours, before the intents name it.
+			var err error
+			if created, err = s.claimCreation(ctx, k, &pendingCreate{op: op, created: claimed}, created); err != nil {
+				return false, err
+			}
+			claimed = created
+		}
 		e = entity{created: created, updated: created, props: props, ends: endsCreated}
 		// The intents name the index rows before they are written.
 		if err := s.recordIntentCreation(ctx, k, intents, created); err != nil {
 			return false, err
-		}
-		if !reuse || attempt > 0 {
-			if err := s.faultPoint(pointRelationshipPending); err != nil {
-				return false, err
-			}
-			if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, k.row(),
-				cells{keys.QualPendingCreate: pendingCreate{op: op, created: created}.encode()}, created); err != nil {
-				return false, err
-			}
 		}
 		if err := s.writeIndex(ctx, k, e); err != nil {
 			return false, err
@@ -580,6 +667,56 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		return false, err
 	})
 	return e, replaced, err
+}
+
+// claimCreation claims a creation time for the ctx's op in k's row: a
+// compare-and-set of xp from seen (the row's xp as read; nil: none) to
+// the op and created. Another create that claimed first (it read the same
+// xp) makes it claim a later time than that one's, which it returns. So
+// one op alone writes the index rows of a creation time, and a create
+// that deletes the index rows of a time of its own (an earlier try's,
+// one hidden, or a loser's) never deletes another's: two creates that
+// chose one time (both behind a residue, or the same millisecond) would
+// otherwise write the same index rows, and the loser's retry delete the
+// winner's.
+func (s *Store) claimCreation(ctx context.Context, k RelationshipKey, seen *pendingCreate, created int64) (int64, error) {
+	op := opOf(ctx)
+	var got int64
+	err := s.casLoop(ctx, "create relationship", func(int) (bool, error) {
+		var expected []byte
+		if seen != nil {
+			expected = seen.encode()
+		}
+		mine := pendingCreate{op: op, created: created}
+		won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, k.row(), keys.QualPendingCreate, expected,
+			cells{keys.QualPendingCreate: mine.encode()}, created)
+		if err != nil || won {
+			got = created
+			return won, err
+		}
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, k.row())
+		if err != nil {
+			return false, err
+		}
+		cur, _, err := decodeEntity(k.row(), c)
+		if err != nil {
+			return false, err
+		}
+		if cur.pending != nil && *cur.pending == mine {
+			got = created // a re-send applied
+			return true, nil
+		}
+		seen = cur.pending
+		created = max(created+1, s.nowMs())
+		if cur.pending != nil {
+			created = max(created, cur.pending.created+1)
+		}
+		if cur.gone != nil || cur.created != 0 {
+			created = max(created, cur.updated+1)
+		}
+		return false, nil
+	})
+	return got, err
 }
 
 // firstCreation is the creation time of a create of a relationship whose

@@ -33,8 +33,8 @@ package store
 //
 // The defaults are what holds on main today: seeds 1-20, one operation at a
 // time (-sim.serial), every fault (-sim.faults=all). The full simulation,
-// -sim.serial=false, still fails on about 1 of 100 seeds a run, always a
-// relationship's history (a create racing an end's deletion, which
+// -sim.serial=false, still fails on 1 to 5 of seeds 1-2000 a run (make
+// sim-soak), always a relationship's history (a create racing an end's deletion, which
 // decides after the fact which came first, and readers whose reads of the
 // ends and the row saw it the other way; see the README's "Tests and
 // benchmarks"), and becomes the default when it holds. A

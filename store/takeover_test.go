@@ -405,9 +405,10 @@ func TestDeleteRacesWrites(t *testing.T) {
 					// unless n was created again (NOT_FOUND: the create
 					// cannot tell the new n from the one it read).
 					// Before its intents are placed the create has written
-					// nothing, and finds n gone (NOT_FOUND); once it has
-					// answered (clearing them), it came first.
-					createdFirst := name == "create relationship" && point != pointRelationshipIntent &&
+					// nothing but its claim (xp), and finds n gone
+					// (NOT_FOUND); once it has answered (clearing them), it
+					// came first.
+					createdFirst := name == "create relationship" && point != pointRelationshipIntent && point != pointRelationshipClaim &&
 						(!recreate || point == "degree-outgoing" || point == "degree-incoming" || point == pointRelationshipRecheck ||
 							point == pointRelationshipIntentClear)
 					if createdFirst && err != nil {
