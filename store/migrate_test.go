@@ -296,38 +296,46 @@ func TestOnlineMigrationWrites(t *testing.T) {
 	// An update that lost a race with a delete may have been acknowledged
 	// before the delete: live holds what was acknowledged last per id.
 	for _, author := range authors {
-		var got []string
-		cursor := ""
-		for {
-			p, err := s.Articles(ctx, author, ArticleQuery{}, PageRequest{Size: 5, Cursor: cursor})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, a := range p.Articles {
-				got = append(got, a.ID)
-				if w, ok := live[a.ID]; !ok {
-					t.Errorf("%s: article %s %q is there, but was deleted", author, a.ID, a.Title)
-				} else if w.Title != a.Title || w.Category != a.Category {
-					t.Errorf("%s: article %s is %q in %s; want %q in %s", author, a.ID, a.Title, a.Category, w.Title, w.Category)
-				}
-			}
-			if !p.HasNext {
-				break
-			}
-			cursor = p.Cursors.At(len(p.Articles) - 1)
-		}
-		var want []Article
-		for _, a := range live {
-			if a.Author == author {
-				want = append(want, a)
-			}
-		}
-		if wantIDs := newestFirst(want); !slices.Equal(got, wantIDs) {
-			t.Errorf("%s after the migration: %d articles %v; want %d %v", author, len(got), got, len(wantIDs), wantIDs)
-		}
+		checkTimeline(t, s, author, live, 5, "after the migration")
 	}
 	checkArticleInvariants(t, s)
 	if report, err := s.Repair(ctx); err != nil || len(report) != 0 {
 		t.Fatalf("Repair after the migration: %v, %v; want nothing to fix", report, err)
+	}
+}
+
+// checkTimeline pages through author's timeline, pageSize at a time, and
+// fails unless it lists exactly live's articles by author, newest first,
+// each with its title and category.
+func checkTimeline(t *testing.T, s *Store, author string, live map[string]Article, pageSize int, when string) {
+	t.Helper()
+	var got []string
+	cursor := ""
+	for {
+		p, err := s.Articles(bg, author, ArticleQuery{}, PageRequest{Size: pageSize, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range p.Articles {
+			got = append(got, a.ID)
+			if w, ok := live[a.ID]; !ok {
+				t.Errorf("%s %s: article %s %q is there, but was deleted", author, when, a.ID, a.Title)
+			} else if w.Title != a.Title || w.Category != a.Category {
+				t.Errorf("%s %s: article %s is %q in %s; want %q in %s", author, when, a.ID, a.Title, a.Category, w.Title, w.Category)
+			}
+		}
+		if !p.HasNext {
+			break
+		}
+		cursor = p.Cursors.At(len(p.Articles) - 1)
+	}
+	var want []Article
+	for _, a := range live {
+		if a.Author == author {
+			want = append(want, a)
+		}
+	}
+	if wantIDs := newestFirst(want); !slices.Equal(got, wantIDs) {
+		t.Errorf("%s %s: %d articles %v; want %d %v", author, when, len(got), got, len(wantIDs), wantIDs)
 	}
 }

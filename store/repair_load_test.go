@@ -163,33 +163,7 @@ func TestRepairUnderWriteLoad(t *testing.T) {
 		checkTopWordsExact(t, s, n)
 	}
 	for _, n := range nodes {
-		var got []string
-		cursor := ""
-		for {
-			p, err := s.Articles(ctx, n, ArticleQuery{}, PageRequest{Size: 50, Cursor: cursor})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, a := range p.Articles {
-				got = append(got, a.ID)
-				if w, ok := live[a.ID]; ok && w.Title != a.Title {
-					t.Errorf("%s: article %s is %q; want %q", n, a.ID, a.Title, w.Title)
-				}
-			}
-			if !p.HasNext {
-				break
-			}
-			cursor = p.Cursors.At(len(p.Articles) - 1)
-		}
-		var want []Article
-		for _, a := range live {
-			if a.Author == n {
-				want = append(want, a)
-			}
-		}
-		if wantIDs := newestFirst(want); !slices.Equal(got, wantIDs) {
-			t.Errorf("%s after Repair under load: %d articles; want %d", n, len(got), len(wantIDs))
-		}
+		checkTimeline(t, s, n, live, 50, "after Repair under load")
 		for _, dir := range []Direction{Outgoing, Incoming} {
 			for w := range 4 {
 				typ := fmt.Sprintf("likes%d", w)
