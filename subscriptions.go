@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -283,7 +281,7 @@ func (s *subscriptionServer) init(ctx context.Context, payload transport.InitPay
 		}
 		return auth.With(ctx, auth.Principal{}), nil, nil
 	}
-	token, ok := bearerToken(header)
+	token, ok := edge.Bearer(header)
 	if !ok {
 		return s.refuse(ctx, "malformed", "Authorization must be one \"Bearer <token>\"")
 	}
@@ -299,9 +297,9 @@ func (s *subscriptionServer) init(ctx context.Context, payload transport.InitPay
 		if p.Subject != "" {
 			c.events.Caller = "sub:" + p.Subject
 		}
-		if exp, ok := tokenExpiry(token); ok {
+		if !p.Expires.IsZero() {
 			c.mu.Lock()
-			c.expiry = time.AfterFunc(time.Until(exp.Add(s.leeway)), func() {
+			c.expiry = time.AfterFunc(time.Until(p.Expires.Add(s.leeway)), func() {
 				s.log.Info().Str("request_id", c.id).Str("client", c.client).Msg("subscription socket closed: token expired")
 				c.closeWith(closeUnauthorized, "unauthenticated: the token expired")
 			})
@@ -325,43 +323,6 @@ func (s *subscriptionServer) refuse(ctx context.Context, reason, message string)
 	ctx = transport.WithWebsocketCloseCode(ctx, closeUnauthorized)
 	ctx = transport.AppendCloseReason(ctx, message)
 	return ctx, nil, errors.New(message)
-}
-
-// bearerToken is the token of one "Bearer <token>" (as edge.Authenticate
-// reads the header).
-func bearerToken(header []string) (string, bool) {
-	if len(header) != 1 {
-		return "", false
-	}
-	scheme, token, ok := strings.Cut(header[0], " ")
-	token = strings.TrimSpace(token)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
-		return "", false
-	}
-	return token, true
-}
-
-// tokenExpiry reads exp from a token the verifier accepted.
-func tokenExpiry(token string) (time.Time, bool) {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return time.Time{}, false
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return time.Time{}, false
-	}
-	var claims struct {
-		Exp *json.Number `json:"exp"`
-	}
-	if json.Unmarshal(b, &claims) != nil || claims.Exp == nil {
-		return time.Time{}, false
-	}
-	f, err := claims.Exp.Float64()
-	if err != nil {
-		return time.Time{}, false
-	}
-	return time.UnixMilli(int64(f * 1000)), true
 }
 
 // Shutdown completes every subscription (the bus ends them: each gets

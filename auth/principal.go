@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 )
 
 // Principal is the caller of one request.
@@ -20,6 +21,9 @@ type Principal struct {
 	// Admin: the token holds the admin scope, or authentication is off
 	// (everyone is admin then, so a local `go run .` works unchanged).
 	Admin bool
+	// Expires is the token's exp (zero without a token): a connection that
+	// outlives its request, a subscription's socket, ends with it.
+	Expires time.Time
 }
 
 // Authenticated reports whether the caller presented a valid token (or

@@ -230,7 +230,8 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) 
 	case !validSubject(sub):
 		return Principal{}, refused(ReasonSubject, "the token's subject (sub) must be valid UTF-8 of at most %d bytes without control, format (bidirectional, zero-width), line-separator or replacement (U+FFFD) characters", MaxSubjectBytes)
 	}
-	p := Principal{Subject: sub, Scopes: scopes(tok)}
+	exp, _ := tok.Expiration() // present: validate checked it
+	p := Principal{Subject: sub, Scopes: scopes(tok), Expires: exp}
 	p.Admin = p.HasScope(v.cfg.AdminScope)
 	return p, nil
 }

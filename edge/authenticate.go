@@ -75,7 +75,7 @@ func (a Authenticate) Middleware(next http.Handler) http.Handler {
 			a.refuse(w, r, "missing", "missing", `Bearer realm="hbgraph"`, "authentication required: send Authorization: Bearer <token>")
 			return
 		}
-		token, ok := bearer(header)
+		token, ok := Bearer(header)
 		if !ok {
 			a.refuse(w, r, "malformed", "malformed_header", `Bearer realm="hbgraph", error="invalid_request"`, "the Authorization header must be one \"Bearer <token>\"")
 			return
@@ -99,9 +99,9 @@ func (a Authenticate) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-// bearer is the token of a single "Bearer <token>" header (RFC 6750; the
+// Bearer is the token of a single "Bearer <token>" header (RFC 6750; the
 // scheme is case-insensitive).
-func bearer(header []string) (string, bool) {
+func Bearer(header []string) (string, bool) {
 	if len(header) != 1 {
 		return "", false
 	}
