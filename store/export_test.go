@@ -33,7 +33,7 @@ func (s *Store) GetArticles(ctx context.Context, ids []string) ([]Article, []err
 	err := s.CheckArticleLayout(ctx)
 	var res []rowCells
 	if err == nil {
-		res, err = s.getBatch(ctx, keys.TableArticles, false, rows)
+		res, err = s.getBatch(ctx, keys.TableArticles, rows)
 	}
 	if err != nil {
 		for _, i := range at {

@@ -175,8 +175,8 @@ func familyOptions(table, family string, qualifiers []string) []func(hrpc.Call) 
 	return []func(hrpc.Call) error{hrpc.Families(fams)}
 }
 
-// readOptions are the options of a read of every column of table: of its
-// data family alone (dataOnly: only a request's reads, never a writer's,
+// readOptions are the options of a scan of every column of table: of its
+// data family alone (dataOnly: a request's pages, never a writer's scan,
 // which needs the bookkeeping), or of the whole row.
 func readOptions(table string, dataOnlyRead bool) []func(hrpc.Call) error {
 	if dataOnlyRead {
@@ -239,11 +239,10 @@ func (s *Store) get(ctx context.Context, table, family string, row []byte) (cell
 	return out, nil
 }
 
-// getBatch reads many whole rows of one table with a single SendBatch
-// (dataOnly: their data family alone, for a request); the result is in the
-// order of rows (nil for a missing row).
-func (s *Store) getBatch(ctx context.Context, table string, dataOnlyRead bool, rows [][]byte) ([]rowCells, error) {
-	out, errs, err := s.sendGets(ctx, table, readOptions(table, dataOnlyRead), rows)
+// getBatch reads many whole rows of one table with a single SendBatch; the
+// result is in the order of rows (nil for a missing row).
+func (s *Store) getBatch(ctx context.Context, table string, rows [][]byte) ([]rowCells, error) {
+	out, errs, err := s.sendGets(ctx, table, nil, rows)
 	if err != nil {
 		return nil, err
 	}

@@ -652,7 +652,7 @@ func (s *Store) getWithEnds(ctx context.Context, row []byte, ends []string) (c c
 	for _, id := range ends {
 		rows = append(rows, keys.Node(id))
 	}
-	res, err := s.getBatch(ctx, keys.TableGraph, false, rows)
+	res, err := s.getBatch(ctx, keys.TableGraph, rows)
 	if err != nil {
 		return nil, false, endsCreated, err
 	}

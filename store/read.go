@@ -88,22 +88,13 @@ func WordCountsGet(author string) (Get, error) {
 }
 
 // Read reads rows with one batch of Gets per table, the tables at once, and
-// returns them in the order of gets, whole: a Get of one row names no
-// family, since naming one costs every Get two allocations in gohbase's
+// returns them in the order of gets, whole, the write bookkeeping with them
+// (writers read through it too: relationshipEnds). A Get of one row names
+// no family, since naming one costs every Get two allocations in gohbase's
 // request (and a map in the engine's), more than the bookkeeping cells of
 // the one row it reads cost to skip. Pages, many rows a call, read the
 // data family alone (pageRange, scanRange.dataOnly).
 func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
-	return s.read(ctx, gets, false)
-}
-
-// readWhole is Read for a writer, which needs the bookkeeping: whole rows
-// whatever Read does.
-func (s *Store) readWhole(ctx context.Context, gets []Get) ([]Row, error) {
-	return s.read(ctx, gets, false)
-}
-
-func (s *Store) read(ctx context.Context, gets []Get, dataOnlyRead bool) ([]Row, error) {
 	out := make([]Row, len(gets))
 	byTable := map[string][]int{}
 	for i, g := range gets {
@@ -117,7 +108,7 @@ func (s *Store) read(ctx context.Context, gets []Get, dataOnlyRead bool) ([]Row,
 		for j, i := range idx {
 			rows[j] = []byte(gets[i].row)
 		}
-		res, err := s.getBatch(ctx, table, dataOnlyRead, rows)
+		res, err := s.getBatch(ctx, table, rows)
 		if err != nil {
 			return err
 		}

@@ -486,7 +486,7 @@ func (s *Store) unindexEarlierTry(ctx context.Context, k RelationshipKey, rel en
 	if p := rel.pending; p != nil && p.op == op {
 		times = append(times, p.created)
 	}
-	res, err := s.getBatch(ctx, keys.TableGraph, false, [][]byte{keys.Node(k.Start), keys.Node(k.End)})
+	res, err := s.getBatch(ctx, keys.TableGraph, [][]byte{keys.Node(k.Start), keys.Node(k.End)})
 	if err != nil {
 		return err
 	}
@@ -844,7 +844,7 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 		}
 		gets = append(gets, g)
 	}
-	rows, err := s.readWhole(ctx, gets)
+	rows, err := s.Read(ctx, gets)
 	if err != nil {
 		return relEnds{}, entity{}, err
 	}
@@ -1467,7 +1467,7 @@ func (s *Store) clearIntents(ctx context.Context, k RelationshipKey, op OpID, in
 		for i, id := range ids {
 			rows[i] = keys.Node(id)
 		}
-		res, err := s.getBatch(ctx, keys.TableGraph, false, rows)
+		res, err := s.getBatch(ctx, keys.TableGraph, rows)
 		if err != nil {
 			return err
 		}
@@ -1498,7 +1498,7 @@ const pointRelationshipIntentClear = "relationship-intent-clear"
 // deleted by that end's deletion without detach, which came first.
 func (s *Store) intentUndoneBy(ctx context.Context, k RelationshipKey, by OpID) (bool, error) {
 	op := opOf(ctx)
-	res, err := s.getBatch(ctx, keys.TableGraph, false, [][]byte{keys.Node(k.Start), keys.Node(k.End)})
+	res, err := s.getBatch(ctx, keys.TableGraph, [][]byte{keys.Node(k.Start), keys.Node(k.End)})
 	if err != nil {
 		return false, err
 	}
@@ -1516,7 +1516,7 @@ func (s *Store) intentUndoneBy(ctx context.Context, k RelationshipKey, by OpID) 
 // again since, or gone).
 func (s *Store) endDeletedBy(ctx context.Context, k RelationshipKey, created [2]int64, op OpID) (bool, error) {
 	rows := [][]byte{keys.Node(k.Start), keys.Node(k.End)}
-	res, err := s.getBatch(ctx, keys.TableGraph, false, rows)
+	res, err := s.getBatch(ctx, keys.TableGraph, rows)
 	if err != nil {
 		return false, err
 	}

@@ -557,7 +557,7 @@ func (s *Store) topWordsFallback(ctx context.Context, rows []Row, idx []int) err
 	if len(need) == 0 {
 		return nil
 	}
-	res, err := s.getBatch(ctx, keys.TableWordCounts, false, wrows)
+	res, err := s.getBatch(ctx, keys.TableWordCounts, wrows)
 	if err != nil {
 		return err
 	}
@@ -666,7 +666,7 @@ func (s *Store) rebuildWordCounts(ctx context.Context, authorID string) (wordCou
 		// Read after the articles and the Increments of their writes in
 		// flight (see settleAttempts): then the counts are those of the
 		// rows counted, if no row changed since.
-		res, err := s.getBatch(ctx, keys.TableWordCounts, false, [][]byte{wrow})
+		res, err := s.getBatch(ctx, keys.TableWordCounts, [][]byte{wrow})
 		if err != nil {
 			return fixed, err
 		}
