@@ -52,6 +52,22 @@ func newTestStoreWithClock(t testing.TB, clk *fakeClock) *Store {
 	return s
 }
 
+// storesOnOneEngine opens n Stores over one fresh engine, all reading clk:
+// replicas whose interleavings a test drives through their fault points.
+func storesOnOneEngine(t testing.TB, clk *fakeClock, n int) []*Store {
+	t.Helper()
+	db := openTestEngine(t, clk)
+	out := make([]*Store, n)
+	for i := range out {
+		s, err := New(db, Options{Clock: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = s
+	}
+	return out
+}
+
 // openTestEngine opens a fresh in-memory engine with hbgraph's tables,
 // reading clk (nil: time.Now), closed when t ends: the one set-up of the
 // package's tests, for those that wrap the engine in a client of their own.

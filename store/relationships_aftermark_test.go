@@ -30,15 +30,8 @@ func TestCreateRelationshipRetriedAfterItsEndsDetach(t *testing.T) {
 	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
 	clk := newFakeClock()
 	clk.step = 1
-	db := openTestEngine(t, clk)
-	newStore := func() *Store {
-		s, err := New(db, Options{Clock: clk.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	sc, sx, sd := newStore(), newStore(), newStore()
+	ss := storesOnOneEngine(t, clk, 3)
+	sc, sx, sd := ss[0], ss[1], ss[2]
 	mustNode(t, sc, "a", nil)
 	mustNode(t, sc, "n", nil)
 

@@ -30,15 +30,8 @@ func TestCreateRelationshipSameTimeAsAnother(t *testing.T) {
 	opA := WithOp(bg, DeriveOpID("alice", "key-A", "0", "createRelationship", k.ID()))
 	opB := WithOp(bg, DeriveOpID("bob", "key-B", "0", "createRelationship", k.ID()))
 	clk := newFakeClock() // frozen: every create chooses the same time
-	db := openTestEngine(t, clk)
-	newStore := func() *Store {
-		s, err := New(db, Options{Clock: clk.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	sa, sb := newStore(), newStore()
+	ss := storesOnOneEngine(t, clk, 2)
+	sa, sb := ss[0], ss[1]
 	mustNode(t, sa, "a", nil)
 	mustNode(t, sa, "b", nil)
 

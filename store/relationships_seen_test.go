@@ -25,15 +25,8 @@ func TestCreateRelationshipSeenBeforeItsEndsMark(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "n"}
 	clk := newFakeClock()
 	clk.step = 1
-	db := openTestEngine(t, clk)
-	newStore := func() *Store {
-		s, err := New(db, Options{Clock: clk.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	sc, so := newStore(), newStore()
+	ss := storesOnOneEngine(t, clk, 2)
+	sc, so := ss[0], ss[1]
 	mustNode(t, sc, "a", nil)
 	mustNode(t, sc, "n", nil)
 	interleaved := false
@@ -92,15 +85,8 @@ func TestCreateRelationshipAfterAnotherTookItsRowBack(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "n"}
 	clk := newFakeClock()
 	clk.step = 1
-	db := openTestEngine(t, clk)
-	newStore := func() *Store {
-		s, err := New(db, Options{Clock: clk.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	s2, s1, sd := newStore(), newStore(), newStore()
+	ss := storesOnOneEngine(t, clk, 3)
+	s2, s1, sd := ss[0], ss[1], ss[2]
 	mustNode(t, s2, "a", nil)
 	mustNode(t, s2, "n", nil)
 	interleaved := false
@@ -150,15 +136,8 @@ func TestCreateRelationshipAfterAnotherTookItsRowBackEndCreatedAgain(t *testing.
 	k := RelationshipKey{"a", "knows", "n"}
 	clk := newFakeClock()
 	clk.step = 1
-	db := openTestEngine(t, clk)
-	newStore := func() *Store {
-		s, err := New(db, Options{Clock: clk.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	s2, s1, sd := newStore(), newStore(), newStore()
+	ss := storesOnOneEngine(t, clk, 3)
+	s2, s1, sd := ss[0], ss[1], ss[2]
 	mustNode(t, s2, "a", nil)
 	mustNode(t, s2, "n", nil)
 	interleaved := false
