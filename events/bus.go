@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/hbgraph/hbgraph/store"
 )
 
 // Options configure a Bus.
@@ -110,6 +112,21 @@ func (b *Bus) Publish(ev *Event) {
 		b.remoteErrs.Inc()
 		b.opts.Log.Debug().Err(err).Str("kind", string(ev.Kind)).Msg("events: not sent to the other replicas (delivered on this one only)")
 	}
+}
+
+// Listened reports whether an event of relationship k could reach anyone:
+// a subscriber of one of its topics on this replica, or other replicas
+// (with a Remote, whose subscribers this one does not know). A write whose
+// event needs a read of its own (a deletion's, of what it deletes) skips
+// it when nobody listens.
+func (b *Bus) Listened(k store.RelationshipKey) bool {
+	if b == nil {
+		return false
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.remote != nil || len(b.topics[RelationshipTopic(k.Start, store.Outgoing, k.Type)]) > 0 ||
+		len(b.topics[RelationshipTopic(k.End, store.Incoming, k.Type)]) > 0
 }
 
 // Deliver hands ev to this replica's subscribers of its topics (the

@@ -157,3 +157,28 @@ func TestBusesShareNATS(t *testing.T) {
 		t.Fatalf("a got %+v", ev)
 	}
 }
+
+// Listened: only a relationship whose topics have a subscriber here, or
+// any with other replicas, is worth reading for its event.
+func TestBusListened(t *testing.T) {
+	var none *Bus
+	k := store.RelationshipKey{Start: "a", Type: "t", End: "b"}
+	if none.Listened(k) {
+		t.Fatal("a nil bus listens")
+	}
+	b := New(Options{})
+	if b.Listened(k) {
+		t.Fatal("a bus without subscribers listens")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, _, err := b.Channel(ctx, RelationshipTopic("b", store.Incoming, "t")); err != nil {
+		t.Fatal(err)
+	}
+	if !b.Listened(k) {
+		t.Fatal("the end's subscriber does not count")
+	}
+	if b.Listened(store.RelationshipKey{Start: "a", Type: "u", End: "b"}) {
+		t.Fatal("another type's relationship is listened for")
+	}
+}

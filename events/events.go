@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 
 	"github.com/hbgraph/hbgraph/store"
-	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 // Kind is what happened.
@@ -59,8 +58,8 @@ func (ev *Event) topics(dst []string) []string {
 	case RelationshipCreated, RelationshipDeleted:
 		if r := ev.Relationship; r != nil {
 			// Both ends see it, a loop (start = end) in both directions.
-			dst = append(dst, RelationshipTopic(r.Start, keys.Outgoing, r.Type),
-				RelationshipTopic(r.End, keys.Incoming, r.Type))
+			dst = append(dst, RelationshipTopic(r.Start, store.Outgoing, r.Type),
+				RelationshipTopic(r.End, store.Incoming, r.Type))
 		}
 	case NodeUpdated, NodeDeleted:
 		dst = append(dst, NodeTopic(ev.NodeID))

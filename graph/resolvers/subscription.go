@@ -49,9 +49,10 @@ func (r *Resolver) publishNode(kind events.Kind, id string, n *model.Node, err e
 
 // relationshipBeforeDelete reads the relationship deleteRelationship is
 // about to delete, for its event (its cursor needs its creation time):
-// nil when it does not exist or cannot be read, and then no event.
+// nil when it does not exist or cannot be read, or when nobody listens
+// for it (no read then), and then no event.
 func (r *Resolver) relationshipBeforeDelete(ctx context.Context, k store.RelationshipKey) *store.Relationship {
-	if r.Events == nil {
+	if !r.Events.Listened(k) {
 		return nil
 	}
 	rel, err := readRelationship(ctx, r.Store, k)
