@@ -65,15 +65,7 @@ func (r *Resolver) relationshipBeforeDelete(ctx context.Context, k store.Relatio
 // readRelationship reads one relationship and its ends (Row.Relationship
 // needs them to tell a live relationship): nil when there is none.
 func readRelationship(ctx context.Context, st *store.Store, k store.RelationshipKey) (*store.Relationship, error) {
-	rg, err := k.Get()
-	if err != nil {
-		return nil, err
-	}
-	sg, err := store.NodeGet(k.Start)
-	if err != nil {
-		return nil, err
-	}
-	eg, err := store.NodeGet(k.End)
+	rg, sg, eg, err := k.Gets()
 	if err != nil {
 		return nil, err
 	}
