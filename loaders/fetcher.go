@@ -119,9 +119,19 @@ func (w *Wave) ArticlePage(i int) (store.ArticlePage, error) {
 // deadline and cancellation the store honours; Run returns when every
 // call it started has, and leaves no goroutine behind.
 func (f *Fetcher) Run(ctx context.Context, round int, w *Wave) {
-	ctx, cancel := f.s.CallDeadline(store.WithRound(ctx, round))
+	ctx, cancel := f.s.CallDeadline(ctx)
 	defer cancel()
-	ctx, span := tracing.StartWave(ctx, "wave", "", round, w.Len())
+	f.read(ctx, round, w)
+	f.checkEnds(ctx, round, w)
+}
+
+// smallEnds is how many end rows checkEnds finds by walking its list
+// rather than by a map.
+const smallEnds = 16
+
+// read makes w's calls, as dispatch round round, one span.
+func (f *Fetcher) read(ctx context.Context, round int, w *Wave) {
+	ctx, span := tracing.StartWave(store.WithRound(ctx, round), "wave", "", round, w.Len())
 	cached := 0
 	defer func() { span.End(cached) }()
 	w.rows = resize(w.rows, len(w.gets))
@@ -179,7 +189,6 @@ func (f *Fetcher) Run(ctx context.Context, round int, w *Wave) {
 		})
 	}
 	runAll(f.cfg.ScanConcurrency, calls)
-	f.checkEnds(ctx, w)
 }
 
 // checkEnds checks the ends of the relationship pages the wave scanned
@@ -187,12 +196,10 @@ func (f *Fetcher) Run(ctx context.Context, round int, w *Wave) {
 // in the same wave, and a page of a node that is not there reads nothing
 // more; the far ends not read yet are read in one more batch (chunked by
 // BatchSize), kept in w.ends for the next wave, which reads them as the
-// pages' neighbours.
-// smallEnds is how many end rows checkEnds finds by walking its list
-// rather than by a map.
-const smallEnds = 16
-
-func (f *Fetcher) checkEnds(ctx context.Context, w *Wave) {
+// pages' neighbours. The check reads what the pages named, so it waits
+// for them: a round trip of its own, its calls tagged -round
+// (store.Call.Round) and under a span of their own.
+func (f *Fetcher) checkEnds(ctx context.Context, round int, w *Wave) {
 	w.ends = w.ends[:0]
 	known := func(g store.Get) (result[store.Row], bool) {
 		if i, ok := w.getIdx[g]; ok {
@@ -255,6 +262,8 @@ func (f *Fetcher) checkEnds(ctx context.Context, w *Wave) {
 			}
 		}
 	}
+	ctx, span := tracing.StartWave(store.WithRound(ctx, -round), "wave", "ends", round, len(need))
+	defer span.End(0)
 	read := make([]result[store.Row], len(need))
 	w.ends = slices.Grow(w.ends, len(need)) // appended to below: one allocation, not five
 	var calls []func()

@@ -30,7 +30,9 @@ type Call struct {
 	Duration time.Duration
 	Err      error
 	// Round is the caller's dispatch round (WithRound), 0 if none: calls
-	// of one round were sent together.
+	// of one round were sent together. A negative round -r is sent after
+	// every call of round r returned and depends on them (the end check of
+	// round r's relationship pages): a round trip of its own.
 	Round int
 	// CellsRead and BytesRead are the cells the rows read returned and
 	// the bytes of their qualifiers and values: what a read cost, whatever
