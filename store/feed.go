@@ -239,19 +239,6 @@ func (s *Store) backfillFollow(ctx context.Context, rel Relationship) error {
 	return s.putFeedBatch(ctx, feedRows, ts, 0)
 }
 
-// FeedPage is one page of a reader's feed, newest first, with the cursor
-// of each article: its feed row's position, stable across follows,
-// unfollows, edits and deletions.
-type FeedPage struct {
-	Articles []Article
-	Cursors  Cursors
-	PageInfo
-	rows []articleRow // for Primed
-}
-
-// Primed are the articles' timeline rows, as a page of Articles primes.
-func (p FeedPage) Primed() []Primed { return ArticlePage{rows: p.rows}.Primed() }
-
 // errFeedNotKept answers a feed of a type the store keeps none of.
 func (s *Store) errFeedNotKept(relType string) error {
 	if len(s.feed.Types) == 0 {
@@ -303,22 +290,23 @@ type feedSource struct {
 	done   bool
 }
 
-// Feed returns one page of reader's feed of relType (see FeedPage).
-// Cursors are bound to (reader, type); a cursor of another feed, a type
+// Feed returns one page of reader's feed of relType, newest first, with
+// the cursor of each article: its feed row's position, stable across
+// follows, unfollows, edits and deletions. Cursors are bound to (reader, type); a cursor of another feed, a type
 // not kept (FeedOptions.Types), a bad id or page size is ErrInvalidInput.
 // A reader with no node has an empty feed.
-func (s *Store) Feed(ctx context.Context, reader, relType string, req PageRequest) (FeedPage, error) {
+func (s *Store) Feed(ctx context.Context, reader, relType string, req PageRequest) (ArticlePage, error) {
 	if err := validateID("node id", reader); err != nil {
-		return FeedPage{}, err
+		return ArticlePage{}, err
 	}
 	if err := validateType("relationship type", relType); err != nil {
-		return FeedPage{}, err
+		return ArticlePage{}, err
 	}
 	if !s.FeedKept(relType) {
-		return FeedPage{}, s.errFeedNotKept(relType)
+		return ArticlePage{}, s.errFeedNotKept(relType)
 	}
 	if err := req.validate(); err != nil {
-		return FeedPage{}, err
+		return ArticlePage{}, err
 	}
 	pr := pageRange{layout: keys.FeedLayout, table: keys.TableGraph, family: keys.FamilyGraph,
 		prefix: keys.FeedPrefix(reader, relType)}
@@ -327,11 +315,11 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 	if req.Cursor != "" {
 		row, err := pr.cursorRow(req.Cursor)
 		if err != nil {
-			return FeedPage{}, err
+			return ArticlePage{}, err
 		}
 		f, err := keys.DecodeFeed(row)
 		if err != nil {
-			return FeedPage{}, invalid("malformed cursor")
+			return ArticlePage{}, invalid("malformed cursor")
 		}
 		cursor, cursorRow = &f.Article, row
 	}
@@ -346,14 +334,14 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 		want = req.Size
 	}
 	if want == 0 {
-		return FeedPage{Articles: []Article{}, PageInfo: info}, nil
+		return ArticlePage{Articles: []Article{}, PageInfo: info}, nil
 	}
 	if err := s.CheckArticleLayout(ctx); err != nil {
-		return FeedPage{}, err
+		return ArticlePage{}, err
 	}
 	wide, err := s.followedWide(ctx, reader, relType)
 	if err != nil {
-		return FeedPage{}, err
+		return ArticlePage{}, err
 	}
 	sources := make([]*feedSource, 0, 1+len(wide))
 	own := &feedSource{prefix: pr.prefix}
@@ -378,7 +366,7 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 		default:
 			b, inclusive, err := keys.FeedBound(w, cursor.Posted, cursor.Author, cursor.Seq)
 			if err != nil {
-				return FeedPage{}, invalid("malformed cursor")
+				return ArticlePage{}, invalid("malformed cursor")
 			}
 			src.bound = b
 			if inclusive && !req.Backward {
@@ -396,7 +384,7 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 	for round := 0; round < feedRounds && len(out) < want; round++ {
 		cands, err := s.takeCandidates(ctx, sources, want-len(out), chunk, req.Backward, last)
 		if err != nil {
-			return FeedPage{}, err
+			return ArticlePage{}, err
 		}
 		if len(cands) == 0 {
 			break
@@ -404,7 +392,7 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 		last = &cands[len(cands)-1].pos
 		arts, rows, err := s.checkCandidates(ctx, reader, relType, cands)
 		if err != nil {
-			return FeedPage{}, err
+			return ArticlePage{}, err
 		}
 		for i, a := range arts {
 			if a == nil {
@@ -412,7 +400,7 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 			}
 			key, err := keys.Feed{Reader: reader, Type: relType, Article: cands[i].pos}.Key()
 			if err != nil {
-				return FeedPage{}, err
+				return ArticlePage{}, err
 			}
 			out, outRows, outKeys = append(out, *a), append(outRows, rows[i]), append(outKeys, key)
 		}
@@ -441,7 +429,7 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 	if out == nil {
 		out = []Article{}
 	}
-	return FeedPage{Articles: out, Cursors: Cursors{pr: pr, rows: outKeys}, PageInfo: info, rows: outRows}, nil
+	return ArticlePage{Articles: out, Cursors: Cursors{pr: pr, rows: outKeys}, PageInfo: info, rows: outRows}, nil
 }
 
 // takeCandidates merges the sources' next n candidates in page order (a
