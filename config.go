@@ -101,6 +101,8 @@ type config struct {
 
 	// subscriptions are the --subscription* and --events-* flags.
 	subscriptions subscriptionFlags
+	// feed are the --feed-* flags (feed_config.go).
+	feed feedFlags
 
 	command string
 }
@@ -137,6 +139,9 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 		&cli.BoolFlag{Name: "sync", Usage: "fsync every commit for power-loss safety", Sources: cli.EnvVars("HBGRAPH_SYNC"), Destination: &cfg.sync},
 		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", Sources: cli.EnvVars("HBGRAPH_LOG_LEVEL"), Destination: &cfg.logLevel},
 		&cli.StringFlag{Name: "log-format", Value: "json", Usage: "json or console", Sources: cli.EnvVars("HBGRAPH_LOG_FORMAT"), Destination: &cfg.logFormat},
+		&cli.StringFlag{Name: "feed-types", Value: "follows", Usage: "comma-separated relationship types whose home feeds (Node.feed) are kept: a post fans out into its author's followers' feeds of each; empty: none", Sources: cli.EnvVars("HBGRAPH_FEED_TYPES"), Destination: &cfg.feed.types},
+		&cli.Int64Flag{Name: "feed-fanout-max", Value: store.DefaultFeedFanoutMax, Usage: "followers an author's post is written to; an author with more is merged into its followers' feeds when they are read", Sources: cli.EnvVars("HBGRAPH_FEED_FANOUT_MAX"), Destination: &cfg.feed.fanoutMax},
+		&cli.IntFlag{Name: "feed-backfill", Value: store.DefaultFeedBackfill, Usage: "newest articles of a node that following it brings into the follower's feed; 0: none", Sources: cli.EnvVars("HBGRAPH_FEED_BACKFILL"), Destination: &cfg.feed.backfill},
 		&cli.IntFlag{Name: "gc-percent", Value: defaultGCPercent, Usage: "Go's GOGC for this process: heap growth between collections, in percent; 0 keeps GOGC from the environment; repair uses Go's 100 unless this is given", Sources: cli.EnvVars("HBGRAPH_GC_PERCENT"), Destination: &cfg.gcPercent},
 	}
 	serve := []cli.Flag{
@@ -331,6 +336,8 @@ func (cfg *config) validate() error {
 		cfg.queryCacheBytes < 0, cfg.queryCacheMaxQuery < 0, cfg.memoryLimit < 0,
 		cfg.rateLimit < 0, cfg.rateBurst < 0, cfg.migrateBatchRows < 1, cfg.migratePause < 0:
 		return errors.New("limits must be positive (batch-wait, scan-concurrency, memory-limit, rate-limit, rate-burst, migrate-pause and the query cache's may be 0)")
+	case cfg.feed.validate() != nil:
+		return cfg.feed.validate()
 	case cfg.command == "import" && cfg.importCallTimeout <= 0:
 		return errors.New("--import-call-timeout must be positive")
 	case cfg.limits.Nesting <= cfg.limits.Depth:

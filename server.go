@@ -529,7 +529,7 @@ func openStore(cfg config, log zerolog.Logger) (gohbase.Client, *store.Store, er
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := store.New(hc, store.Options{})
+	st, err := store.New(hc, store.Options{Feed: cfg.feed.options()})
 	if err == nil {
 		err = checkFamilies(st)
 	}

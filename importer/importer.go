@@ -178,6 +178,10 @@ func Run(ctx context.Context, st *store.Store, files Files, opts Options) ([]Res
 			return results, fmt.Errorf("advance article ids of %q: %w", author, err)
 		}
 	}
+	// The imported articles' feed rows, now that their followers are in.
+	if _, err := st.FinishFanouts(ctx); err != nil {
+		return results, fmt.Errorf("write the home feeds: %w", err)
+	}
 	return results, nil
 }
 

@@ -184,7 +184,7 @@ func (f *Fetcher) read(ctx context.Context, round int, w *Wave) {
 			continue
 		}
 		calls = append(calls, func() {
-			page, err := f.s.Articles(ctx, k.Author, k.query(), k.Page)
+			page, err := k.read(ctx, f.s)
 			w.artRes[i] = result[store.ArticlePage]{page, err}
 		})
 	}

@@ -59,6 +59,9 @@ type ArticlesKey struct {
 	After, Before       int64
 	HasAfter, HasBefore bool
 	Page                store.PageRequest
+	// Feed, when set, makes the key a page of Author's home feed of that
+	// relationship type (store.Feed) instead of Author's own articles.
+	Feed string
 }
 
 // Loaders are the dataloaders of one operation: one for row reads, whose
@@ -179,17 +182,7 @@ func New(s *store.Store, cfg Config) *Loaders {
 		return page, nil
 	})
 	l.articlePages = newScanLoader(cfg, "articles", func(ctx context.Context, k ArticlesKey) (store.ArticlePage, error) {
-		var q store.ArticleQuery
-		q.Category = k.Category
-		if k.HasAfter {
-			t := time.UnixMilli(k.After)
-			q.PostedAfter = &t
-		}
-		if k.HasBefore {
-			t := time.UnixMilli(k.Before)
-			q.PostedBefore = &t
-		}
-		page, err := s.Articles(ctx, k.Author, q, k.Page)
+		page, err := k.read(ctx, s)
 		for _, p := range page.Primed() {
 			l.rows.Prime(ctx, p.Get, p.Row)
 		}

@@ -322,6 +322,9 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 		}
 		return Article{}, fmt.Errorf("post article: the author was deleted meanwhile: %w", err)
 	}
+	if err := s.fanOutPost(ctx, k); err != nil {
+		return Article{}, err
+	}
 	return articleFrom(k, a)
 }
 
@@ -415,6 +418,9 @@ func (s *Store) postTimelineRow(ctx context.Context, authorID string, op OpID, d
 		a.updated = k.Posted
 		c := a.cells()
 		c[keys.QualArticleCreatedBy] = op[:]
+		if s.feedPending() {
+			c[keys.QualArticleFanout] = []byte{1} // until fanOutPost is done
+		}
 		if err := s.faultPoint(pointArticleTimeline); err != nil {
 			return false, err
 		}

@@ -183,6 +183,9 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 		func(it *articleImport) (cells, int64) {
 			c := it.a.cells()
 			c[keys.QualArticleCreatedBy] = createdBy
+			if s.feedPending() {
+				c[keys.QualArticleFanout] = []byte{1} // FinishFanouts writes its feed rows
+			}
 			return c, it.a.updated
 		})
 	if err != nil {

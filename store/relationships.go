@@ -157,6 +157,12 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 			return Relationship{}, cerr
 		}
 	}
+	if err == nil {
+		// A follow brings the followee's newest articles into the feed.
+		if ferr := s.backfillFollow(ctx, r); ferr != nil {
+			return Relationship{}, fmt.Errorf("create relationship: feed: %w", ferr)
+		}
+	}
 	return r, err
 }
 

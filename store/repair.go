@@ -80,6 +80,9 @@ func (s *Store) Repair(ctx context.Context) (RepairReport, error) {
 	if err := s.repairWordCounts(ctx, report.fix); err != nil {
 		return report, fmt.Errorf("repair word counts: %w", err)
 	}
+	if err := s.repairFeeds(ctx, report.fix); err != nil {
+		return report, fmt.Errorf("repair feeds: %w", err)
+	}
 	return report, nil
 }
 

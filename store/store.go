@@ -60,6 +60,8 @@ type Options struct {
 	// carry thousands, which a loaded machine or cluster may not serve
 	// within one CallTimeout. 0: a batch gets CallTimeout, as one call.
 	BatchRowTimeout time.Duration
+	// Feed configures the home feed (feed.go); the zero value keeps none.
+	Feed FeedOptions
 }
 
 const (
@@ -91,6 +93,8 @@ type Store struct {
 	uncountedAuthors sync.Map
 	// migration is the state of an online layout migration (migrate.go).
 	migration articleMigration
+	// feed is Options.Feed, normalised.
+	feed FeedOptions
 }
 
 // New returns a Store over hc. It fails on invalid options.
@@ -102,7 +106,7 @@ func New(hc gohbase.Client, opts Options) (*Store, error) {
 		return nil, errors.New("store: negative CallTimeout, MaxAttempts or BatchRowTimeout")
 	}
 	s := &Store{hc: hc, clock: opts.Clock, callTimeout: opts.CallTimeout, maxAttempts: opts.MaxAttempts,
-		batchRowTimeout: opts.BatchRowTimeout, clockWait: time.Second}
+		batchRowTimeout: opts.BatchRowTimeout, clockWait: time.Second, feed: opts.Feed.normalised()}
 	if s.clock == nil {
 		s.clock = time.Now
 	}

@@ -74,6 +74,11 @@ type ComplexityRoot struct {
 		FindManyRelationshipByIDs func(childComplexity int, reps []*model.RelationshipByIDsInput) int
 	}
 
+	FeedConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
 	Mutation struct {
 		CreateNode                   func(childComplexity int, id string, properties any) int
 		CreateRelationship           func(childComplexity int, startNodeID string, typeArg string, endNodeID string, properties any) int
@@ -89,6 +94,7 @@ type ComplexityRoot struct {
 	Node struct {
 		Articles       func(childComplexity int, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) int
 		Created        func(childComplexity int) int
+		Feed           func(childComplexity int, via string, first *int, after *string, last *int, before *string) int
 		ID             func(childComplexity int) int
 		Owner          func(childComplexity int) int
 		PropertiesJSON func(childComplexity int) int
@@ -196,6 +202,7 @@ type NodeResolver interface {
 	Relationships(ctx context.Context, obj *model.Node, typeArg string, direction model.Direction, first *int, after *string, last *int, before *string) (*model.RelationshipConnection, error)
 	Articles(ctx context.Context, obj *model.Node, category *string, postedAfter *time.Time, postedBefore *time.Time, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error)
 	WordCounts(ctx context.Context, obj *model.Node, first *int) ([]store.WordCount, error)
+	Feed(ctx context.Context, obj *model.Node, via string, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (*model.Node, error)
@@ -346,6 +353,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Entity.FindManyRelationshipByIDs(childComplexity, args["reps"].([]*model.RelationshipByIDsInput)), true
 
+	case "FeedConnection.edges":
+		if e.ComplexityRoot.FeedConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FeedConnection.Edges(childComplexity), true
+	case "FeedConnection.pageInfo":
+		if e.ComplexityRoot.FeedConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FeedConnection.PageInfo(childComplexity), true
+
 	case "Mutation.createNode":
 		if e.ComplexityRoot.Mutation.CreateNode == nil {
 			break
@@ -463,6 +483,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Node.Created(childComplexity), true
+	case "Node.feed":
+		if e.ComplexityRoot.Node.Feed == nil {
+			break
+		}
+
+		args, err := ec.field_Node_feed_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Node.Feed(childComplexity, args["via"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Node.id":
 		if e.ComplexityRoot.Node.ID == nil {
 			break
@@ -933,6 +964,13 @@ type Node @key(fields: "id") @entityResolver(multi: true) {
   articles(category: String, postedAfter: Time, postedBefore: Time, first: Int, after: String, last: Int, before: String): ArticleConnection!
   "The words this node uses most in its articles, most frequent first."
   wordCounts(first: Int = 10): [WordCount!]!
+  """
+  The home feed: the articles of every node this node has an OUTGOING
+  relationship of type via to, newest first (articles posted in the same
+  millisecond by author, then as on articles). Only the types the server
+  keeps feeds of (--feed-types) may be asked. Pages as relationships do.
+  """
+  feed(via: String! = "follows", first: Int, after: String, last: Int, before: String): FeedConnection!
 }
 
 "A typed edge from startNode to endNode."
@@ -978,6 +1016,15 @@ type ArticleConnection {
   pageInfo: PageInfo!
   "How many articles the author has (in the category, when one is given), from a counter; a posted-at window does not narrow it."
   totalCount: Int!
+}
+
+"""
+A page of a home feed. It has no totalCount: no counter answers it exactly
+at a flat cost (see the README, "The home feed").
+"""
+type FeedConnection {
+  edges: [ArticleEdge!]!
+  pageInfo: PageInfo!
 }
 
 type ArticleEdge {
@@ -1213,6 +1260,16 @@ func (ec *executionContext) childFields_ArticleEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type ArticleEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_FeedConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_FeedConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_FeedConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FeedConnection", field.Name)
+}
+
 func (ec *executionContext) childFields_Node(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1233,6 +1290,8 @@ func (ec *executionContext) childFields_Node(ctx context.Context, field graphql.
 		return ec.fieldContext_Node_articles(ctx, field)
 	case "wordCounts":
 		return ec.fieldContext_Node_wordCounts(ctx, field)
+	case "feed":
+		return ec.fieldContext_Node_feed(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Node", field.Name)
 }
@@ -1832,6 +1891,52 @@ func (ec *executionContext) field_Node_articles_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["before"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Node_feed_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "via",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["via"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -2579,6 +2684,70 @@ func (ec *executionContext) fieldContext_Entity_findManyRelationshipByIDs(ctx co
 	return fc, nil
 }
 
+func (ec *executionContext) _FeedConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ArticleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FeedConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ArticleEdge) graphql.Marshaler {
+			return ec.marshalNArticleEdge2ᚕgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticleEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FeedConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FeedConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ArticleEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FeedConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ArticleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FeedConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FeedConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FeedConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createNode(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3284,6 +3453,50 @@ func (ec *executionContext) fieldContext_Node_wordCounts(ctx context.Context, fi
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Node_wordCounts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Node_feed(ctx context.Context, field graphql.CollectedField, obj *model.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_feed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Node().Feed(ctx, obj, fc.Args["via"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ArticleConnection) graphql.Marshaler {
+			return ec.marshalNFeedConnection2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticleConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_feed(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Node",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FeedConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Node_feed_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5943,6 +6156,49 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 	return out
 }
 
+var feedConnectionImplementors = []string{"FeedConnection"}
+
+func (ec *executionContext) _FeedConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ArticleConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, feedConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FeedConnection")
+		case "edges":
+			out.Values[i] = ec._FeedConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._FeedConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -6208,6 +6464,44 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 					}
 				}()
 				res = ec._Node_wordCounts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "feed":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Node_feed(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -7478,6 +7772,16 @@ func (ec *executionContext) unmarshalNDirection2githubᚗcomᚋhbgraphᚋhbgraph
 
 func (ec *executionContext) marshalNDirection2githubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐDirection(ctx context.Context, sel ast.SelectionSet, v model.Direction) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNFeedConnection2ᚖgithubᚗcomᚋhbgraphᚋhbgraphᚋgraphᚋmodelᚐArticleConnection(ctx context.Context, sel ast.SelectionSet, v *model.ArticleConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FeedConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFieldSet2string(ctx context.Context, v any) (string, error) {

@@ -118,7 +118,7 @@ func buildFixture() (*store.Store, error) {
 	// Never closed: shared by the package's tests, gone with the process.
 	now := time.UnixMilli(1743022721824)
 	clock := func() time.Time { now = now.Add(time.Millisecond); return now }
-	st, err := store.New(flakyClient{hc}, store.Options{Clock: clock})
+	st, err := store.New(flakyClient{hc}, store.Options{Clock: clock, Feed: store.FeedOptions{Types: []string{"follows"}}})
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +169,13 @@ func buildFixture() (*store.Store, error) {
 	}
 	for _, id := range []string{"n3", "n4"} {
 		page, err := st.Articles(ctx, id, store.ArticleQuery{}, store.PageRequest{Size: 2})
+		if err != nil {
+			return nil, err
+		}
+		fixtureCursors = append(fixtureCursors, page.Cursors.All()...)
+	}
+	for _, id := range []string{"n1", "n2"} {
+		page, err := st.Feed(ctx, id, "follows", store.PageRequest{Size: 2})
 		if err != nil {
 			return nil, err
 		}

@@ -502,7 +502,7 @@ func (g *gen) argValue(f *ast.FieldDefinition, a *ast.ArgumentDefinition, rec ma
 	switch a.Name {
 	case "representations":
 		return g.representations(g.s.Types[namedType(f.Type)])
-	case "type":
+	case "type", "via":
 		return g.pick("follows", "follows", "likes", "nope", "")
 	case "after", "before":
 		return g.cursor()

@@ -198,6 +198,11 @@ func (r *nodeResolver) WordCounts(ctx context.Context, obj *model.Node, first *i
 	return fields.NodeWordCounts.Load(fields.In{Args: fields.NewWordCountsArgs(first)}, obj.ID, loaders.For(ctx).Rows(ctx))
 }
 
+// Feed is the resolver for the feed field.
+func (r *nodeResolver) Feed(ctx context.Context, obj *model.Node, via string, first *int, after *string, last *int, before *string) (*model.ArticleConnection, error) {
+	return feedPage(ctx, obj.ID, &fields.FeedArgs{Via: via, PageArgs: fields.PageArgs{First: first, After: after, Last: last, Before: before}})
+}
+
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (*model.Node, error) {
 	nodes, err := nodesByID(ctx, fields.QueryNode, []string{id})

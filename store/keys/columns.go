@@ -54,6 +54,10 @@ const (
 	QualArticleOps       = "xo"
 	QualArticlePrev      = "xp"
 	QualArticleDeleting  = "x"
+	// A post whose home-feed fan-out is not done yet (docs/design.md,
+	// "The home feed"): set with the timeline row, deleted once every
+	// follower's feed row is written; Repair finishes what a crash left.
+	QualArticleFanout = "xf"
 	// An article op row (ArticleOpLayout): the write's kind byte, then
 	// the article's posted (ms) and seq, 8 bytes each.
 	QualArticleOpRecord = "r"

@@ -185,7 +185,7 @@ var TopWordsLayout = mustLayout("topwords", TableWordCounts,
 var layouts = []*Layout{
 	NodeLayout, RelationshipLayout, AdjacencyLayout, DegreeLayout,
 	TimelineLayout, CategoryLayout, CountersLayout, WordCountsLayout,
-	TopWordsLayout, ArticleOpLayout,
+	TopWordsLayout, ArticleOpLayout, FeedLayout, WideAuthorLayout,
 }
 
 // mustEncode encodes values that cannot be invalid (strings only).

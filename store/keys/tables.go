@@ -35,7 +35,7 @@ var tables = map[string][]string{
 // reads both families, and FamilyOnce's cell wins (see OnceColumn).
 var onceColumns = map[string]map[string]bool{
 	TableGraph:    {QualCreateOp: true, QualUpdateOps: true, QualDeleteOp: true, QualPendingCreate: true},
-	TableArticles: {QualArticleCreatedBy: true, QualArticleOps: true, QualArticlePrev: true},
+	TableArticles: {QualArticleCreatedBy: true, QualArticleOps: true, QualArticlePrev: true, QualArticleFanout: true},
 }
 
 // oncePrefixes are the qualifier prefixes of the once columns named per

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hbgraph/hbgraph/store"
+)
+
+// feedFlags are the --feed-* flags: which relationship types keep home
+// feeds, the fan-out bound and the backfill of a new follow.
+type feedFlags struct {
+	types     string
+	fanoutMax int64
+	backfill  int
+}
+
+func (f feedFlags) typeList() []string {
+	var out []string
+	for t := range strings.SplitSeq(f.types, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (f feedFlags) validate() error {
+	if f.fanoutMax < 1 || f.backfill < 0 {
+		return errors.New("--feed-fanout-max must be positive and --feed-backfill at least 0")
+	}
+	for _, t := range f.typeList() {
+		if len(t) > store.MaxTypeBytes {
+			return fmt.Errorf("--feed-types: %q is longer than a relationship type may be (%d bytes)", t, store.MaxTypeBytes)
+		}
+	}
+	return nil
+}
+
+// options are the store's FeedOptions.
+func (f feedFlags) options() store.FeedOptions {
+	o := store.FeedOptions{Types: f.typeList(), FanoutMax: f.fanoutMax, Backfill: f.backfill}
+	if o.Backfill == 0 {
+		o.Backfill = -1 // the store's zero is its default
+	}
+	return o
+}

@@ -1,0 +1,668 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hbgraph/hbgraph/store/keys"
+	"github.com/tsuna/gohbase/hrpc"
+)
+
+// The home feed (docs/design.md, "The home feed"): Feed lists the articles
+// of every node a reader follows (reader -[type]-> author), newest first,
+// for the relationship types the store keeps feeds of (FeedOptions.Types).
+//
+// Hybrid fan-out. A post by an author with at most FeedOptions.FanoutMax
+// followers writes one feed row per follower (keys.FeedLayout, no copy of
+// the article); an author with more is "wide": a row lists it
+// (keys.WideAuthorLayout), its posts are not fanned out, and a read merges
+// the timelines of the wide authors the reader follows. A page's cost is
+// then flat in the number of followees.
+//
+// Convergent and lazy: unfollowing, deleting an article or a node leaves
+// feed rows behind, which a read skips (it checks each candidate's article
+// and follow in one batch of Gets) and Repair removes. A feed row counts
+// only while the follow it was written for is there: its timestamp is at
+// least the relationship's creation time (fan-out and backfill stamp it
+// so), so the rows of an earlier follow, or of an earlier node of the
+// reader's id, never come back.
+
+// FeedOptions configure the home feed. The zero value keeps no feeds.
+type FeedOptions struct {
+	// Types are the relationship types whose feeds are kept (a reader's
+	// feed of type T lists the articles of the nodes it has an outgoing T
+	// relationship to). Empty: no feeds, and posts fan out nothing.
+	Types []string
+	// FanoutMax is the most followers (incoming relationships of a kept
+	// type, the degree counter) an author's post is written to; an author
+	// with more is wide. 0: DefaultFeedFanoutMax.
+	FanoutMax int64
+	// Backfill is how many of a followee's newest articles a new follow
+	// brings into the follower's feed. 0: DefaultFeedBackfill; negative:
+	// none.
+	Backfill int
+}
+
+const (
+	DefaultFeedFanoutMax = 10_000
+	DefaultFeedBackfill  = 20
+	// MaxWideAuthors bounds the wide authors of a type a feed read merges
+	// (the first in key order, that is by hash): an installation with
+	// more has authors whose posts some feeds miss. A read costs one
+	// batch of Gets over them.
+	MaxWideAuthors = 1000
+	// feedRounds bounds the batches of candidates a feed page validates:
+	// stale rows (an unfollow, a deleted article) beyond that leave the
+	// page short, with its next page flag set.
+	feedRounds = 4
+)
+
+// Fault points of the feed's writes.
+const (
+	pointFeedFanout   = "feed-fanout"   // before a post's feed rows (or its wide row)
+	pointFeedDone     = "feed-done"     // before the post's pending mark goes
+	pointFeedBackfill = "feed-backfill" // before a follow's feed rows
+)
+
+// feedOptions normalises o.
+func (o FeedOptions) normalised() FeedOptions {
+	o.Types = slices.Clone(o.Types)
+	if o.FanoutMax == 0 {
+		o.FanoutMax = DefaultFeedFanoutMax
+	}
+	if o.Backfill == 0 {
+		o.Backfill = DefaultFeedBackfill
+	}
+	return o
+}
+
+// FeedKept reports whether the store keeps feeds of relType.
+func (s *Store) FeedKept(relType string) bool { return slices.Contains(s.feed.Types, relType) }
+
+// FeedTypes are the relationship types the store keeps feeds of.
+func (s *Store) FeedTypes() []string { return slices.Clone(s.feed.Types) }
+
+// feedPending is the timeline row's mark of a post whose fan-out is not
+// done (keys.QualArticleFanout): set with the row when feeds are kept.
+func (s *Store) feedPending() bool { return len(s.feed.Types) > 0 }
+
+// fanOutPost writes article k into the feeds of its author's followers,
+// for every kept type, then takes the post's pending mark off its
+// timeline row. Every write is an idempotent Put keyed by the article, so
+// a retry, a re-send or Repair may make it again.
+func (s *Store) fanOutPost(ctx context.Context, k keys.Article) error {
+	if !s.feedPending() {
+		return nil
+	}
+	for _, t := range s.feed.Types {
+		if err := s.fanOutType(ctx, k, t); err != nil {
+			return fmt.Errorf("post article: feed: %w", err)
+		}
+	}
+	if err := s.faultPoint(pointFeedDone); err != nil {
+		return err
+	}
+	row, err := k.Key()
+	if err != nil {
+		return err
+	}
+	return s.deleteColumns(ctx, keys.TableArticles, keys.FamilyArticles, row, []string{keys.QualArticleFanout}, k.Posted)
+}
+
+// fanOutType writes k into the relType feed of every follower of its
+// author, or lists the author as wide when it has more than FanoutMax.
+func (s *Store) fanOutType(ctx context.Context, k keys.Article, relType string) error {
+	if err := s.faultPoint(pointFeedFanout); err != nil {
+		return err
+	}
+	deg, err := keys.Degree{Node: k.Author, Dir: keys.Incoming, Type: relType}.Key()
+	if err != nil {
+		return err
+	}
+	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, deg)
+	if err != nil {
+		return err
+	}
+	if n, _ := decodeMs(c[keys.QualDegree]); n > s.feed.FanoutMax {
+		// Wide: its posts are merged at read time. The row is never
+		// taken back (an author listed wide stays merged, so none of
+		// its posts falls between the two ways).
+		return s.put(ctx, keys.TableGraph, keys.FamilyGraph, keys.WideAuthor(relType, k.Author),
+			cells{keys.QualCreated: encodeMs(k.Posted)}, s.nowMs())
+	}
+	prefix, err := keys.AdjacencyPrefix(k.Author, keys.Incoming, relType)
+	if err != nil {
+		return err
+	}
+	var followers []keys.Adjacency
+	flush := func() error {
+		if len(followers) == 0 {
+			return nil
+		}
+		err := s.putFeedRows(ctx, relType, k, followers)
+		followers = followers[:0]
+		return err
+	}
+	r := scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix, stop: keys.PrefixEnd(prefix),
+		keyOnly: true, chunkRows: writeChunk}
+	err = s.scanAll(ctx, r, func(rw row) (bool, error) {
+		a, err := keys.DecodeAdjacency(rw.key)
+		if err != nil {
+			return false, corrupt(rw.key, "not an adjacency row")
+		}
+		followers = append(followers, a)
+		if len(followers) >= writeChunk {
+			return true, flush()
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
+}
+
+// putFeedRows writes article k into the relType feeds of the followers
+// the adjacency rows adj name (k's author's incoming rows), in one batch.
+// Each row is stamped no earlier than its follow's creation, which a read
+// requires of it.
+func (s *Store) putFeedRows(ctx context.Context, relType string, k keys.Article, adj []keys.Adjacency) error {
+	rows := make([][]byte, len(adj))
+	ts := make([]int64, len(adj))
+	now := s.nowMs()
+	for i, a := range adj {
+		row, err := keys.Feed{Reader: a.Other, Type: relType, Article: k}.Key()
+		if err != nil {
+			return err
+		}
+		rows[i], ts[i] = row, max(now, a.Created)
+	}
+	return s.putFeedBatch(ctx, rows, ts, k.Posted)
+}
+
+// putFeedBatch puts feed rows (cell c: the article's posting time).
+func (s *Store) putFeedBatch(ctx context.Context, rows [][]byte, ts []int64, posted int64) error {
+	value := map[string]map[string][]byte{keys.FamilyGraph: {keys.QualCreated: encodeMs(posted)}}
+	tb := []byte(keys.TableGraph)
+	res, err := s.sendWrites(ctx, "put", keys.TableGraph, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
+		return hrpc.NewPut(ctx, tb, rows[i], value, hrpc.TimestampUint64(uint64(ts[i])))
+	})
+	if err != nil {
+		return err
+	}
+	for i := range res {
+		if res[i].Error != nil {
+			return res[i].Error
+		}
+	}
+	return nil
+}
+
+// backfillFollow brings the newest Backfill articles of rel's end into
+// rel's start's feed, when its type is kept and the end is not wide (a
+// wide author's articles are merged at read time). Stamped no earlier
+// than the relationship's creation.
+func (s *Store) backfillFollow(ctx context.Context, rel Relationship) error {
+	if !s.FeedKept(rel.Type) || s.feed.Backfill < 0 {
+		return nil
+	}
+	if err := s.faultPoint(pointFeedBackfill); err != nil {
+		return err
+	}
+	if err := s.CheckArticleLayout(ctx); err != nil {
+		return err
+	}
+	prefix := keys.TimelinePrefix(rel.End)
+	rows, err := s.scan(ctx, scanRange{table: keys.TableArticles, family: keys.FamilyArticles,
+		start: prefix, stop: keys.PrefixEnd(prefix), limit: s.feed.Backfill, keyOnly: true, dataOnly: true})
+	if err != nil {
+		return err
+	}
+	created := rel.Created.UnixMilli()
+	feedRows := make([][]byte, 0, len(rows))
+	ts := make([]int64, 0, len(rows))
+	now := max(s.nowMs(), created)
+	for _, rw := range rows {
+		k, err := keys.DecodeTimeline(rw.key)
+		if err != nil {
+			continue // not this layout's (a migration's): not an article of it
+		}
+		row, err := keys.Feed{Reader: rel.Start, Type: rel.Type, Article: k}.Key()
+		if err != nil {
+			return err
+		}
+		feedRows, ts = append(feedRows, row), append(ts, now)
+	}
+	return s.putFeedBatch(ctx, feedRows, ts, 0)
+}
+
+// errFeedNotKept answers a feed of a type the store keeps none of.
+func (s *Store) errFeedNotKept(relType string) error {
+	if len(s.feed.Types) == 0 {
+		return invalid("no feeds are kept here (--feed-types is empty)")
+	}
+	return invalid("feeds are kept for relationship types %s only, not %q", strings.Join(s.feed.Types, ", "), relType)
+}
+
+// feedPos is a position in a feed: newest first by posted, then by
+// author, then by seq, the highest first.
+type feedPos = keys.Article
+
+func comparePos(a, b feedPos) int {
+	switch {
+	case a.Posted != b.Posted:
+		if a.Posted > b.Posted {
+			return -1
+		}
+		return 1
+	case a.Author != b.Author:
+		return strings.Compare(a.Author, b.Author)
+	case a.Seq != b.Seq:
+		if a.Seq > b.Seq {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+// feedCand is one candidate of a page: a feed row (to check) or a wide
+// author's timeline row (an article read, its follow checked).
+type feedCand struct {
+	pos     feedPos
+	feedRow bool
+	ts      int64    // a feed row's timestamp
+	cells   rowCells // a timeline row's cells
+}
+
+// feedSource is one sorted stream of candidates: the reader's feed rows,
+// or one wide author's timeline, read a chunk at a time from bound on
+// (forward: rows >= bound; backward: rows < bound, read reversed).
+type feedSource struct {
+	author string // "" for the feed rows
+	prefix []byte
+	bound  []byte
+	skip   []byte // forward: a row equal to it is the cursor's own, skipped
+	buf    []feedCand
+	done   bool
+}
+
+// Feed returns one page of reader's feed of relType, newest first, with
+// the cursor of each article: its feed row's position, stable across
+// follows, unfollows, edits and deletions. Cursors are bound to (reader, type); a cursor of another feed, a type
+// not kept (FeedOptions.Types), a bad id or page size is ErrInvalidInput.
+// A reader with no node has an empty feed.
+func (s *Store) Feed(ctx context.Context, reader, relType string, req PageRequest) (ArticlePage, error) {
+	if err := validateID("node id", reader); err != nil {
+		return ArticlePage{}, err
+	}
+	if err := validateType("relationship type", relType); err != nil {
+		return ArticlePage{}, err
+	}
+	if !s.FeedKept(relType) {
+		return ArticlePage{}, s.errFeedNotKept(relType)
+	}
+	if err := req.validate(); err != nil {
+		return ArticlePage{}, err
+	}
+	pr := pageRange{layout: keys.FeedLayout, table: keys.TableGraph, family: keys.FamilyGraph,
+		prefix: keys.FeedPrefix(reader, relType)}
+	var cursor *feedPos
+	var cursorRow []byte
+	if req.Cursor != "" {
+		row, err := pr.cursorRow(req.Cursor)
+		if err != nil {
+			return ArticlePage{}, err
+		}
+		f, err := keys.DecodeFeed(row)
+		if err != nil {
+			return ArticlePage{}, invalid("malformed cursor")
+		}
+		cursor, cursorRow = &f.Article, row
+	}
+	var info PageInfo
+	if req.Backward {
+		info.HasNext = cursor != nil
+	} else {
+		info.HasPrevious = cursor != nil
+	}
+	want := req.Size + 1
+	if req.NoLookahead {
+		want = req.Size
+	}
+	if want == 0 {
+		return ArticlePage{Articles: []Article{}, PageInfo: info}, nil
+	}
+	if err := s.CheckArticleLayout(ctx); err != nil {
+		return ArticlePage{}, err
+	}
+	wide, err := s.followedWide(ctx, reader, relType)
+	if err != nil {
+		return ArticlePage{}, err
+	}
+	sources := make([]*feedSource, 0, 1+len(wide))
+	own := &feedSource{prefix: pr.prefix}
+	switch {
+	case cursorRow == nil && !req.Backward:
+		own.bound = pr.prefix
+	case cursorRow == nil:
+		own.bound = keys.PrefixEnd(pr.prefix)
+	case !req.Backward:
+		own.bound, own.skip = cursorRow, cursorRow
+	default:
+		own.bound = cursorRow
+	}
+	sources = append(sources, own)
+	for _, w := range wide {
+		src := &feedSource{author: w, prefix: keys.TimelinePrefix(w)}
+		switch {
+		case cursor == nil && !req.Backward:
+			src.bound = src.prefix
+		case cursor == nil:
+			src.bound = keys.PrefixEnd(src.prefix)
+		default:
+			b, inclusive, err := keys.FeedBound(w, cursor.Posted, cursor.Author, cursor.Seq)
+			if err != nil {
+				return ArticlePage{}, invalid("malformed cursor")
+			}
+			src.bound = b
+			if inclusive && !req.Backward {
+				src.skip = b
+			}
+		}
+		sources = append(sources, src)
+	}
+
+	var out []Article
+	var outRows []articleRow
+	var outKeys [][]byte
+	var last *feedPos // the last candidate taken off the sources
+	chunk := want
+	for round := 0; round < feedRounds && len(out) < want; round++ {
+		cands, err := s.takeCandidates(ctx, sources, want-len(out), chunk, req.Backward, last)
+		if err != nil {
+			return ArticlePage{}, err
+		}
+		if len(cands) == 0 {
+			break
+		}
+		last = &cands[len(cands)-1].pos
+		arts, rows, err := s.checkCandidates(ctx, reader, relType, cands)
+		if err != nil {
+			return ArticlePage{}, err
+		}
+		for i, a := range arts {
+			if a == nil {
+				continue
+			}
+			key, err := keys.Feed{Reader: reader, Type: relType, Article: cands[i].pos}.Key()
+			if err != nil {
+				return ArticlePage{}, err
+			}
+			out, outRows, outKeys = append(out, *a), append(outRows, rows[i]), append(outKeys, key)
+		}
+		chunk *= 2
+	}
+	more := len(out) > req.Size
+	if !more && len(out) < want {
+		// Short: the sources ran dry, or the rounds did.
+		for _, src := range sources {
+			if len(src.buf) > 0 || !src.done {
+				more = true
+			}
+		}
+	}
+	if len(out) > req.Size {
+		out, outRows, outKeys = out[:req.Size], outRows[:req.Size], outKeys[:req.Size]
+	}
+	if req.Backward {
+		info.HasPrevious = more
+		slices.Reverse(out)
+		slices.Reverse(outRows)
+		slices.Reverse(outKeys)
+	} else {
+		info.HasNext = more
+	}
+	if out == nil {
+		out = []Article{}
+	}
+	return ArticlePage{Articles: out, Cursors: Cursors{pr: pr, rows: outKeys}, PageInfo: info, rows: outRows}, nil
+}
+
+// takeCandidates merges the sources' next n candidates in page order (a
+// k-way merge; an article both fanned out and on a wide author's timeline,
+// an author that became wide, is taken once), reading a source's next
+// chunk when its buffer runs dry.
+func (s *Store) takeCandidates(ctx context.Context, sources []*feedSource, n, chunk int, backward bool, last *feedPos) ([]feedCand, error) {
+	var out []feedCand
+	for len(out) < n {
+		var best *feedSource
+		for _, src := range sources {
+			if len(src.buf) == 0 && !src.done {
+				if err := s.fill(ctx, src, chunk, backward); err != nil {
+					return nil, err
+				}
+			}
+			if len(src.buf) == 0 {
+				continue
+			}
+			if best == nil || before(src.buf[0].pos, best.buf[0].pos, backward) {
+				best = src
+			}
+		}
+		if best == nil {
+			break
+		}
+		c := best.buf[0]
+		best.buf = best.buf[1:]
+		prev := last
+		if len(out) > 0 {
+			prev = &out[len(out)-1].pos
+		}
+		if prev != nil && comparePos(*prev, c.pos) == 0 {
+			continue // the same article from two sources
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// before reports whether a comes before b in the direction read.
+func before(a, b feedPos, backward bool) bool {
+	c := comparePos(a, b)
+	if backward {
+		return c > 0
+	}
+	return c < 0
+}
+
+// fill reads src's next chunk of rows.
+func (s *Store) fill(ctx context.Context, src *feedSource, chunk int, backward bool) error {
+	r := scanRange{table: keys.TableGraph, family: keys.FamilyGraph, limit: chunk, compact: true, dataOnly: true}
+	if src.author != "" {
+		r.table, r.family = keys.TableArticles, keys.FamilyArticles
+	}
+	if backward {
+		r.reversed, r.start, r.stop = true, src.bound, src.prefix
+		r.limit++ // the bound itself may come back
+	} else {
+		r.start, r.stop = src.bound, keys.PrefixEnd(src.prefix)
+		if src.skip != nil {
+			r.limit++
+		}
+	}
+	if !backward && bytes.Compare(r.start, r.stop) >= 0 || backward && bytes.Compare(r.start, r.stop) <= 0 {
+		src.done = true
+		return nil
+	}
+	rows, err := s.scan(ctx, r)
+	if err != nil {
+		return err
+	}
+	for _, rw := range rows {
+		if !bytes.HasPrefix(rw.key, src.prefix) {
+			continue
+		}
+		if backward && bytes.Compare(rw.key, src.bound) >= 0 || src.skip != nil && bytes.Equal(rw.key, src.skip) {
+			continue
+		}
+		c := feedCand{ts: rw.ts}
+		if src.author == "" {
+			f, err := keys.DecodeFeed(rw.key)
+			if err != nil {
+				return corrupt(rw.key, "not a feed row")
+			}
+			c.pos, c.feedRow = f.Article, true
+		} else {
+			k, err := keys.DecodeTimeline(rw.key)
+			if err != nil {
+				continue
+			}
+			c.pos, c.cells = k, rw.raw
+		}
+		src.buf = append(src.buf, c)
+	}
+	if len(rows) > 0 {
+		lastKey := rows[len(rows)-1].key
+		if backward {
+			src.bound = lastKey
+		} else {
+			src.bound = keys.After(lastKey)
+		}
+	}
+	src.skip = nil
+	if len(rows) < r.limit {
+		src.done = true
+	}
+	return nil
+}
+
+// checkCandidates reads what the candidates need (each feed row's article,
+// and the follow of each distinct author: its relationship row and its
+// ends) in one batch of Gets, and returns each candidate's article, or nil
+// for a stale one.
+func (s *Store) checkCandidates(ctx context.Context, reader, relType string, cands []feedCand) ([]*Article, []articleRow, error) {
+	var gets []Get
+	at := map[Get]int{}
+	add := func(g Get) int {
+		if i, ok := at[g]; ok {
+			return i
+		}
+		at[g] = len(gets)
+		gets = append(gets, g)
+		return len(gets) - 1
+	}
+	type need struct{ art, rel, start, end int }
+	needs := make([]need, len(cands))
+	for i, c := range cands {
+		if !c.feedRow {
+			continue
+		}
+		row, err := c.pos.Key()
+		if err != nil {
+			return nil, nil, err
+		}
+		rk := RelationshipKey{Start: reader, Type: relType, End: c.pos.Author}
+		rel, start, end, err := rk.Gets()
+		if err != nil {
+			return nil, nil, err
+		}
+		needs[i] = need{art: add(Get{keys.TableArticles, string(row)}), rel: add(rel), start: add(start), end: add(end)}
+	}
+	var rows []Row
+	if len(gets) > 0 {
+		var err error
+		if rows, err = s.Read(ctx, gets); err != nil {
+			return nil, nil, err
+		}
+	}
+	arts := make([]*Article, len(cands))
+	out := make([]articleRow, len(cands))
+	for i, c := range cands {
+		if !c.feedRow {
+			key, err := c.pos.Key()
+			if err != nil {
+				return nil, nil, err
+			}
+			a, ok, err := decodeArticleCells(key, c.cells)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !ok {
+				continue
+			}
+			art, err := articleFrom(c.pos, a)
+			if err != nil {
+				return nil, nil, err
+			}
+			arts[i], out[i] = &art, articleRow{c.pos, c.cells}
+			continue
+		}
+		n := needs[i]
+		rk := RelationshipKey{Start: reader, Type: relType, End: c.pos.Author}
+		rel, err := rows[n.rel].Relationship(rk, rows[n.start], rows[n.end])
+		if err != nil {
+			return nil, nil, err
+		}
+		if rel == nil || c.ts < rel.Created.UnixMilli() {
+			continue // unfollowed (or the row of an earlier follow)
+		}
+		ar := rows[n.art]
+		a, ok, err := decodeArticleCells(ar.key, ar.cells)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			continue // deleted
+		}
+		art, err := articleFrom(c.pos, a)
+		if err != nil {
+			return nil, nil, err
+		}
+		arts[i], out[i] = &art, articleRow{c.pos, ar.cells}
+	}
+	return arts, out, nil
+}
+
+// followedWide returns the wide authors of relType (at most
+// MaxWideAuthors) that reader follows: one scan of the wide set, and one
+// batch of Gets of reader's relationships to them.
+func (s *Store) followedWide(ctx context.Context, reader, relType string) ([]string, error) {
+	prefix := keys.WideAuthorPrefix(relType)
+	rows, err := s.scan(ctx, scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix,
+		stop: keys.PrefixEnd(prefix), limit: MaxWideAuthors, keyOnly: true, dataOnly: true})
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	authors := make([]string, 0, len(rows))
+	gets := make([]Get, 0, len(rows))
+	for _, rw := range rows {
+		_, author, err := keys.DecodeWideAuthor(rw.key)
+		if err != nil || author == reader {
+			continue
+		}
+		g, err := RelationshipKey{Start: reader, Type: relType, End: author}.Get()
+		if err != nil {
+			continue
+		}
+		authors, gets = append(authors, author), append(gets, g)
+	}
+	got, err := s.Read(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, r := range got {
+		_, ok, err := decodeEntity(r.key, r.cells)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, authors[i])
+		}
+	}
+	return out, nil
+}
