@@ -352,8 +352,15 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		// read by others before it, as a fresh create's.
 		fresh := replaced == nil && !rel.deleted() ||
 			replaced != nil && rel.gone != nil && replaced.at == rel.gone.at && replaced.deleteOp == rel.gone.deleteOp
-		byMarker := sameEnd && !fresh && replaced != nil &&
-			(replaced.deleteOp == d.deleteOp || tookOwnRowBack(replaced.createOp, replaced.deleteOp))
+		//
+		// A residue of that deletion's detach says so even when the
+		// create's first read found it (fresh): the relationship it
+		// deleted was there up to the mark, so the create came after it.
+		// (Its first read of the ends, in the same batch but before the
+		// row, saw them live; a retry that finds its own intents places
+		// none, so no compare-and-set on the mark stops it.)
+		byMarker := sameEnd && replaced != nil &&
+			(replaced.deleteOp == d.deleteOp || !fresh && tookOwnRowBack(replaced.createOp, replaced.deleteOp))
 		//
 		// The same when an end it read has gone or been created again
 		// since (no mark left to say which deletion), and its row replaced
