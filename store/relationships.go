@@ -308,6 +308,14 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		}
 		intents.all = true
 		if e, replaced, err = s.createRelationshipRow(ctx, k, rel, encoded, ends.created, created, reuse, intents); err != nil {
+			if errors.Is(err, errCreatedThenDeleted) {
+				// Its row applied (the compare-and-set's answer lost, or
+				// re-sent), and somebody deleted it, counting it down,
+				// before the read back: answered as a retry of the op
+				// answers a creation of its own deleted since, its
+				// counts made (their nonces: once).
+				return s.createRelationship(ctx, k, encoded, intents)
+			}
 			return Relationship{}, fmt.Errorf("create relationship: %w", err)
 		}
 	}
