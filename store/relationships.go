@@ -367,8 +367,11 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		// (Its first read of the ends, in the same batch but before the
 		// row, saw them live; a retry that finds its own intents places
 		// none, so no compare-and-set on the mark stops it.)
+		// (The deletion of either end: the mark the recheck reports is
+		// the start's when both are marked, and the other's detach may
+		// have left the residue.)
 		byMarker := sameEnd && replaced != nil &&
-			(replaced.deleteOp == d.deleteOp || !fresh && tookOwnRowBack(replaced.createOp, replaced.deleteOp))
+			(d.markedBy(replaced.deleteOp) || !fresh && tookOwnRowBack(replaced.createOp, replaced.deleteOp))
 		//
 		// The same when an end it read has gone or been created again
 		// since (no mark left to say which deletion), and its row replaced
@@ -434,7 +437,7 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 			return Relationship{}, err
 		}
 		var d *endMarked
-		before := errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends) && (rel.gone == nil || rel.gone.deleteOp != d.deleteOp)
+		before := errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends) && (rel.gone == nil || !d.markedBy(rel.gone.deleteOp))
 		delCtx := ctx
 		if before {
 			delCtx = WithOp(ctx, takenBackOp(op)) // (see CreateRelationship's recheck)
@@ -870,6 +873,7 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 	var gone error
 	var marked *endMarked
 	var seen [2]int64 // the creation of each end's node, live or marked
+	var markedBy [2]OpID
 	for i, id := range ids {
 		n, err := rows[i].Node(id)
 		if err != nil {
@@ -887,6 +891,9 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 				gone = fmt.Errorf("node %q: %w", id, ErrNotFound)
 			case marked == nil || e.alone:
 				marked = &endMarked{id: id, created: e.created, alone: e.alone, deleteOp: e.deleteOp}
+			}
+			if ok && e.deleting != 0 {
+				markedBy[i] = e.deleteOp
 			}
 			seen[i] = e.created
 			continue
@@ -911,7 +918,7 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 		return relEnds{}, entity{}, gone
 	}
 	if marked != nil {
-		marked.ends = seen
+		marked.ends, marked.endOps = seen, markedBy
 		return relEnds{}, entity{}, marked
 	}
 	var e entity
@@ -954,6 +961,12 @@ type endMarked struct {
 	alone    bool
 	deleteOp OpID     // the op of the deletion that marked it
 	ends     [2]int64 // the creations of both ends' nodes, marked or live
+	endOps   [2]OpID  // the ops of the deletions that marked each end (zero: not marked)
+}
+
+// markedBy reports whether op is the deletion that marked either end.
+func (e *endMarked) markedBy(op OpID) bool {
+	return !op.IsZero() && (e.endOps[0] == op || e.endOps[1] == op)
 }
 
 func (e *endMarked) Error() string { return fmt.Sprintf("node %q: %v", e.id, ErrNotFound) }

@@ -208,3 +208,55 @@ func TestCreateRelationshipRowDeletedBeforeItsReadBack(t *testing.T) {
 		})
 	}
 }
+
+// TestCreateRelationshipOverTheDetachOfTheOtherEnd: a create that placed
+// its intents on both ends, whose row then went to another create, which
+// the end's deletion with detach took, writes its row over that residue;
+// by its recheck the start is marked by another deletion with detach (the
+// mark the recheck reports, the start's) and the end is gone. The key was
+// taken up to the end's mark, so the create came after that mark:
+// NOT_FOUND. It answered success, since it compared the residue's
+// deletion with the start's mark only (the concurrent replica simulation,
+// seed 11645: two overlapping creates both answered success).
+func TestCreateRelationshipOverTheDetachOfTheOtherEnd(t *testing.T) {
+	k := RelationshipKey{"a", "knows", "b"}
+	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
+	opD := WithOp(bg, DeriveOpID("dave", "key-D", "0", "createRelationship", k.ID()))
+	clk := newFakeClock()
+	clk.step = 1
+	ss := storesOnOneEngine(t, clk, 2)
+	sc, sd := ss[0], ss[1]
+	mustNode(t, sd, "a", nil)
+	mustNode(t, sd, "b", nil)
+	done := false
+	sc.fault = func(p string) error {
+		if p != pointRelationshipRow || done {
+			return nil
+		}
+		done = true
+		// C has its intents and index rows. D creates the relationship,
+		// b is deleted with detach (D's relationship with it), and a's
+		// deletion with detach marks a, its detach still to come.
+		if _, err := sd.CreateRelationship(opD, k, Properties{"by": "d"}); err != nil {
+			t.Errorf("D's create: %v", err)
+		}
+		if err := sd.DeleteNode(bg, "b", true); err != nil {
+			t.Errorf("delete b: %v", err)
+		}
+		sd.fault = crashAtPoint(pointNodeDetach)
+		if err := sd.DeleteNode(bg, "a", true); !errors.Is(err, errCrash) {
+			t.Errorf("delete a, cut short after its mark: %v", err)
+		}
+		sd.fault = nil
+		return nil
+	}
+	_, err := sc.CreateRelationship(opC, k, Properties{"by": "c"})
+	sc.fault = nil
+	if !errors.Is(err, ErrNotFound) {
+		t.Errorf("C answered %v, want not found: D's relationship was there until b's deletion", err)
+	}
+	if err := sd.DeleteNode(bg, "a", true); err != nil {
+		t.Fatalf("delete a, finished: %v", err)
+	}
+	checkGraphInvariants(t, sc)
+}
