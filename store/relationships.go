@@ -255,6 +255,9 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		if rel.gone.afterDetachOf(op, by) {
 			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
 		}
+		if after, err := s.overEndDeletion(ctx, k, rel); err != nil || after {
+			return Relationship{}, cmp.Or(err, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound))
+		}
 		if undone, err := s.intentUndoneBy(ctx, k, by); err != nil || undone {
 			// By the deletion of an end that found this create's intent
 			// stale (cut short): that deletion came first.
@@ -479,6 +482,9 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		}
 		if rel.gone.afterDetachOf(op, by) {
 			break // written after that deletion's mark
+		}
+		if after, err := s.overEndDeletion(ctx, k, rel); err != nil || after {
+			return Relationship{}, cmp.Or(err, notFound)
 		}
 		if undone, err := s.intentUndoneBy(ctx, k, by); err != nil || undone {
 			return Relationship{}, cmp.Or(err, notFound) // (see CreateRelationship)
@@ -1532,6 +1538,44 @@ func (s *Store) intentUndoneBy(ctx context.Context, k RelationshipKey, by OpID) 
 	}
 	for _, r := range res {
 		if in, ok := ownIntent(r, op); ok && in.undone() && in.undoneBy == by {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// overEndDeletion reports whether the ctx op's creation of k, which rel's
+// residue keeps, was written over the residue of a deletion of one of the
+// end nodes it was made for (the nodes its intents were placed on): that
+// deletion's detach took the relationship there before, which was there
+// up to its mark, so the create came after the mark (NOT_FOUND), as its
+// recheck would have answered (CreateRelationship: byMarker, afterMark).
+// A retry that finds its creation deleted since by another (an end's
+// detach, of a node created again) has only this to tell it.
+func (s *Store) overEndDeletion(ctx context.Context, k RelationshipKey, rel entity) (bool, error) {
+	op := opOf(ctx)
+	prev, ok := rel.gone.replacedDeletion(op)
+	if !ok || prev.IsZero() {
+		return false, nil
+	}
+	rows := [][]byte{keys.Node(k.Start), keys.Node(k.End)}
+	res, err := s.getBatch(ctx, keys.TableGraph, rows)
+	if err != nil {
+		return false, err
+	}
+	for i, r := range res {
+		in, ok := ownIntent(r, op)
+		if !ok {
+			continue
+		}
+		e, _, err := decodeEntity(rows[i], r)
+		if err != nil {
+			return false, err
+		}
+		if e.created == in.node && e.deleting != 0 && e.deleteOp == prev {
+			return true, nil
+		}
+		if by, ok := e.gone.deletionAt(in.node); ok && by == prev {
 			return true, nil
 		}
 	}

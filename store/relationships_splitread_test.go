@@ -260,3 +260,54 @@ func TestCreateRelationshipOverTheDetachOfTheOtherEnd(t *testing.T) {
 	}
 	checkGraphInvariants(t, sc)
 }
+
+// TestCreateRelationshipRetriedAfterBothEndsWent: a create whose row
+// replaced the residue of an end's deletion's detach (the relationship
+// there was there up to that end's mark), cut short before its recheck,
+// whose row the other end's detach then took: its retry finds its
+// creation deleted by another, and answered success, as after a
+// deletion of the relationship. Its row came after the first end's mark:
+// NOT_FOUND, as its recheck would have answered (the concurrent replica
+// simulation, seed 20425).
+func TestCreateRelationshipRetriedAfterBothEndsWent(t *testing.T) {
+	k := RelationshipKey{"a", "knows", "b"}
+	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
+	opD := WithOp(bg, DeriveOpID("dave", "key-D", "0", "createRelationship", k.ID()))
+	clk := newFakeClock()
+	clk.step = 1
+	ss := storesOnOneEngine(t, clk, 2)
+	sc, sd := ss[0], ss[1]
+	mustNode(t, sd, "a", nil)
+	mustNode(t, sd, "b", nil)
+	hooked := false
+	sc.fault = func(p string) error {
+		switch {
+		case p == pointRelationshipRow && !hooked:
+			hooked = true
+			// C has its intents and index rows. D creates the
+			// relationship, and b is deleted with detach (D's
+			// relationship with it).
+			if _, err := sd.CreateRelationship(opD, k, Properties{"by": "d"}); err != nil {
+				t.Errorf("D's create: %v", err)
+			}
+			if err := sd.DeleteNode(bg, "b", true); err != nil {
+				t.Errorf("delete b: %v", err)
+			}
+		case p == pointRelationshipRecheck:
+			return errCrash // C's row is written over b's detach's residue, and counted
+		}
+		return nil
+	}
+	if _, err := sc.CreateRelationship(opC, k, Properties{"by": "c"}); !errors.Is(err, errCrash) {
+		t.Fatalf("C's first try: %v", err)
+	}
+	sc.fault = nil
+	// a's deletion with detach takes C's row.
+	if err := sd.DeleteNode(bg, "a", true); err != nil {
+		t.Fatalf("delete a: %v", err)
+	}
+	if _, err := sc.CreateRelationship(opC, k, Properties{"by": "c"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("C's retry answered %v, want not found: D's relationship was there until b's deletion", err)
+	}
+	checkGraphInvariants(t, sc)
+}
