@@ -440,7 +440,16 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 			return Relationship{}, err
 		}
 		var d *endMarked
-		before := errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends) && (rel.gone == nil || !d.markedBy(rel.gone.deleteOp))
+		// Not before the mark when it replaced a residue that came after
+		// a mark: that deletion's detach's, or another create's that took
+		// its own row back (having found an end marked or gone), as the
+		// recheck weighs a residue it did not find at its first read. (A
+		// retry cannot tell whether its first read found that residue;
+		// it answers as if not: NOT_FOUND, which is true of a row written
+		// after the residue, unless the other create's end was an earlier
+		// node of the id.)
+		before := errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends) &&
+			(rel.gone == nil || !d.markedBy(rel.gone.deleteOp) && !tookOwnRowBack(rel.gone.createOp, rel.gone.deleteOp))
 		delCtx := ctx
 		if before {
 			delCtx = WithOp(ctx, takenBackOp(op)) // (see CreateRelationship's recheck)

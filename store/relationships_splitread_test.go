@@ -311,3 +311,63 @@ func TestCreateRelationshipRetriedAfterBothEndsWent(t *testing.T) {
 	}
 	checkGraphInvariants(t, sc)
 }
+
+// TestCreateRelationshipRetryOverATakenBackRow: a create whose row
+// replaced the residue of another create that took its own row back
+// having answered success (its recheck found an end marked by a deletion
+// with detach: it was there up to the mark), cut short before its own
+// recheck, is retried while that end is still marked. The retry answered
+// success, as for a row written before the mark, beside the other
+// create's success; its row came after the other's, so after the mark:
+// NOT_FOUND, as its recheck would have answered (the concurrent replica
+// simulation, seed 30168).
+func TestCreateRelationshipRetryOverATakenBackRow(t *testing.T) {
+	k := RelationshipKey{"a", "knows", "b"}
+	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
+	opD := WithOp(bg, DeriveOpID("dave", "key-D", "0", "createRelationship", k.ID()))
+	clk := newFakeClock()
+	clk.step = 1
+	ss := storesOnOneEngine(t, clk, 3)
+	sc, sd, se := ss[0], ss[1], ss[2]
+	mustNode(t, sd, "a", nil)
+	mustNode(t, sd, "b", nil)
+	hooked := false
+	sc.fault = func(p string) error {
+		switch {
+		case p == pointRelationshipRow && !hooked:
+			hooked = true
+			// C has its intents and index rows. D creates the
+			// relationship; before D's recheck, a's deletion with detach
+			// marks a (its detach cut short): D takes its row back and
+			// answers success.
+			sd.fault = func(p string) error {
+				if p == pointRelationshipRecheck {
+					se.fault = crashAtPoint(pointNodeDetach)
+					if err := se.DeleteNode(bg, "a", true); !errors.Is(err, errCrash) {
+						t.Errorf("delete a, cut short: %v", err)
+					}
+					se.fault = nil
+				}
+				return nil
+			}
+			if _, err := sd.CreateRelationship(opD, k, Properties{"by": "d"}); err != nil {
+				t.Errorf("D's create: %v", err)
+			}
+			sd.fault = nil
+		case p == pointRelationshipRecheck:
+			return errCrash // C's row is written over D's, and counted
+		}
+		return nil
+	}
+	if _, err := sc.CreateRelationship(opC, k, Properties{"by": "c"}); !errors.Is(err, errCrash) {
+		t.Fatalf("C's first try: %v", err)
+	}
+	sc.fault = nil
+	if _, err := sc.CreateRelationship(opC, k, Properties{"by": "c"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("C's retry answered %v, want not found: D's relationship was there until a's mark", err)
+	}
+	if err := sd.DeleteNode(bg, "a", true); err != nil {
+		t.Fatalf("delete a, finished: %v", err)
+	}
+	checkGraphInvariants(t, sc)
+}
