@@ -437,7 +437,7 @@ func (s *Store) CreateNode(ctx context.Context, id, owner string, props Properti
 		if err := s.faultPoint(pointNodeRemains); err != nil {
 			return Node{}, err
 		}
-		if err := s.removeRemains(ctx, id); err != nil {
+		if err := s.removeRemains(ctx, id, e.created); err != nil {
 			return Node{}, fmt.Errorf("create node %q: remove what an earlier node of this id left: %w", id, err)
 		}
 		if err := s.faultPoint(pointNodeLive); err != nil {
@@ -483,12 +483,26 @@ func (s *Store) hasRemains(ctx context.Context, id string) (bool, error) {
 }
 
 // removeRemains deletes every relationship and article of node id, with
-// the full protocols, and category rows left without their article.
-func (s *Store) removeRemains(ctx context.Context, id string) error {
-	if err := s.detach(ctx, id); err != nil {
+// the full protocols, and category rows left without their article, for
+// the create of its node at created, written marked. Like a deletion
+// (finishNodeDeletion), it checks before each relationship and article
+// that the node is still that marked one, and stops if not: a deletion
+// that found the node marked may have finished it, and the id been
+// created again, with relationships and articles of its own, which a slow
+// create must not take for remains. The create then finds its node gone
+// (ErrConflict).
+func (s *Store) removeRemains(ctx context.Context, id string, created int64) error {
+	if err := s.detachMarked(ctx, id, created); errors.Is(err, errNoLongerMarked) {
+		return nil
+	} else if err != nil {
 		return err
 	}
-	if err := s.deleteArticlesOf(articlesCtx(ctx), id, math.MaxInt64); err != nil {
+	if err := s.deleteArticlesOfMarked(articlesCtx(ctx), id, math.MaxInt64, created); errors.Is(err, errNoLongerMarked) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if still, err := s.stillMarked(ctx, id, created); err != nil || !still {
 		return err
 	}
 	return s.deleteStrayCategoryRows(ctx, id)

@@ -261,6 +261,9 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		if rel.gone.afterDetachOf(op, by) {
 			return Relationship{}, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound)
 		}
+		if after, err := s.overEndDeletion(ctx, k, rel); err != nil || after {
+			return Relationship{}, cmp.Or(err, fmt.Errorf("create relationship: an end was deleted meanwhile: %w", ErrNotFound))
+		}
 		if undone, err := s.intentUndoneBy(ctx, k, by); err != nil || undone {
 			// By the deletion of an end that found this create's intent
 			// stale (cut short): that deletion came first.
@@ -314,6 +317,14 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		}
 		intents.all = true
 		if e, replaced, err = s.createRelationshipRow(ctx, k, rel, encoded, ends.created, created, reuse, intents); err != nil {
+			if errors.Is(err, errCreatedThenDeleted) {
+				// Its row applied (the compare-and-set's answer lost, or
+				// re-sent), and somebody deleted it, counting it down,
+				// before the read back: answered as a retry of the op
+				// answers a creation of its own deleted since, its
+				// counts made (their nonces: once).
+				return s.createRelationship(ctx, k, encoded, intents)
+			}
 			return Relationship{}, fmt.Errorf("create relationship: %w", err)
 		}
 	}
@@ -358,8 +369,18 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		// read by others before it, as a fresh create's.
 		fresh := replaced == nil && !rel.deleted() ||
 			replaced != nil && rel.gone != nil && replaced.at == rel.gone.at && replaced.deleteOp == rel.gone.deleteOp
-		byMarker := sameEnd && !fresh && replaced != nil &&
-			(replaced.deleteOp == d.deleteOp || tookOwnRowBack(replaced.createOp, replaced.deleteOp))
+		//
+		// A residue of that deletion's detach says so even when the
+		// create's first read found it (fresh): the relationship it
+		// deleted was there up to the mark, so the create came after it.
+		// (Its first read of the ends, in the same batch but before the
+		// row, saw them live; a retry that finds its own intents places
+		// none, so no compare-and-set on the mark stops it.)
+		// (The deletion of either end: the mark the recheck reports is
+		// the start's when both are marked, and the other's detach may
+		// have left the residue.)
+		byMarker := sameEnd && replaced != nil &&
+			(d.markedBy(replaced.deleteOp) || !fresh && tookOwnRowBack(replaced.createOp, replaced.deleteOp))
 		//
 		// The same when an end it read has gone or been created again
 		// since (no mark left to say which deletion), and its row replaced
@@ -425,7 +446,16 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 			return Relationship{}, err
 		}
 		var d *endMarked
-		before := errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends) && (rel.gone == nil || rel.gone.deleteOp != d.deleteOp)
+		// Not before the mark when it replaced a residue that came after
+		// a mark: that deletion's detach's, or another create's that took
+		// its own row back (having found an end marked or gone), as the
+		// recheck weighs a residue it did not find at its first read. (A
+		// retry cannot tell whether its first read found that residue;
+		// it answers as if not: NOT_FOUND, which is true of a row written
+		// after the residue, unless the other create's end was an earlier
+		// node of the id.)
+		before := errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends) &&
+			(rel.gone == nil || !d.markedBy(rel.gone.deleteOp) && !tookOwnRowBack(rel.gone.createOp, rel.gone.deleteOp))
 		delCtx := ctx
 		if before {
 			delCtx = WithOp(ctx, takenBackOp(op)) // (see CreateRelationship's recheck)
@@ -467,6 +497,9 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		}
 		if rel.gone.afterDetachOf(op, by) {
 			break // written after that deletion's mark
+		}
+		if after, err := s.overEndDeletion(ctx, k, rel); err != nil || after {
+			return Relationship{}, cmp.Or(err, notFound)
 		}
 		if undone, err := s.intentUndoneBy(ctx, k, by); err != nil || undone {
 			return Relationship{}, cmp.Or(err, notFound) // (see CreateRelationship)
@@ -861,6 +894,7 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 	var gone error
 	var marked *endMarked
 	var seen [2]int64 // the creation of each end's node, live or marked
+	var markedBy [2]OpID
 	for i, id := range ids {
 		n, err := rows[i].Node(id)
 		if err != nil {
@@ -878,6 +912,9 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 				gone = fmt.Errorf("node %q: %w", id, ErrNotFound)
 			case marked == nil || e.alone:
 				marked = &endMarked{id: id, created: e.created, alone: e.alone, deleteOp: e.deleteOp}
+			}
+			if ok && e.deleting != 0 {
+				markedBy[i] = e.deleteOp
 			}
 			seen[i] = e.created
 			continue
@@ -902,7 +939,7 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 		return relEnds{}, entity{}, gone
 	}
 	if marked != nil {
-		marked.ends = seen
+		marked.ends, marked.endOps = seen, markedBy
 		return relEnds{}, entity{}, marked
 	}
 	var e entity
@@ -945,6 +982,12 @@ type endMarked struct {
 	alone    bool
 	deleteOp OpID     // the op of the deletion that marked it
 	ends     [2]int64 // the creations of both ends' nodes, marked or live
+	endOps   [2]OpID  // the ops of the deletions that marked each end (zero: not marked)
+}
+
+// markedBy reports whether op is the deletion that marked either end.
+func (e *endMarked) markedBy(op OpID) bool {
+	return !op.IsZero() && (e.endOps[0] == op || e.endOps[1] == op)
 }
 
 func (e *endMarked) Error() string { return fmt.Sprintf("node %q: %v", e.id, ErrNotFound) }
@@ -1510,6 +1553,44 @@ func (s *Store) intentUndoneBy(ctx context.Context, k RelationshipKey, by OpID) 
 	}
 	for _, r := range res {
 		if in, ok := ownIntent(r, op); ok && in.undone() && in.undoneBy == by {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// overEndDeletion reports whether the ctx op's creation of k, which rel's
+// residue keeps, was written over the residue of a deletion of one of the
+// end nodes it was made for (the nodes its intents were placed on): that
+// deletion's detach took the relationship there before, which was there
+// up to its mark, so the create came after the mark (NOT_FOUND), as its
+// recheck would have answered (CreateRelationship: byMarker, afterMark).
+// A retry that finds its creation deleted since by another (an end's
+// detach, of a node created again) has only this to tell it.
+func (s *Store) overEndDeletion(ctx context.Context, k RelationshipKey, rel entity) (bool, error) {
+	op := opOf(ctx)
+	prev, ok := rel.gone.replacedDeletion(op)
+	if !ok || prev.IsZero() {
+		return false, nil
+	}
+	rows := [][]byte{keys.Node(k.Start), keys.Node(k.End)}
+	res, err := s.getBatch(ctx, keys.TableGraph, rows)
+	if err != nil {
+		return false, err
+	}
+	for i, r := range res {
+		in, ok := ownIntent(r, op)
+		if !ok {
+			continue
+		}
+		e, _, err := decodeEntity(rows[i], r)
+		if err != nil {
+			return false, err
+		}
+		if e.created == in.node && e.deleting != 0 && e.deleteOp == prev {
+			return true, nil
+		}
+		if by, ok := e.gone.deletionAt(in.node); ok && by == prev {
 			return true, nil
 		}
 	}
