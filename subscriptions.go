@@ -86,20 +86,23 @@ func newSubscriptions(gql *handler.Server, bus *events.Bus, cfg config, log zero
 	s.upgradeLimit = edge.RateLimit{Rate: rate.Limit(cfg.rateLimit), Burst: cfg.rateBurstOrDefault(),
 		OnLimit: func(*http.Request) { s.refused.WithLabelValues("rate_limited").Inc() }}
 	readLimit := cfg.maxBodyBytes
-	gql.AddTransport(transport.Websocket{
-		// The Origin is checked before the upgrade (checkOrigin), against
-		// --cors-origins rather than coder/websocket's host patterns.
-		Implementation:   wsImplementation{inner: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}}},
-		InitFunc:         s.init,
-		InitTimeout:      wsInitTimeout,
-		PingPongInterval: wsPingInterval,
-		// The older graphql-ws subprotocol's keep-alive ("ka").
-		KeepAlivePingInterval: wsPingInterval,
-		PayloadReadLimit:      &readLimit,
-		ErrorFunc: func(ctx context.Context, err error) {
-			log.Debug().Err(err).Msg("subscription socket")
-		},
-	})
+	// The Origin is checked before the upgrade (checkOrigin), against
+	// --cors-origins rather than coder/websocket's host patterns.
+	impl := wsImplementation{inner: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}}}
+	gql.AddTransport(wsTransport{s: s, impl: impl, initTimeout: wsInitTimeout, pingInterval: wsPingInterval, readLimit: readLimit,
+		// The older graphql-ws subprotocol, served by gqlgen's transport.
+		legacy: transport.Websocket{
+			Implementation:   impl,
+			InitFunc:         s.init,
+			InitTimeout:      wsInitTimeout,
+			PingPongInterval: wsPingInterval,
+			// The older graphql-ws subprotocol's keep-alive ("ka").
+			KeepAlivePingInterval: wsPingInterval,
+			PayloadReadLimit:      &readLimit,
+			ErrorFunc: func(ctx context.Context, err error) {
+				log.Debug().Err(err).Msg("subscription socket")
+			},
+		}})
 	gql.Use(freshLoaders{s})
 	gql.Use(subscriptionsOverWebSocket{})
 	return s
@@ -322,8 +325,17 @@ func (s *subscriptionServer) refuse(ctx context.Context, reason, message string)
 	}
 	ctx = transport.WithWebsocketCloseCode(ctx, closeUnauthorized)
 	ctx = transport.AppendCloseReason(ctx, message)
-	return ctx, nil, errors.New(message)
+	return ctx, nil, &wsRefusal{code: closeUnauthorized, reason: message}
 }
+
+// wsRefusal is init's refusal of a connection: the socket is closed with
+// code and reason (gqlgen's transport reads them from the context).
+type wsRefusal struct {
+	code   int
+	reason string
+}
+
+func (e *wsRefusal) Error() string { return e.reason }
 
 // Shutdown completes every subscription (the bus ends them: each gets
 // complete), then closes every socket with 1001, waiting for them until

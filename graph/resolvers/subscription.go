@@ -78,8 +78,8 @@ func readRelationship(ctx context.Context, st *store.Store, k store.Relationship
 
 // subscribe starts a subscription to topic and converts its events with
 // convert (false: not for this subscriber) as they are published, into
-// the channel gqlgen reads: no goroutine of its own per subscription (an
-// idle subscription costs gqlgen's only). The channel is closed when the
+// the channel gqlgen reads: no goroutine of its own per subscription (over
+// graphql-transport-ws none at all: see events.Notifier). The channel is closed when the
 // subscription ends: the client stops it, its connection closes, it
 // overflowed, or the server shuts down.
 func subscribe[T any](ctx context.Context, bus *events.Bus, topic string, convert func(*events.Event) (*T, bool)) (<-chan *T, error) {
@@ -87,6 +87,9 @@ func subscribe[T any](ctx context.Context, bus *events.Bus, topic string, conver
 		return nil, subscriptionError(codes.Unavailable, "subscriptions are not served here")
 	}
 	out := make(chan *T, bus.Buffer())
+	// With a transport that reads out only when told (graphql-transport-ws),
+	// each value and the close are announced; else it waits on out.
+	notifier := events.NotifierFrom(ctx)
 	_, err := bus.Subscribe(ctx, topic, func(ev *events.Event) bool {
 		v, ok := convert(ev)
 		if !ok {
@@ -94,11 +97,15 @@ func subscribe[T any](ctx context.Context, bus *events.Bus, topic string, conver
 		}
 		select {
 		case out <- v:
+			notifier.Notify()
 			return true
 		default:
 			return false
 		}
-	}, func() { close(out) })
+	}, func() {
+		close(out)
+		notifier.Notify()
+	})
 	switch {
 	case errors.Is(err, events.ErrTooMany):
 		return nil, subscriptionError(codes.RateLimited, "too many active subscriptions: end one before starting another")
@@ -107,6 +114,7 @@ func subscribe[T any](ctx context.Context, bus *events.Bus, topic string, conver
 	case err != nil:
 		return nil, err
 	}
+	notifier.Claim()
 	return out, nil
 }
 
