@@ -103,6 +103,7 @@ func newSubscriptions(gql *handler.Server, bus *events.Bus, cfg config, log zero
 				log.Debug().Err(err).Msg("subscription socket")
 			},
 		}})
+	gql.AddTransport(sseTransport{s}) // route's event streams only
 	gql.Use(freshLoaders{s})
 	gql.Use(subscriptionsOverWebSocket{})
 	return s
@@ -118,10 +119,10 @@ var _ graphql.OperationContextMutator = subscriptionsOverWebSocket{}
 func (subscriptionsOverWebSocket) ExtensionName() string                   { return "SubscriptionsOverWebSocket" }
 func (subscriptionsOverWebSocket) Validate(graphql.ExecutableSchema) error { return nil }
 func (subscriptionsOverWebSocket) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription || wsConnFrom(ctx) != nil {
+	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription || wsConnFrom(ctx) != nil || sseStreamFrom(ctx) != nil {
 		return nil
 	}
-	return &gqlerror.Error{Message: "subscriptions are served over WebSocket (the graphql-transport-ws protocol) on /query, not over HTTP",
+	return &gqlerror.Error{Message: "subscriptions are served over WebSocket (the graphql-transport-ws protocol) on /query, or as Server-Sent Events (graphql-sse: Accept: text/event-stream), not as one HTTP response",
 		Extensions: map[string]any{"code": codes.BadUserInput}}
 }
 
@@ -191,9 +192,22 @@ func isWebSocket(r *http.Request) bool {
 // With --rate-limit, each client address may open sockets at that rate:
 // a socket's token is checked when it opens, so this bounds the tokens a
 // client can make hbgraph check, as the refusals' bucket does for HTTP.
-func (s *subscriptionServer) route(gql http.Handler, next http.Handler) http.Handler {
+//
+// A graphql-sse event stream (POST, Accept: text/event-stream) goes to
+// streams: the HTTP edge without the request timeout and load shedding
+// (see subscriptions_sse.go), after the same Origin check as a socket.
+func (s *subscriptionServer) route(gql http.Handler, next, streams http.Handler) http.Handler {
 	upgrades := s.upgradeLimit.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, gql) }))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isEventStream(r) {
+			if !s.originAllowed(r) {
+				s.refused.WithLabelValues("origin").Inc()
+				jsonpost.RefuseWith(w, r, http.StatusForbidden, codes.Forbidden, "this page's origin may not open an event stream here (--cors-origins)")
+				return
+			}
+			streams.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sseStreamKey{}, &sseStream{client: r.Context()})))
+			return
+		}
 		if r.Header.Get("Upgrade") == "" {
 			next.ServeHTTP(w, r)
 			return
@@ -386,7 +400,7 @@ var _ graphql.ResponseInterceptor = freshLoaders{}
 func (freshLoaders) ExtensionName() string                   { return "SubscriptionLoaders" }
 func (freshLoaders) Validate(graphql.ExecutableSchema) error { return nil }
 func (f freshLoaders) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	if wsConnFrom(ctx) != nil {
+	if wsConnFrom(ctx) != nil || sseStreamFrom(ctx) != nil {
 		ctx = withLoaders(ctx, f.s.store, f.s.loaderCfg)
 	}
 	return next(ctx)
