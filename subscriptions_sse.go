@@ -113,18 +113,9 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	ctx = withLoaders(ctx, t.s.store, t.s.loaderCfg)
 
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
-	// The stream opens once the request is known to be a subscription:
-	// what is refused before is one JSON answer, as over HTTP.
 	if errs == nil && (opCtx.Operation == nil || opCtx.Operation.Operation != ast.Subscription) {
 		errs = gqlerror.List{{Message: "only subscriptions are served as event streams: send queries and mutations as JSON (Accept: application/json)",
 			Extensions: map[string]any{"code": codes.BadUserInput}}}
-	}
-	if errs != nil {
-		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(http.StatusBadRequest)
-		_ = json.NewEncoder(w).Encode(resp)
-		return
 	}
 	// The server's read and write timeouts are for requests (the read's
 	// would end the stream: net/http watches the connection for the
@@ -143,6 +134,16 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		return rc.Flush() == nil
 	}
 	if !write(":\n\n") {
+		return
+	}
+	if errs != nil {
+		// graphql-sse: what validation refuses is a next event of the
+		// accepted stream, so that a client (EventSource) can read it.
+		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+		if b, err := json.Marshal(resp); err == nil {
+			write("event: next\ndata: " + string(b) + "\n\n")
+		}
+		write("event: complete\ndata:\n\n")
 		return
 	}
 

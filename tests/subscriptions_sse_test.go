@@ -106,7 +106,8 @@ func (c *sseClient) event(timeout time.Duration) sseEvent {
 	}
 }
 
-// errorsOf reads a next event that carries errors, then complete.
+// errorsOf reads a next event that carries errors, then complete: what
+// graphql-sse asks of a request refused before it runs.
 func (c *sseClient) errorsOf() []gqlError {
 	c.t.Helper()
 	ev := c.event(10 * time.Second)
@@ -195,8 +196,8 @@ func TestSubscriptionSSELimits(t *testing.T) {
 		"too deep": `subscription { nodeChanged(id: "x") { node { relationships(type: "t", direction: OUTGOING) { edges { node { id } } } } } }`,
 	} {
 		c := openSSE(t, s, q, nil, alice)
-		if body := c.body(); c.resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "BAD_USER_INPUT") {
-			t.Errorf("%s as a stream: %d %s", name, c.resp.StatusCode, body)
+		if errs := c.errorsOf(); errs[0].Code() != "BAD_USER_INPUT" {
+			t.Errorf("%s as a stream: %+v", name, errs)
 		}
 	}
 	if r := s.do(t, `{ node(id: "y") { id } }`, nil); r.Status == 0 {
@@ -221,8 +222,8 @@ func TestSubscriptionSSETrustedDocuments(t *testing.T) {
 	manifest, hash := writeTrustedManifest(t, "Watch", "subscription", `subscription Watch { nodeChanged(id: "x") { kind } }`)
 	s := startServer(t, "--trusted-documents", manifest, "--trusted-documents-only")
 	c := openSSE(t, s, `subscription { nodeChanged(id: "y") { kind } }`, nil, nil)
-	if body := c.body(); c.resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "PERSISTED_QUERY_NOT_IN_LIST") {
-		t.Errorf("untrusted document: %d %s", c.resp.StatusCode, body)
+	if errs := c.errorsOf(); errs[0].Code() != "PERSISTED_QUERY_NOT_IN_LIST" {
+		t.Errorf("untrusted document: %+v", errs)
 	}
 	body, _ := json.Marshal(map[string]any{"operationName": "Watch",
 		"extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hash}}})
@@ -239,4 +240,25 @@ func TestSubscriptionSSETrustedDocuments(t *testing.T) {
 		t.Fatalf("trusted id: %d %s", resp.StatusCode, b)
 	}
 	waitSubscribed(t, s, 1)
+}
+
+// TestSubscriptionSSENotARequest: a body that is no GraphQL request is
+// refused (400) before any stream opens, without echoing it.
+func TestSubscriptionSSENotARequest(t *testing.T) {
+	parallelTest(t)
+	s := startServer(t)
+	for _, body := range []string{`{"query": 1}`, `not json <secret>`, `{}`} {
+		req, _ := http.NewRequest(http.MethodPost, s.url+"/query", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "BAD_USER_INPUT") || strings.Contains(string(b), "secret") {
+			t.Errorf("%s: %d %s", body, resp.StatusCode, b)
+		}
+	}
 }
