@@ -27,6 +27,10 @@ import (
 // keeps proxies from closing it, and finds a client gone.
 const ssePingInterval = 15 * time.Second
 
+// sseWriteTimeout bounds one write to a stream: a client that reads
+// nothing for that long is gone, or a slow consumer.
+const sseWriteTimeout = 2 * ssePingInterval
+
 // GraphQL over Server-Sent Events, the graphql-sse protocol's "distinct
 // connections" mode: a POST of a subscription with Accept:
 // text/event-stream is answered by a stream of `next` events and one
@@ -104,7 +108,11 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	if p.Subject != "" {
 		stream.conn.Caller = "sub:" + p.Subject
 	}
-	stream.conn.Slow = func() { cancel(errSlowStream) }
+	stream.conn.Slow = func() {
+		cancel(errSlowStream)
+		// A write blocked on the client ends now, not at its timeout.
+		_ = rc.SetWriteDeadline(time.Now())
+	}
 	if !p.Expires.IsZero() {
 		expiry := time.AfterFunc(time.Until(p.Expires.Add(t.s.leeway)), func() { cancel(errStreamTokenExpired) })
 		defer expiry.Stop()
@@ -128,6 +136,10 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	w.WriteHeader(http.StatusOK)
 	write := func(s string) bool {
+		if context.Cause(ctx) == errSlowStream {
+			return false
+		}
+		_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 		if _, err := io.WriteString(w, s); err != nil {
 			return false
 		}

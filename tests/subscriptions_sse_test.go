@@ -262,3 +262,49 @@ func TestSubscriptionSSENotARequest(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscriptionSSEServerEnds: the server ends a stream whose token
+// expired (an UNAUTHENTICATED error, then complete), and one whose client
+// does not read its events (counted as a slow consumer; the server holds
+// no more for it), and the subscriptions are no longer active.
+func TestSubscriptionSSEServerEnds(t *testing.T) {
+	parallelTest(t)
+	p := newIDP(t)
+	s := startServer(t, append(p.args(), "--auth-leeway", "0s", "--subscription-buffer", "4")...)
+	short := p.token(p.rsaKey, claims{sub: "bob", exp: time.Now().Add(2 * time.Second)})
+	c := openSSE(t, s, sseWatch, map[string]any{"id": "x"}, http.Header{"Authorization": {"Bearer " + short}})
+	waitSubscribed(t, s, 1)
+	if errs := c.errorsOf(); errs[0].Code() != "UNAUTHENTICATED" {
+		t.Errorf("token expired: %+v", errs)
+	}
+	waitSubscribed(t, s, 0)
+
+	aliceToken := p.user("alice")
+	alice := http.Header{"Authorization": {"Bearer " + aliceToken}}
+	s.as(t, aliceToken, `mutation { createNode(id: "x") { id } }`, nil).ok(t, nil)
+	slow := openSSE(t, s, sseWatch, map[string]any{"id": "x"}, alice)
+	waitSubscribed(t, s, 1)
+	big := strings.Repeat("x", 60<<10)
+	counted := false
+	for i := 0; i < 2000 && !counted; i++ {
+		s.as(t, aliceToken, `mutation($v: String!) { updateNodeProperties(id: "x", set: {v: $v}) { id } }`, map[string]any{"v": big}).ok(t, nil)
+		if i%20 == 19 {
+			counted = s.metrics(t)["hbgraph_subscriptions_slow_consumers_total"] == 1
+		}
+	}
+	if !counted {
+		t.Fatal("the slow consumer was never counted")
+	}
+	waitSubscribed(t, s, 0)
+	// The server ended the stream: what the client reads now ends.
+	read := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, slow.resp.Body)
+		read <- err
+	}()
+	select {
+	case <-read:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the slow consumer's stream is still open")
+	}
+}
