@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -137,6 +138,11 @@ type wsConn struct {
 	ws     transport.WebsocketConn
 	closed bool
 	expiry *time.Timer
+
+	// ended is serve's end of the connection; detached: the transport
+	// calls it (its handler returned, the socket served on).
+	ended    func()
+	detached atomic.Bool
 }
 
 type wsConnKey struct{}
@@ -241,7 +247,7 @@ func (s *subscriptionServer) serve(w http.ResponseWriter, r *http.Request, gql h
 	s.mu.Unlock()
 	s.connections.Inc()
 	start := time.Now()
-	defer func() {
+	c.ended = sync.OnceFunc(func() {
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
@@ -253,9 +259,12 @@ func (s *subscriptionServer) serve(w http.ResponseWriter, r *http.Request, gql h
 		}
 		c.mu.Unlock()
 		s.log.Info().Str("request_id", id).Str("client", client).Float64("duration_ms", milliseconds(time.Since(start))).Msg("subscription socket closed")
-	}()
+	})
 	s.log.Info().Str("request_id", id).Str("client", client).Msg("subscription socket opened")
 	gql.ServeHTTP(w, r.WithContext(ctx))
+	if !c.detached.Load() {
+		c.ended()
+	}
 }
 
 // originAllowed: a socket without Origin is not a browser's; a browser's

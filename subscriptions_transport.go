@@ -80,13 +80,27 @@ func (t wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	}
 	c := &wsSession{t: t, ws: ws, conn: wsConnFrom(r.Context()), exec: exec, headers: r.Header,
 		ops: map[string]*wsOperation{}, wake: make(chan struct{}, 1)}
-	c.ctx, c.cancel = context.WithCancel(r.Context())
-	defer c.cancel()
+	// Not r's context: net/http cancels it when the handler returns,
+	// which it does below; the socket's reader ends the session.
+	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(r.Context()))
 	if !c.init() {
+		c.cancel()
 		return
 	}
 	go c.writer()
-	c.read()
+	if c.conn == nil || c.conn.ended == nil {
+		c.read()
+		return
+	}
+	// The handler returns, and with it the HTTP server's goroutine of the
+	// connection, whose stack, some 16 KB deep in the server's and the
+	// middleware's frames, would stay for the socket's life: a goroutine
+	// of its own reads, from a shallow stack.
+	c.conn.detached.Store(true)
+	go func() {
+		defer c.conn.ended()
+		c.read()
+	}()
 }
 
 // wsSession is one graphql-transport-ws connection.

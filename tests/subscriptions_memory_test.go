@@ -17,10 +17,11 @@ import (
 // 277-279 MB with gqlgen's WebSocket transport (a goroutine per
 // subscription, blocked in its response chain: 99 MB of stacks, and the
 // chain's state on the heap); with ours (subscriptions_transport.go: two
-// goroutines per connection, none per subscription) 179 MB: 43 MB at
-// start, 83 MB with the connections open, 18 MB of stacks, some 5 KB of
-// heap per subscription (its operation's contexts, arguments and field
-// caches, its channel and its bus entry).
+// goroutines per connection, none per subscription, and the HTTP server's
+// goroutine of the connection let go) 170 MB: 43 MB at start, 71 MB with
+// the connections open, 11 MB of stacks, some 5 KB of heap per
+// subscription (its operation's contexts, arguments and field caches, its
+// channel and its bus entry).
 const idleMemoryBoundMB = 200
 
 // TestSubscriptionIdleMemory measures hbgraph's resident memory with
