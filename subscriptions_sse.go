@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -108,10 +109,23 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	if p.Subject != "" {
 		stream.conn.Caller = "sub:" + p.Subject
 	}
+	// A slow consumer's write blocked on the client ends now, not at its
+	// timeout; not once the handler returned (the subscription ends a
+	// moment after it: the connection may serve another request then).
+	var handling sync.Mutex
+	returned := false
+	defer func() {
+		handling.Lock()
+		returned = true
+		handling.Unlock()
+	}()
 	stream.conn.Slow = func() {
 		cancel(errSlowStream)
-		// A write blocked on the client ends now, not at its timeout.
-		_ = rc.SetWriteDeadline(time.Now())
+		handling.Lock()
+		defer handling.Unlock()
+		if !returned {
+			_ = rc.SetWriteDeadline(time.Now())
+		}
 	}
 	if !p.Expires.IsZero() {
 		expiry := time.AfterFunc(time.Until(p.Expires.Add(t.s.leeway)), func() { cancel(errStreamTokenExpired) })
