@@ -308,3 +308,22 @@ func TestSubscriptionSSEServerEnds(t *testing.T) {
 		t.Fatal("the slow consumer's stream is still open")
 	}
 }
+
+// TestSubscriptionSSENotALatency: an event stream, which lasts, is not
+// counted in the request latency histogram (its hours would swamp it).
+func TestSubscriptionSSENotALatency(t *testing.T) {
+	parallelTest(t)
+	s := startServer(t)
+	s.mustDo(t, `{ __typename }`, nil, nil)
+	m := s.metrics(t)
+	requests, latencies := m[`hbgraph_requests_total{status="200"}`], m["hbgraph_request_duration_seconds_count"]
+	c := openSSE(t, s, sseWatch, map[string]any{"id": "x"}, nil)
+	waitSubscribed(t, s, 1)
+	time.Sleep(300 * time.Millisecond)
+	c.close()
+	// The stream's request is over once it is counted.
+	s.waitMetric(t, `hbgraph_requests_total{status="200"}`, requests+1)
+	if got := s.metrics(t)["hbgraph_request_duration_seconds_count"]; got != latencies {
+		t.Errorf("request latencies counted %v, want %v (not the stream's)", got, latencies)
+	}
+}
