@@ -68,6 +68,10 @@ func (s *statusRecorder) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap lets http.ResponseController reach the connection (an event
+// stream clears its deadlines).
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
 func (s *statusRecorder) Flush() {
 	if f, ok := s.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
@@ -122,7 +126,9 @@ func observe(log zerolog.Logger, m *metrics, maxBody int64, timeout time.Duratio
 		for _, c := range codes {
 			m.errors.WithLabelValues(c).Inc()
 		}
-		m.latency.Observe(elapsed.Seconds())
+		if sseStreamFrom(r.Context()) == nil { // an event stream lasts: no latency
+			m.latency.Observe(elapsed.Seconds())
+		}
 		m.storeCalls.Observe(float64(calls))
 		m.storeWaves.Observe(float64(waves))
 		line := log.Info().Str("request_id", rec.ID).Str("method", r.Method).Str("path", r.URL.Path).Str("client", edge.ClientAddress(r))

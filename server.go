@@ -445,8 +445,12 @@ func newGateway(cfg config, st *store.Store, log zerolog.Logger, sec security) (
 	// the request id and log line, the caller, the caller's rate, load
 	// shedding.
 	// Every answer of /query (401, 429 and 503 too) is the caller's alone.
-	mux.Handle("/query", subs.route(gql, tracing.Handler(cfg.cors.parsed.Handler(edge.NoStore(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout,
-		authenticate.Middleware(perClient.Middleware(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql))))))))))
+	httpEdge := func(h http.Handler) http.Handler {
+		return tracing.Handler(cfg.cors.parsed.Handler(edge.NoStore(observe(log, m, cfg.maxBodyBytes, cfg.requestTimeout,
+			authenticate.Middleware(perClient.Middleware(h))))))
+	}
+	// A graphql-sse event stream skips load shedding (subscriptions_sse.go).
+	mux.Handle("/query", subs.route(gql, httpEdge(limiter.Middleware(loaders.Middleware(st, loaderCfg, gql))), httpEdge(gql)))
 	graphiql.Register(mux, "/query")        // GraphiQL at /, every asset served from here (offline)
 	mux.HandleFunc("GET /healthz", healthz) // load balancers probe the gateway's own port
 	mux.HandleFunc("GET /readyz", readyz)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -86,20 +87,24 @@ func newSubscriptions(gql *handler.Server, bus *events.Bus, cfg config, log zero
 	s.upgradeLimit = edge.RateLimit{Rate: rate.Limit(cfg.rateLimit), Burst: cfg.rateBurstOrDefault(),
 		OnLimit: func(*http.Request) { s.refused.WithLabelValues("rate_limited").Inc() }}
 	readLimit := cfg.maxBodyBytes
-	gql.AddTransport(transport.Websocket{
-		// The Origin is checked before the upgrade (checkOrigin), against
-		// --cors-origins rather than coder/websocket's host patterns.
-		Implementation:   wsImplementation{inner: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}}},
-		InitFunc:         s.init,
-		InitTimeout:      wsInitTimeout,
-		PingPongInterval: wsPingInterval,
-		// The older graphql-ws subprotocol's keep-alive ("ka").
-		KeepAlivePingInterval: wsPingInterval,
-		PayloadReadLimit:      &readLimit,
-		ErrorFunc: func(ctx context.Context, err error) {
-			log.Debug().Err(err).Msg("subscription socket")
-		},
-	})
+	// The Origin is checked before the upgrade (checkOrigin), against
+	// --cors-origins rather than coder/websocket's host patterns.
+	impl := wsImplementation{inner: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}}}
+	gql.AddTransport(wsTransport{s: s, impl: impl, initTimeout: wsInitTimeout, pingInterval: wsPingInterval, readLimit: readLimit,
+		// The older graphql-ws subprotocol, served by gqlgen's transport.
+		legacy: transport.Websocket{
+			Implementation:   impl,
+			InitFunc:         s.init,
+			InitTimeout:      wsInitTimeout,
+			PingPongInterval: wsPingInterval,
+			// The older graphql-ws subprotocol's keep-alive ("ka").
+			KeepAlivePingInterval: wsPingInterval,
+			PayloadReadLimit:      &readLimit,
+			ErrorFunc: func(ctx context.Context, err error) {
+				log.Debug().Err(err).Msg("subscription socket")
+			},
+		}})
+	gql.AddTransport(sseTransport{s}) // route's event streams only
 	gql.Use(freshLoaders{s})
 	gql.Use(subscriptionsOverWebSocket{})
 	return s
@@ -115,10 +120,10 @@ var _ graphql.OperationContextMutator = subscriptionsOverWebSocket{}
 func (subscriptionsOverWebSocket) ExtensionName() string                   { return "SubscriptionsOverWebSocket" }
 func (subscriptionsOverWebSocket) Validate(graphql.ExecutableSchema) error { return nil }
 func (subscriptionsOverWebSocket) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription || wsConnFrom(ctx) != nil {
+	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription || wsConnFrom(ctx) != nil || sseStreamFrom(ctx) != nil {
 		return nil
 	}
-	return &gqlerror.Error{Message: "subscriptions are served over WebSocket (the graphql-transport-ws protocol) on /query, not over HTTP",
+	return &gqlerror.Error{Message: "subscriptions are served over WebSocket (the graphql-transport-ws protocol) on /query, or as Server-Sent Events (graphql-sse: Accept: text/event-stream), not as one HTTP response",
 		Extensions: map[string]any{"code": codes.BadUserInput}}
 }
 
@@ -133,6 +138,11 @@ type wsConn struct {
 	ws     transport.WebsocketConn
 	closed bool
 	expiry *time.Timer
+
+	// ended is serve's end of the connection; detached: the transport
+	// calls it (its handler returned, the socket served on).
+	ended    func()
+	detached atomic.Bool
 }
 
 type wsConnKey struct{}
@@ -188,9 +198,22 @@ func isWebSocket(r *http.Request) bool {
 // With --rate-limit, each client address may open sockets at that rate:
 // a socket's token is checked when it opens, so this bounds the tokens a
 // client can make hbgraph check, as the refusals' bucket does for HTTP.
-func (s *subscriptionServer) route(gql http.Handler, next http.Handler) http.Handler {
+//
+// A graphql-sse event stream (POST, Accept: text/event-stream) goes to
+// streams: the HTTP edge without the request timeout and load shedding
+// (see subscriptions_sse.go), after the same Origin check as a socket.
+func (s *subscriptionServer) route(gql http.Handler, next, streams http.Handler) http.Handler {
 	upgrades := s.upgradeLimit.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, gql) }))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isEventStream(r) {
+			if !s.originAllowed(r) {
+				s.refused.WithLabelValues("origin").Inc()
+				jsonpost.RefuseWith(w, r, http.StatusForbidden, codes.Forbidden, "this page's origin may not open an event stream here (--cors-origins)")
+				return
+			}
+			streams.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sseStreamKey{}, &sseStream{client: r.Context()})))
+			return
+		}
 		if r.Header.Get("Upgrade") == "" {
 			next.ServeHTTP(w, r)
 			return
@@ -224,7 +247,7 @@ func (s *subscriptionServer) serve(w http.ResponseWriter, r *http.Request, gql h
 	s.mu.Unlock()
 	s.connections.Inc()
 	start := time.Now()
-	defer func() {
+	c.ended = sync.OnceFunc(func() {
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
@@ -236,9 +259,12 @@ func (s *subscriptionServer) serve(w http.ResponseWriter, r *http.Request, gql h
 		}
 		c.mu.Unlock()
 		s.log.Info().Str("request_id", id).Str("client", client).Float64("duration_ms", milliseconds(time.Since(start))).Msg("subscription socket closed")
-	}()
+	})
 	s.log.Info().Str("request_id", id).Str("client", client).Msg("subscription socket opened")
 	gql.ServeHTTP(w, r.WithContext(ctx))
+	if !c.detached.Load() {
+		c.ended()
+	}
 }
 
 // originAllowed: a socket without Origin is not a browser's; a browser's
@@ -322,8 +348,17 @@ func (s *subscriptionServer) refuse(ctx context.Context, reason, message string)
 	}
 	ctx = transport.WithWebsocketCloseCode(ctx, closeUnauthorized)
 	ctx = transport.AppendCloseReason(ctx, message)
-	return ctx, nil, errors.New(message)
+	return ctx, nil, &wsRefusal{code: closeUnauthorized, reason: message}
 }
+
+// wsRefusal is init's refusal of a connection: the socket is closed with
+// code and reason (gqlgen's transport reads them from the context).
+type wsRefusal struct {
+	code   int
+	reason string
+}
+
+func (e *wsRefusal) Error() string { return e.reason }
 
 // Shutdown completes every subscription (the bus ends them: each gets
 // complete), then closes every socket with 1001, waiting for them until
@@ -374,7 +409,7 @@ var _ graphql.ResponseInterceptor = freshLoaders{}
 func (freshLoaders) ExtensionName() string                   { return "SubscriptionLoaders" }
 func (freshLoaders) Validate(graphql.ExecutableSchema) error { return nil }
 func (f freshLoaders) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	if wsConnFrom(ctx) != nil {
+	if wsConnFrom(ctx) != nil || sseStreamFrom(ctx) != nil {
 		ctx = withLoaders(ctx, f.s.store, f.s.loaderCfg)
 	}
 	return next(ctx)

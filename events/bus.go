@@ -36,6 +36,9 @@ type Bus struct {
 	closed  bool
 	topics  map[string]map[*Subscription]struct{}
 	callers map[string]int
+	// relationshipSubs counts the subscriptions of relationship topics:
+	// none, and a write that would read for such an event reads nothing.
+	relationshipSubs int
 
 	remote Remote // nil: this process only
 
@@ -129,6 +132,20 @@ func (b *Bus) Listened(k store.RelationshipKey) bool {
 		len(b.topics[RelationshipTopic(k.End, store.Incoming, k.Type)]) > 0
 }
 
+// Logger is the bus's logger: for what publishers leave unpublished.
+func (b *Bus) Logger() *zerolog.Logger { return &b.opts.Log }
+
+// ListenedRelationships reports whether any relationship event could reach
+// anyone: a subscriber of a relationship topic here, or other replicas.
+func (b *Bus) ListenedRelationships() bool {
+	if b == nil {
+		return false
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.remote != nil || b.relationshipSubs > 0
+}
+
 // Deliver hands ev to this replica's subscribers of its topics (the
 // Remote calls it for the other replicas' events).
 func (b *Bus) Deliver(ev *Event) {
@@ -208,6 +225,9 @@ func (b *Bus) Subscribe(ctx context.Context, topic string, send func(*Event) boo
 		b.topics[topic] = subs
 	}
 	subs[s] = struct{}{}
+	if isRelationshipTopic(topic) {
+		b.relationshipSubs++
+	}
 	context.AfterFunc(ctx, s.Close)
 	return s, nil
 }
@@ -251,6 +271,9 @@ func (b *Bus) removeLocked(s *Subscription) {
 	delete(subs, s)
 	if len(subs) == 0 {
 		delete(b.topics, s.topic)
+	}
+	if isRelationshipTopic(s.topic) {
+		b.relationshipSubs--
 	}
 	if c := s.conn; c != nil {
 		c.active.Add(-1)

@@ -8,6 +8,7 @@ package events
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -31,8 +32,11 @@ type Event struct {
 	Kind         Kind
 	Article      *store.Article      // ArticlePosted
 	Relationship *store.Relationship // RelationshipCreated and RelationshipDeleted (as it was)
-	NodeID       string              // NodeUpdated and NodeDeleted
-	Node         *store.Node         // NodeUpdated
+	// GoneNode is, for a RelationshipDeleted by a node's detaching
+	// deletion, that node as it was (not carried over NATS).
+	GoneNode *store.Node
+	NodeID   string      // NodeUpdated and NodeDeleted
+	Node     *store.Node // NodeUpdated
 }
 
 // Topics a subscription listens on. The parts are joined by NUL, which no
@@ -44,6 +48,8 @@ func ArticleTopic(author string) string { return "a\x00" + author }
 func RelationshipTopic(node string, dir store.Direction, relType string) string {
 	return "r\x00" + node + "\x00" + dir.String() + "\x00" + relType
 }
+
+func isRelationshipTopic(topic string) bool { return strings.HasPrefix(topic, "r\x00") }
 
 // NodeTopic is one node's changes.
 func NodeTopic(id string) string { return "n\x00" + id }

@@ -15,8 +15,13 @@ import (
 // store's own types know nothing of GraphQL.
 type (
 	Node         struct{ store.Node }
-	Relationship struct{ store.Relationship }
-	Article      struct{ store.Article }
+	Relationship struct {
+		store.Relationship
+		// Gone is an end deleted with the relationship (a detaching
+		// deleteNode's event), as it was: that end resolves to it.
+		Gone *store.Node
+	}
+	Article struct{ store.Article }
 )
 
 func (Node) IsEntity()         {}

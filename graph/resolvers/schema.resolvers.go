@@ -81,7 +81,17 @@ func (r *mutationResolver) DeleteNode(ctx context.Context, id string, detach *bo
 	if !auth.From(ctx).Authenticated() {
 		return "", auth.ErrUnauthenticated
 	}
+	var detached []*store.Relationship
+	var gone *store.Node
+	if detach != nil && *detach {
+		detached, gone = r.relationshipsBeforeDetach(ctx, id)
+	}
 	err = r.Store.DeleteNode(ctx, id, detach != nil && *detach)
+	if err == nil {
+		for _, rel := range detached {
+			r.publish(&events.Event{Kind: events.RelationshipDeleted, Relationship: rel, GoneNode: gone})
+		}
+	}
 	r.publishNode(events.NodeDeleted, id, nil, err)
 	return id, err
 }
@@ -232,11 +242,17 @@ func (r *queryResolver) Article(ctx context.Context, id string) (*model.Article,
 
 // StartNode is the resolver for the startNode field.
 func (r *relationshipResolver) StartNode(ctx context.Context, obj *model.Relationship) (*model.Node, error) {
+	if n := goneEnd(obj, obj.Start); n != nil {
+		return n, nil
+	}
 	return endpoint(ctx, fields.RelationshipStartNode.Target(&obj.Relationship))
 }
 
 // EndNode is the resolver for the endNode field.
 func (r *relationshipResolver) EndNode(ctx context.Context, obj *model.Relationship) (*model.Node, error) {
+	if n := goneEnd(obj, obj.End); n != nil {
+		return n, nil
+	}
 	return endpoint(ctx, fields.RelationshipEndNode.Target(&obj.Relationship))
 }
 

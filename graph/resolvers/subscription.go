@@ -62,6 +62,87 @@ func (r *Resolver) relationshipBeforeDelete(ctx context.Context, k store.Relatio
 	return rel
 }
 
+// maxDetachEvents bounds the relationships a detaching deleteNode reads
+// for their events (and holds until its deletion is acknowledged).
+const maxDetachEvents = 10_000
+
+// detachReadBatch is how many relationships one Read of them asks for.
+const detachReadBatch = 100
+
+var errDetachEventsFull = errors.New("too many relationships for their events")
+
+// relationshipsBeforeDetach reads the relationships deleteNode(detach:
+// true) of id is about to delete with it, for their events: those someone
+// may listen to (Bus.Listened), as they are before the deletion, at most
+// maxDetachEvents (past it the rest go without an event, logged), and the
+// node as it was, which their events show as that end. No read
+// when nobody listens to any relationship. A relationship created while
+// the deletion runs goes without an event; one deleted by
+// deleteRelationship meanwhile gets its event twice.
+func (r *Resolver) relationshipsBeforeDetach(ctx context.Context, id string) (rels []*store.Relationship, node *store.Node) {
+	if !r.Events.ListenedRelationships() {
+		return nil, nil
+	}
+	var ks []store.RelationshipKey
+	seen := map[store.RelationshipKey]bool{}
+	err := r.Store.AttachedKeys(ctx, id, func(k store.RelationshipKey) error {
+		if seen[k] || !r.Events.Listened(k) {
+			return nil
+		}
+		if len(ks) == maxDetachEvents {
+			return errDetachEventsFull
+		}
+		seen[k] = true
+		ks = append(ks, k)
+		return nil
+	})
+	if err != nil {
+		r.Events.Logger().Warn().Err(err).Int("events", len(ks)).Msg("deleteNode(detach): relationships past these go without a subscription event")
+		if !errors.Is(err, errDetachEventsFull) {
+			return nil, nil
+		}
+	}
+	for len(ks) > 0 {
+		batch := ks[:min(len(ks), detachReadBatch)]
+		ks = ks[len(batch):]
+		gets := make([]store.Get, 0, 3*len(batch))
+		for _, k := range batch {
+			rg, sg, eg, err := k.Gets()
+			if err != nil {
+				return rels, node
+			}
+			gets = append(gets, rg, sg, eg)
+		}
+		rows, err := r.Store.Read(ctx, gets)
+		if err != nil {
+			r.Events.Logger().Warn().Err(err).Msg("deleteNode(detach): its relationships could not be read: they go without a subscription event")
+			return rels, node
+		}
+		for i, k := range batch {
+			start, end := rows[3*i+1], rows[3*i+2]
+			if rel, err := rows[3*i].Relationship(k, start, end); err == nil && rel != nil {
+				rels = append(rels, rel)
+			}
+			if node == nil {
+				if k.End == id {
+					start = end
+				}
+				node, _ = start.Node(id)
+			}
+		}
+	}
+	return rels, node
+}
+
+// goneEnd is the end id of an event's relationship deleted with it (see
+// model.Relationship.Gone), or nil.
+func goneEnd(rel *model.Relationship, id string) *model.Node {
+	if rel.Gone == nil || rel.Gone.ID != id {
+		return nil
+	}
+	return &model.Node{Node: *rel.Gone}
+}
+
 // readRelationship reads one relationship and its ends (Row.Relationship
 // needs them to tell a live relationship): nil when there is none.
 func readRelationship(ctx context.Context, st *store.Store, k store.RelationshipKey) (*store.Relationship, error) {
@@ -78,8 +159,8 @@ func readRelationship(ctx context.Context, st *store.Store, k store.Relationship
 
 // subscribe starts a subscription to topic and converts its events with
 // convert (false: not for this subscriber) as they are published, into
-// the channel gqlgen reads: no goroutine of its own per subscription (an
-// idle subscription costs gqlgen's only). The channel is closed when the
+// the channel gqlgen reads: no goroutine of its own per subscription (over
+// graphql-transport-ws none at all: see events.Notifier). The channel is closed when the
 // subscription ends: the client stops it, its connection closes, it
 // overflowed, or the server shuts down.
 func subscribe[T any](ctx context.Context, bus *events.Bus, topic string, convert func(*events.Event) (*T, bool)) (<-chan *T, error) {
@@ -87,6 +168,9 @@ func subscribe[T any](ctx context.Context, bus *events.Bus, topic string, conver
 		return nil, subscriptionError(codes.Unavailable, "subscriptions are not served here")
 	}
 	out := make(chan *T, bus.Buffer())
+	// With a transport that reads out only when told (graphql-transport-ws),
+	// each value and the close are announced; else it waits on out.
+	notifier := events.NotifierFrom(ctx)
 	_, err := bus.Subscribe(ctx, topic, func(ev *events.Event) bool {
 		v, ok := convert(ev)
 		if !ok {
@@ -94,11 +178,15 @@ func subscribe[T any](ctx context.Context, bus *events.Bus, topic string, conver
 		}
 		select {
 		case out <- v:
+			notifier.Notify()
 			return true
 		default:
 			return false
 		}
-	}, func() { close(out) })
+	}, func() {
+		close(out)
+		notifier.Notify()
+	})
 	switch {
 	case errors.Is(err, events.ErrTooMany):
 		return nil, subscriptionError(codes.RateLimited, "too many active subscriptions: end one before starting another")
@@ -107,6 +195,7 @@ func subscribe[T any](ctx context.Context, bus *events.Bus, topic string, conver
 	case err != nil:
 		return nil, err
 	}
+	notifier.Claim()
 	return out, nil
 }
 
@@ -153,7 +242,7 @@ func (r *subscriptionResolver) relationshipChanged(ctx context.Context, nodeID, 
 		if ev.Kind == events.RelationshipDeleted {
 			kind = model.RelationshipEventKindDeleted
 		}
-		return &model.RelationshipEvent{Kind: kind, Relationship: &model.Relationship{Relationship: *ev.Relationship}, Cursor: cursor}, true
+		return &model.RelationshipEvent{Kind: kind, Relationship: &model.Relationship{Relationship: *ev.Relationship, Gone: ev.GoneNode}, Cursor: cursor}, true
 	})
 }
 

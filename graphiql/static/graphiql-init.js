@@ -18,7 +18,15 @@
     plugins.push(window.GraphiQLPluginExplorer.explorerPlugin());
   }
 
-  var post = GraphiQL.createFetcher({ url: cfg.endpoint });
+  // Subscriptions go over a WebSocket to the same endpoint, with the
+  // graphql-ws client GraphiQL's build carries (graphql-transport-ws); the
+  // headers editor's headers travel in connection_init's payload, where
+  // hbgraph reads Authorization.
+  var wsScheme = window.location.protocol === 'https:' ? 'wss://' : 'ws://';
+  var post = GraphiQL.createFetcher({
+    url: cfg.endpoint,
+    subscriptionUrl: wsScheme + window.location.host + new URL(cfg.endpoint, window.location.href).pathname,
+  });
   var props = {
     fetcher: function (params, opts) {
       return post(withDefinedOperation(params), opts);
