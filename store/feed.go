@@ -381,7 +381,8 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 	var outKeys [][]byte
 	var last *feedPos // the last candidate taken off the sources
 	chunk := want
-	for round := 0; round < feedRounds && len(out) < want; round++ {
+	round := 0
+	for ; round < feedRounds && len(out) < want; round++ {
 		cands, err := s.takeCandidates(ctx, sources, want-len(out), chunk, req.Backward, last)
 		if err != nil {
 			return ArticlePage{}, err
@@ -415,6 +416,15 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 			}
 		}
 	}
+	var past []byte
+	if more && len(out) < want && round == feedRounds && last != nil {
+		// Cut short by the bound: the next page goes on from the last
+		// candidate checked, not from the last article returned.
+		var err error
+		if past, err = (keys.Feed{Reader: reader, Type: relType, Article: *last}).Key(); err != nil {
+			return ArticlePage{}, err
+		}
+	}
 	if len(out) > req.Size {
 		out, outRows, outKeys = out[:req.Size], outRows[:req.Size], outKeys[:req.Size]
 	}
@@ -429,7 +439,8 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 	if out == nil {
 		out = []Article{}
 	}
-	return ArticlePage{Articles: out, Cursors: Cursors{pr: pr, rows: outKeys}, PageInfo: info, rows: outRows}, nil
+	return ArticlePage{Articles: out, Cursors: Cursors{pr: pr, rows: outKeys, past: past, pastBackward: req.Backward},
+		PageInfo: info, rows: outRows}, nil
 }
 
 // takeCandidates merges the sources' next n candidates in page order (a
@@ -449,7 +460,11 @@ func (s *Store) takeCandidates(ctx context.Context, sources []*feedSource, n, ch
 			if len(src.buf) == 0 {
 				continue
 			}
-			if best == nil || before(src.buf[0].pos, best.buf[0].pos, backward) {
+			if best == nil || before(src.buf[0].pos, best.buf[0].pos, backward) ||
+				comparePos(src.buf[0].pos, best.buf[0].pos) == 0 && !src.buf[0].feedRow {
+				// Of one article in two sources, the wide author's
+				// timeline (its follow checked) goes first, and the feed
+				// row, which may be an earlier follow's, is dropped.
 				best = src
 			}
 		}
