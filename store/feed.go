@@ -97,28 +97,51 @@ func (s *Store) fanOutPost(ctx context.Context, k keys.Article) error {
 	if !s.feedPending() {
 		return nil
 	}
+	if err := s.fanOut(ctx, k.Author, []keys.Article{k}); err != nil {
+		return fmt.Errorf("post article: feed: %w", err)
+	}
+	return nil
+}
+
+// fanOut is fanOutPost for articles of one author at once (Repair's and
+// an import's pending ones): the author's followers are read once per
+// type, a chunk at a time, and each chunk's feed rows of every article
+// written in batches; then the marks go, in one batch.
+func (s *Store) fanOut(ctx context.Context, author string, arts []keys.Article) error {
 	for _, t := range s.feed.Types {
-		if err := s.fanOutType(ctx, k, t); err != nil {
-			return fmt.Errorf("post article: feed: %w", err)
+		if err := s.fanOutType(ctx, author, arts, t); err != nil {
+			return err
 		}
 	}
 	if err := s.faultPoint(pointFeedDone); err != nil {
 		return err
 	}
-	row, err := k.Key()
-	if err != nil {
-		return err
+	rows := make([][]byte, len(arts))
+	for i, k := range arts {
+		row, err := k.Key()
+		if err != nil {
+			return err
+		}
+		rows[i] = row
 	}
-	return s.deleteColumns(ctx, keys.TableArticles, keys.FamilyArticles, row, []string{keys.QualArticleFanout}, k.Posted)
+	if len(rows) == 1 {
+		return s.deleteColumns(ctx, keys.TableArticles, keys.FamilyArticles, rows[0], []string{keys.QualArticleFanout}, arts[0].Posted)
+	}
+	tb := []byte(keys.TableArticles)
+	mark := map[string]map[string][]byte{keys.FamilyOnce: {keys.QualArticleFanout: nil}}
+	res, err := s.sendWrites(ctx, "delete", keys.TableArticles, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
+		return hrpc.NewDel(ctx, tb, rows[i], mark, hrpc.TimestampUint64(uint64(arts[i].Posted)))
+	})
+	return firstResultError(res, err)
 }
 
-// fanOutType writes k into the relType feed of every follower of its
+// fanOutType writes arts into the relType feed of every follower of
 // author, or lists the author as wide when it has more than FanoutMax.
-func (s *Store) fanOutType(ctx context.Context, k keys.Article, relType string) error {
+func (s *Store) fanOutType(ctx context.Context, author string, arts []keys.Article, relType string) error {
 	if err := s.faultPoint(pointFeedFanout); err != nil {
 		return err
 	}
-	deg, err := keys.Degree{Node: k.Author, Dir: keys.Incoming, Type: relType}.Key()
+	deg, err := keys.Degree{Node: author, Dir: keys.Incoming, Type: relType}.Key()
 	if err != nil {
 		return err
 	}
@@ -130,20 +153,18 @@ func (s *Store) fanOutType(ctx context.Context, k keys.Article, relType string) 
 		// Wide: its posts are merged at read time. The row is never
 		// taken back (an author listed wide stays merged, so none of
 		// its posts falls between the two ways).
-		return s.put(ctx, keys.TableGraph, keys.FamilyGraph, keys.WideAuthor(relType, k.Author),
-			cells{keys.QualCreated: encodeMs(k.Posted)}, s.nowMs())
+		return s.put(ctx, keys.TableGraph, keys.FamilyGraph, keys.WideAuthor(relType, author),
+			cells{keys.QualCreated: encodeMs(arts[len(arts)-1].Posted)}, s.nowMs())
 	}
-	prefix, err := keys.AdjacencyPrefix(k.Author, keys.Incoming, relType)
+	prefix, err := keys.AdjacencyPrefix(author, keys.Incoming, relType)
 	if err != nil {
 		return err
 	}
-	var followers []keys.Adjacency
+	var rows [][]byte
+	var ts, posted []int64
 	flush := func() error {
-		if len(followers) == 0 {
-			return nil
-		}
-		err := s.putFeedRows(ctx, relType, k, followers)
-		followers = followers[:0]
+		err := s.putFeedBatch(ctx, rows, ts, posted)
+		rows, ts, posted = rows[:0], ts[:0], posted[:0]
 		return err
 	}
 	r := scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix, stop: keys.PrefixEnd(prefix),
@@ -153,8 +174,17 @@ func (s *Store) fanOutType(ctx context.Context, k keys.Article, relType string) 
 		if err != nil {
 			return false, corrupt(rw.key, "not an adjacency row")
 		}
-		followers = append(followers, a)
-		if len(followers) >= writeChunk {
+		// Stamped no earlier than the follow's creation, which a read
+		// requires of a feed row.
+		at := max(s.nowMs(), a.Created)
+		for _, k := range arts {
+			row, err := keys.Feed{Reader: a.Other, Type: relType, Article: k}.Key()
+			if err != nil {
+				return false, err
+			}
+			rows, ts, posted = append(rows, row), append(ts, at), append(posted, k.Posted)
+		}
+		if len(rows) >= writeChunk {
 			return true, flush()
 		}
 		return true, nil
@@ -165,31 +195,19 @@ func (s *Store) fanOutType(ctx context.Context, k keys.Article, relType string) 
 	return flush()
 }
 
-// putFeedRows writes article k into the relType feeds of the followers
-// the adjacency rows adj name (k's author's incoming rows), in one batch.
-// Each row is stamped no earlier than its follow's creation, which a read
-// requires of it.
-func (s *Store) putFeedRows(ctx context.Context, relType string, k keys.Article, adj []keys.Adjacency) error {
-	rows := make([][]byte, len(adj))
-	ts := make([]int64, len(adj))
-	now := s.nowMs()
-	for i, a := range adj {
-		row, err := keys.Feed{Reader: a.Other, Type: relType, Article: k}.Key()
-		if err != nil {
-			return err
-		}
-		rows[i], ts[i] = row, max(now, a.Created)
-	}
-	return s.putFeedBatch(ctx, rows, ts, k.Posted)
-}
-
-// putFeedBatch puts feed rows (cell c: the article's posting time).
-func (s *Store) putFeedBatch(ctx context.Context, rows [][]byte, ts []int64, posted int64) error {
-	value := map[string]map[string][]byte{keys.FamilyGraph: {keys.QualCreated: encodeMs(posted)}}
+// putFeedBatch puts feed rows (cell c: the article's posting time), each
+// stamped ts[i], writeChunk to a SendBatch.
+func (s *Store) putFeedBatch(ctx context.Context, rows [][]byte, ts, posted []int64) error {
 	tb := []byte(keys.TableGraph)
 	res, err := s.sendWrites(ctx, "put", keys.TableGraph, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
+		value := map[string]map[string][]byte{keys.FamilyGraph: {keys.QualCreated: encodeMs(posted[i])}}
 		return hrpc.NewPut(ctx, tb, rows[i], value, hrpc.TimestampUint64(uint64(ts[i])))
 	})
+	return firstResultError(res, err)
+}
+
+// firstResultError is a batch's error, else its first call's.
+func firstResultError(res []hrpc.RPCResult, err error) error {
 	if err != nil {
 		return err
 	}
@@ -224,6 +242,7 @@ func (s *Store) backfillFollow(ctx context.Context, rel Relationship) error {
 	created := rel.Created.UnixMilli()
 	feedRows := make([][]byte, 0, len(rows))
 	ts := make([]int64, 0, len(rows))
+	posted := make([]int64, 0, len(rows))
 	now := max(s.nowMs(), created)
 	for _, rw := range rows {
 		k, err := keys.DecodeTimeline(rw.key)
@@ -234,9 +253,9 @@ func (s *Store) backfillFollow(ctx context.Context, rel Relationship) error {
 		if err != nil {
 			return err
 		}
-		feedRows, ts = append(feedRows, row), append(ts, now)
+		feedRows, ts, posted = append(feedRows, row), append(ts, now), append(posted, k.Posted)
 	}
-	return s.putFeedBatch(ctx, feedRows, ts, 0)
+	return s.putFeedBatch(ctx, feedRows, ts, posted)
 }
 
 // errFeedNotKept answers a feed of a type the store keeps none of.
