@@ -67,7 +67,21 @@ const (
 	pointFeedBackfill = "feed-backfill" // before a follow's feed rows
 )
 
-// feedOptions normalises o.
+// Validate checks o: every type a valid relationship type (see
+// CreateRelationship), FanoutMax not negative.
+func (o FeedOptions) Validate() error {
+	if o.FanoutMax < 0 {
+		return invalid("the fan-out bound may not be negative")
+	}
+	for _, t := range o.Types {
+		if err := validateType("a feed type", t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// normalised is o with its defaults.
 func (o FeedOptions) normalised() FeedOptions {
 	o.Types = slices.Clone(o.Types)
 	if o.FanoutMax == 0 {
