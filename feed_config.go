@@ -30,10 +30,8 @@ func (f feedFlags) validate() error {
 	if f.fanoutMax < 1 || f.backfill < 0 {
 		return errors.New("--feed-fanout-max must be positive and --feed-backfill at least 0")
 	}
-	for _, t := range f.typeList() {
-		if len(t) > store.MaxTypeBytes {
-			return fmt.Errorf("--feed-types: %q is longer than a relationship type may be (%d bytes)", t, store.MaxTypeBytes)
-		}
+	if err := f.options().Validate(); err != nil {
+		return fmt.Errorf("--feed-types: each type must be 1-%d bytes of valid UTF-8", store.MaxTypeBytes)
 	}
 	return nil
 }

@@ -179,8 +179,13 @@ func Run(ctx context.Context, st *store.Store, files Files, opts Options) ([]Res
 		}
 	}
 	// The imported articles' feed rows, now that their followers are in.
-	if _, err := st.FinishFanouts(ctx); err != nil {
+	began := time.Now()
+	n, err := st.FinishFanouts(ctx)
+	if err != nil {
 		return results, fmt.Errorf("write the home feeds: %w", err)
+	}
+	if n > 0 {
+		opts.Log.Info().Int("articles", n).Dur("took", time.Since(began).Round(time.Millisecond)).Msg("home feeds written")
 	}
 	return results, nil
 }

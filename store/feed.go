@@ -67,7 +67,21 @@ const (
 	pointFeedBackfill = "feed-backfill" // before a follow's feed rows
 )
 
-// feedOptions normalises o.
+// Validate checks o: every type a valid relationship type (see
+// CreateRelationship), FanoutMax not negative.
+func (o FeedOptions) Validate() error {
+	if o.FanoutMax < 0 {
+		return invalid("the fan-out bound may not be negative")
+	}
+	for _, t := range o.Types {
+		if err := validateType("a feed type", t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// normalised is o with its defaults.
 func (o FeedOptions) normalised() FeedOptions {
 	o.Types = slices.Clone(o.Types)
 	if o.FanoutMax == 0 {
@@ -97,28 +111,51 @@ func (s *Store) fanOutPost(ctx context.Context, k keys.Article) error {
 	if !s.feedPending() {
 		return nil
 	}
+	if err := s.fanOut(ctx, k.Author, []keys.Article{k}); err != nil {
+		return fmt.Errorf("post article: feed: %w", err)
+	}
+	return nil
+}
+
+// fanOut is fanOutPost for articles of one author at once (Repair's and
+// an import's pending ones): the author's followers are read once per
+// type, a chunk at a time, and each chunk's feed rows of every article
+// written in batches; then the marks go, in one batch.
+func (s *Store) fanOut(ctx context.Context, author string, arts []keys.Article) error {
 	for _, t := range s.feed.Types {
-		if err := s.fanOutType(ctx, k, t); err != nil {
-			return fmt.Errorf("post article: feed: %w", err)
+		if err := s.fanOutType(ctx, author, arts, t); err != nil {
+			return err
 		}
 	}
 	if err := s.faultPoint(pointFeedDone); err != nil {
 		return err
 	}
-	row, err := k.Key()
-	if err != nil {
-		return err
+	rows := make([][]byte, len(arts))
+	for i, k := range arts {
+		row, err := k.Key()
+		if err != nil {
+			return err
+		}
+		rows[i] = row
 	}
-	return s.deleteColumns(ctx, keys.TableArticles, keys.FamilyArticles, row, []string{keys.QualArticleFanout}, k.Posted)
+	if len(rows) == 1 {
+		return s.deleteColumns(ctx, keys.TableArticles, keys.FamilyArticles, rows[0], []string{keys.QualArticleFanout}, arts[0].Posted)
+	}
+	tb := []byte(keys.TableArticles)
+	mark := map[string]map[string][]byte{keys.FamilyOnce: {keys.QualArticleFanout: nil}}
+	res, err := s.sendWrites(ctx, "delete", keys.TableArticles, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
+		return hrpc.NewDel(ctx, tb, rows[i], mark, hrpc.TimestampUint64(uint64(arts[i].Posted)))
+	})
+	return firstResultError(res, err)
 }
 
-// fanOutType writes k into the relType feed of every follower of its
+// fanOutType writes arts into the relType feed of every follower of
 // author, or lists the author as wide when it has more than FanoutMax.
-func (s *Store) fanOutType(ctx context.Context, k keys.Article, relType string) error {
+func (s *Store) fanOutType(ctx context.Context, author string, arts []keys.Article, relType string) error {
 	if err := s.faultPoint(pointFeedFanout); err != nil {
 		return err
 	}
-	deg, err := keys.Degree{Node: k.Author, Dir: keys.Incoming, Type: relType}.Key()
+	deg, err := keys.Degree{Node: author, Dir: keys.Incoming, Type: relType}.Key()
 	if err != nil {
 		return err
 	}
@@ -130,20 +167,18 @@ func (s *Store) fanOutType(ctx context.Context, k keys.Article, relType string) 
 		// Wide: its posts are merged at read time. The row is never
 		// taken back (an author listed wide stays merged, so none of
 		// its posts falls between the two ways).
-		return s.put(ctx, keys.TableGraph, keys.FamilyGraph, keys.WideAuthor(relType, k.Author),
-			cells{keys.QualCreated: encodeMs(k.Posted)}, s.nowMs())
+		return s.put(ctx, keys.TableGraph, keys.FamilyGraph, keys.WideAuthor(relType, author),
+			cells{keys.QualCreated: encodeMs(arts[len(arts)-1].Posted)}, s.nowMs())
 	}
-	prefix, err := keys.AdjacencyPrefix(k.Author, keys.Incoming, relType)
+	prefix, err := keys.AdjacencyPrefix(author, keys.Incoming, relType)
 	if err != nil {
 		return err
 	}
-	var followers []keys.Adjacency
+	var rows [][]byte
+	var ts, posted []int64
 	flush := func() error {
-		if len(followers) == 0 {
-			return nil
-		}
-		err := s.putFeedRows(ctx, relType, k, followers)
-		followers = followers[:0]
+		err := s.putFeedBatch(ctx, rows, ts, posted)
+		rows, ts, posted = rows[:0], ts[:0], posted[:0]
 		return err
 	}
 	r := scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix, stop: keys.PrefixEnd(prefix),
@@ -153,8 +188,17 @@ func (s *Store) fanOutType(ctx context.Context, k keys.Article, relType string) 
 		if err != nil {
 			return false, corrupt(rw.key, "not an adjacency row")
 		}
-		followers = append(followers, a)
-		if len(followers) >= writeChunk {
+		// Stamped no earlier than the follow's creation, which a read
+		// requires of a feed row.
+		at := max(s.nowMs(), a.Created)
+		for _, k := range arts {
+			row, err := keys.Feed{Reader: a.Other, Type: relType, Article: k}.Key()
+			if err != nil {
+				return false, err
+			}
+			rows, ts, posted = append(rows, row), append(ts, at), append(posted, k.Posted)
+		}
+		if len(rows) >= writeChunk {
 			return true, flush()
 		}
 		return true, nil
@@ -165,31 +209,19 @@ func (s *Store) fanOutType(ctx context.Context, k keys.Article, relType string) 
 	return flush()
 }
 
-// putFeedRows writes article k into the relType feeds of the followers
-// the adjacency rows adj name (k's author's incoming rows), in one batch.
-// Each row is stamped no earlier than its follow's creation, which a read
-// requires of it.
-func (s *Store) putFeedRows(ctx context.Context, relType string, k keys.Article, adj []keys.Adjacency) error {
-	rows := make([][]byte, len(adj))
-	ts := make([]int64, len(adj))
-	now := s.nowMs()
-	for i, a := range adj {
-		row, err := keys.Feed{Reader: a.Other, Type: relType, Article: k}.Key()
-		if err != nil {
-			return err
-		}
-		rows[i], ts[i] = row, max(now, a.Created)
-	}
-	return s.putFeedBatch(ctx, rows, ts, k.Posted)
-}
-
-// putFeedBatch puts feed rows (cell c: the article's posting time).
-func (s *Store) putFeedBatch(ctx context.Context, rows [][]byte, ts []int64, posted int64) error {
-	value := map[string]map[string][]byte{keys.FamilyGraph: {keys.QualCreated: encodeMs(posted)}}
+// putFeedBatch puts feed rows (cell c: the article's posting time), each
+// stamped ts[i], writeChunk to a SendBatch.
+func (s *Store) putFeedBatch(ctx context.Context, rows [][]byte, ts, posted []int64) error {
 	tb := []byte(keys.TableGraph)
 	res, err := s.sendWrites(ctx, "put", keys.TableGraph, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
+		value := map[string]map[string][]byte{keys.FamilyGraph: {keys.QualCreated: encodeMs(posted[i])}}
 		return hrpc.NewPut(ctx, tb, rows[i], value, hrpc.TimestampUint64(uint64(ts[i])))
 	})
+	return firstResultError(res, err)
+}
+
+// firstResultError is a batch's error, else its first call's.
+func firstResultError(res []hrpc.RPCResult, err error) error {
 	if err != nil {
 		return err
 	}
@@ -224,6 +256,7 @@ func (s *Store) backfillFollow(ctx context.Context, rel Relationship) error {
 	created := rel.Created.UnixMilli()
 	feedRows := make([][]byte, 0, len(rows))
 	ts := make([]int64, 0, len(rows))
+	posted := make([]int64, 0, len(rows))
 	now := max(s.nowMs(), created)
 	for _, rw := range rows {
 		k, err := keys.DecodeTimeline(rw.key)
@@ -234,9 +267,9 @@ func (s *Store) backfillFollow(ctx context.Context, rel Relationship) error {
 		if err != nil {
 			return err
 		}
-		feedRows, ts = append(feedRows, row), append(ts, now)
+		feedRows, ts, posted = append(feedRows, row), append(ts, now), append(posted, k.Posted)
 	}
-	return s.putFeedBatch(ctx, feedRows, ts, 0)
+	return s.putFeedBatch(ctx, feedRows, ts, posted)
 }
 
 // errFeedNotKept answers a feed of a type the store keeps none of.
@@ -381,7 +414,8 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 	var outKeys [][]byte
 	var last *feedPos // the last candidate taken off the sources
 	chunk := want
-	for round := 0; round < feedRounds && len(out) < want; round++ {
+	round := 0
+	for ; round < feedRounds && len(out) < want; round++ {
 		cands, err := s.takeCandidates(ctx, sources, want-len(out), chunk, req.Backward, last)
 		if err != nil {
 			return ArticlePage{}, err
@@ -415,6 +449,15 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 			}
 		}
 	}
+	var past []byte
+	if more && len(out) < want && round == feedRounds && last != nil {
+		// Cut short by the bound: the next page goes on from the last
+		// candidate checked, not from the last article returned.
+		var err error
+		if past, err = (keys.Feed{Reader: reader, Type: relType, Article: *last}).Key(); err != nil {
+			return ArticlePage{}, err
+		}
+	}
 	if len(out) > req.Size {
 		out, outRows, outKeys = out[:req.Size], outRows[:req.Size], outKeys[:req.Size]
 	}
@@ -429,7 +472,8 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 	if out == nil {
 		out = []Article{}
 	}
-	return ArticlePage{Articles: out, Cursors: Cursors{pr: pr, rows: outKeys}, PageInfo: info, rows: outRows}, nil
+	return ArticlePage{Articles: out, Cursors: Cursors{pr: pr, rows: outKeys, past: past, pastBackward: req.Backward},
+		PageInfo: info, rows: outRows}, nil
 }
 
 // takeCandidates merges the sources' next n candidates in page order (a
@@ -449,7 +493,11 @@ func (s *Store) takeCandidates(ctx context.Context, sources []*feedSource, n, ch
 			if len(src.buf) == 0 {
 				continue
 			}
-			if best == nil || before(src.buf[0].pos, best.buf[0].pos, backward) {
+			if best == nil || before(src.buf[0].pos, best.buf[0].pos, backward) ||
+				comparePos(src.buf[0].pos, best.buf[0].pos) == 0 && !src.buf[0].feedRow {
+				// Of one article in two sources, the wide author's
+				// timeline (its follow checked) goes first, and the feed
+				// row, which may be an earlier follow's, is dropped.
 				best = src
 			}
 		}

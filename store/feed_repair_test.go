@@ -108,21 +108,27 @@ func TestFeedRepairDeletesStaleRows(t *testing.T) {
 func TestFeedOfImportedArticles(t *testing.T) {
 	clk := newFakeClock()
 	s := newFeedStore(t, clk, FeedOptions{})
-	for _, id := range []string{"r", "a"} {
+	for _, id := range []string{"r", "q", "a", "b"} {
 		mustNode(t, s, id, nil)
 	}
 	mustRel(t, s, "r", "follows", "a", nil)
+	mustRel(t, s, "r", "follows", "b", nil)
+	mustRel(t, s, "q", "follows", "b", nil)
 	at := time.UnixMilli(testClockStart - 5000)
 	outs, err := s.ImportArticles(bg, []ArticleImport{{Author: "a", Seq: 3, Title: "i3", Category: "c", Posted: at},
-		{Author: "a", Seq: 4, Title: "i4", Category: "c", Posted: at.Add(time.Millisecond)}})
-	if err != nil || outs[0].Err != nil || outs[1].Err != nil {
+		{Author: "a", Seq: 4, Title: "i4", Category: "c", Posted: at.Add(time.Millisecond)},
+		{Author: "b", Seq: 1, Title: "j1", Category: "c", Posted: at.Add(2 * time.Millisecond)}})
+	if err != nil || outs[0].Err != nil || outs[1].Err != nil || outs[2].Err != nil {
 		t.Fatal(outs, err)
 	}
-	if n, err := s.FinishFanouts(bg); err != nil || n != 2 {
+	if n, err := s.FinishFanouts(bg); err != nil || n != 3 {
 		t.Fatalf("FinishFanouts: %d %v", n, err)
 	}
-	if got := feedTitles(t, s, "r", 1, false); !slices.Equal(got, []string{"i4", "i3"}) {
-		t.Errorf("feed: %v", got)
+	if got := feedTitles(t, s, "r", 1, false); !slices.Equal(got, []string{"j1", "i4", "i3"}) {
+		t.Errorf("r's feed: %v", got)
+	}
+	if got := feedTitles(t, s, "q", 1, false); !slices.Equal(got, []string{"j1"}) {
+		t.Errorf("q's feed: %v", got)
 	}
 	if n, err := s.FinishFanouts(bg); err != nil || n != 0 {
 		t.Errorf("FinishFanouts again: %d %v", n, err)

@@ -191,6 +191,37 @@ func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row,
 type Cursors struct {
 	pr   pageRange
 	rows [][]byte
+	// past, when set, is the row a page that ended short read up to,
+	// beyond its last row (its first, backward): what the page's end
+	// (start) cursor names, so that the next page goes on from there
+	// rather than reading what this one skipped again (Feed).
+	past         []byte
+	pastBackward bool
+}
+
+// Start is the cursor of the page's start: its first row's, or where a
+// backward page that ended short stopped reading; false for an empty
+// page that read nothing.
+func (c Cursors) Start() (string, bool) {
+	if c.past != nil && c.pastBackward {
+		return c.pr.cursor(c.past), true
+	}
+	if len(c.rows) == 0 {
+		return "", false
+	}
+	return c.At(0), true
+}
+
+// End is the cursor of the page's end: its last row's, or where a
+// forward page that ended short stopped reading.
+func (c Cursors) End() (string, bool) {
+	if c.past != nil && !c.pastBackward {
+		return c.pr.cursor(c.past), true
+	}
+	if len(c.rows) == 0 {
+		return "", false
+	}
+	return c.At(len(c.rows) - 1), true
 }
 
 // Len is the number of rows.

@@ -1,10 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/tsuna/gohbase/filter"
 	"github.com/tsuna/gohbase/hrpc"
@@ -55,29 +59,49 @@ func (s *Store) FinishFanouts(ctx context.Context) (int, error) {
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return 0, err
 	}
-	done := 0
+	var done atomic.Int64
 	var start []byte
 	for {
 		rows, err := s.scanColumn(ctx, keys.TableArticles, keys.FamilyOnce, keys.QualArticleFanout, start, defaultChunkRows)
 		if err != nil {
-			return done, err
+			return int(done.Load()), err
 		}
-		for _, row := range rows {
+		// The rows come in key order: an author's are together. Each
+		// author's go out at once (its followers read once), a few
+		// authors at a time.
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(fanOutWorkers)
+		var arts []keys.Article
+		for i, row := range rows {
 			k, err := keys.DecodeTimeline(row)
-			if err != nil {
-				continue // not a timeline row: nothing of ours
+			if err == nil {
+				arts = append(arts, k)
 			}
-			if err := s.fanOutPost(ctx, k); err != nil {
-				return done, err
+			if len(arts) > 0 && (i == len(rows)-1 || !bytes.HasPrefix(rows[i+1], keys.TimelinePrefix(arts[0].Author))) {
+				batch := arts
+				arts = nil
+				g.Go(func() error {
+					if err := s.fanOut(gctx, batch[0].Author, batch); err != nil {
+						return err
+					}
+					done.Add(int64(len(batch)))
+					return nil
+				})
 			}
-			done++
+		}
+		if err := g.Wait(); err != nil {
+			return int(done.Load()), err
 		}
 		if len(rows) < defaultChunkRows {
-			return done, nil
+			return int(done.Load()), nil
 		}
 		start = keys.After(rows[len(rows)-1])
 	}
 }
+
+// fanOutWorkers is how many authors' pending fan-outs FinishFanouts makes
+// at once.
+const fanOutWorkers = 4
 
 // scanColumn returns the keys of up to limit rows of table from start on
 // that hold qualifier in family: one scan, filtered by the server (a

@@ -105,6 +105,9 @@ func New(hc gohbase.Client, opts Options) (*Store, error) {
 	if opts.CallTimeout < 0 || opts.MaxAttempts < 0 || opts.BatchRowTimeout < 0 {
 		return nil, errors.New("store: negative CallTimeout, MaxAttempts or BatchRowTimeout")
 	}
+	if err := opts.Feed.Validate(); err != nil {
+		return nil, fmt.Errorf("store: feed options: %w", err)
+	}
 	s := &Store{hc: hc, clock: opts.Clock, callTimeout: opts.CallTimeout, maxAttempts: opts.MaxAttempts,
 		batchRowTimeout: opts.BatchRowTimeout, clockWait: time.Second, feed: opts.Feed.normalised()}
 	if s.clock == nil {

@@ -52,6 +52,9 @@ func (s *server) feedAll(t *testing.T, reader string, size int) []string {
 		if !p.Node.Feed.PageInfo.HasNextPage {
 			return out
 		}
+		if p.Node.Feed.PageInfo.EndCursor == nil {
+			t.Fatalf("hasNextPage without an endCursor, after %v", out)
+		}
 		vars["after"] = *p.Node.Feed.PageInfo.EndCursor
 	}
 	t.Fatal("the feed does not end")
@@ -198,4 +201,45 @@ func TestFeedNeedsTokenWhenReadsDo(t *testing.T) {
 		t.Errorf("anonymous feed: %d %s", r.Status, r.Body)
 	}
 	s.as(t, p.user("alice"), q, nil).ok(t, nil)
+}
+
+// TestFeedPagesPastStaleRows: a page that meets more stale rows than one
+// read checks (an unfollowed author's 150 posts) ends short, and paging on
+// from its endCursor (or back from its startCursor) reaches the rest.
+func TestFeedPagesPastStaleRows(t *testing.T) {
+	parallelTest(t)
+	s := startServer(t)
+	for _, id := range []string{"r", "a", "b"} {
+		s.createNode(t, id, nil)
+	}
+	s.createRel(t, "r", "follows", "a", nil)
+	s.createRel(t, "r", "follows", "b", nil)
+	s.postArticle(t, "a", "a0", "x", "k")
+	var posts []string
+	for i := range 150 {
+		posts = append(posts, fmt.Sprintf(`postArticle(authorId: "b", title: "b%d", body: "x", category: "k") { id }`, i))
+	}
+	s.bulk(t, posts)
+	s.postArticle(t, "a", "a1", "x", "k")
+	s.mustDo(t, `mutation { deleteRelationship(startNodeId: "r", type: "follows", endNodeId: "b") }`, nil, nil)
+	if got := s.feedAll(t, "r", 5); !slices.Equal(got, []string{"a1", "a0"}) {
+		t.Errorf("forward: %v", got)
+	}
+	var got []string
+	vars := map[string]any{"id": "r", "via": "follows", "last": 5}
+	for range 100 {
+		var p feedPage
+		s.mustDo(t, feedQuery, vars, &p)
+		got = append(p.titles(), got...)
+		if !p.Node.Feed.PageInfo.HasPreviousPage {
+			break
+		}
+		if p.Node.Feed.PageInfo.StartCursor == nil {
+			t.Fatalf("hasPreviousPage without a startCursor, before %v", got)
+		}
+		vars["before"] = *p.Node.Feed.PageInfo.StartCursor
+	}
+	if !slices.Equal(got, []string{"a1", "a0"}) {
+		t.Errorf("backward: %v", got)
+	}
 }

@@ -118,15 +118,11 @@ var (
 	PageHasNextPage     = project("PageInfo", "hasNextPage", boolean(func(p Page) bool { return p.Info.HasNext }))
 	PageHasPreviousPage = project("PageInfo", "hasPreviousPage", boolean(func(p Page) bool { return p.Info.HasPrevious }))
 	PageStartCursor     = project("PageInfo", "startCursor", Project[Page, string]{Scalar: String, Get: func(_ In, p Page) (string, bool, error) {
-		if p.Cursors.Len() == 0 {
-			return "", false, nil
-		}
-		return p.Cursors.At(0), true, nil
+		c, ok := p.Cursors.Start()
+		return c, ok, nil
 	}})
 	PageEndCursor = project("PageInfo", "endCursor", Project[Page, string]{Scalar: String, Get: func(_ In, p Page) (string, bool, error) {
-		if p.Cursors.Len() == 0 {
-			return "", false, nil
-		}
-		return p.Cursors.At(p.Cursors.Len() - 1), true, nil
+		c, ok := p.Cursors.End()
+		return c, ok, nil
 	}})
 )
