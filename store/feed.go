@@ -99,8 +99,9 @@ func (s *Store) FeedKept(relType string) bool { return slices.Contains(s.feed.Ty
 // FeedTypes are the relationship types the store keeps feeds of.
 func (s *Store) FeedTypes() []string { return slices.Clone(s.feed.Types) }
 
-// feedPending is the timeline row's mark of a post whose fan-out is not
-// done (keys.QualArticleFanout): set with the row when feeds are kept.
+// feedPending reports whether posts fan out (a feed is kept), and so
+// whether a post's timeline row carries the pending mark
+// (keys.QualArticleFanout) until its fan-out is done.
 func (s *Store) feedPending() bool { return len(s.feed.Types) > 0 }
 
 // fanOutPost writes article k into the feeds of its author's followers,
