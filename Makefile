@@ -7,7 +7,7 @@ BIN    := $(CURDIR)/bin/hbgraph
 NPM_CI := npm ci --no-audit --no-fund
 
 .PHONY: test fmt-check generate-check vendor-check vet staticcheck unit build \
-	federation-test client-test browser-test http-audit-test chromium bench bench-roundtrips bench-go peers-up peers-down soak sim-soak
+	federation-test client-test browser-test http-audit-test chromium bench bench-roundtrips bench-feed bench-go peers-up peers-down soak sim-soak
 
 test: fmt-check generate-check vendor-check vet staticcheck unit federation-test client-test browser-test http-audit-test
 
@@ -89,6 +89,12 @@ bench:
 # about a minute; no dataset needed).
 bench-roundtrips:
 	$(GO) run ./bench/run -roundtrips-only $(BENCH_ARGS)
+
+# Only "The home feed and subscriptions" part of bench/RESULTS.md (Go
+# benchmarks: feed pages by followees, postArticle by followers, one post
+# to 1,000 subscribers).
+bench-feed:
+	$(GO) run ./bench/run -feed-only $(BENCH_ARGS)
 
 peers-up:
 	./bench/peers.sh up

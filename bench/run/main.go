@@ -79,6 +79,9 @@ type config struct {
 	// -benchtime per row.
 	roundTrips, roundTripsOnly bool
 	roundTripsBenchtime        string
+	// feedSubs runs the feed's and the subscriptions' benchmarks after the
+	// round trips; feedSubsOnly runs nothing else.
+	feedSubs, feedSubsOnly bool
 }
 
 func parseConfig(args []string) (config, error) {
@@ -100,6 +103,8 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&cfg.roundTrips, "roundtrips", true, "also run BenchmarkRoundTrips (latency with 0, 0.5 and 2 ms a round trip) into its part of -out")
 	fs.BoolVar(&cfg.roundTripsOnly, "roundtrips-only", false, "run only BenchmarkRoundTrips (make bench-roundtrips)")
 	fs.StringVar(&cfg.roundTripsBenchtime, "roundtrips-benchtime", "1s", "BenchmarkRoundTrips' -benchtime per row (a duration, or Nx requests)")
+	fs.BoolVar(&cfg.feedSubs, "feed", true, "also run the home feed's and the subscriptions' benchmarks into their part of -out")
+	fs.BoolVar(&cfg.feedSubsOnly, "feed-only", false, "run only the home feed's and the subscriptions' benchmarks (make bench-feed)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -118,6 +123,13 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	b := &bench{cfg: cfg, started: time.Now()}
+	if cfg.feedSubsOnly {
+		if err := b.feedSubs(ctx); err != nil {
+			return err
+		}
+		fmt.Printf("wrote %s in %s\n", cfg.out, time.Since(b.started).Round(time.Second))
+		return nil
+	}
 	if cfg.roundTripsOnly {
 		if err := b.roundTrips(ctx); err != nil {
 			return err
@@ -135,6 +147,11 @@ func run(ctx context.Context, args []string) error {
 		if cfg.roundTrips {
 			if err := b.roundTrips(ctx); err != nil {
 				return fmt.Errorf("round trips: %w", err)
+			}
+		}
+		if cfg.feedSubs {
+			if err := b.feedSubs(ctx); err != nil {
+				return fmt.Errorf("feed and subscriptions: %w", err)
 			}
 		}
 	}
