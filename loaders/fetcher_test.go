@@ -191,18 +191,19 @@ func TestFetcher(t *testing.T) {
 		calls: []string{"1 Batch graph 2", "2 Batch graph 1"},
 		want:  [][]string{{"node n1", "node n2"}, {"node n2", "node n3"}},
 	}, {
-		// The page's far ends (n2, n3, n4) are read after it, in its wave,
-		// and the next wave finds them: only the relationship row is read.
+		// The page's far ends (n2, n3, n4) are read after it, as its wave's
+		// end check (round -1), and the next wave finds them: only the
+		// relationship row is read.
 		name:  "pages and rows of one wave share its round; pages prime no rows but their ends",
 		cfg:   Config{BatchSize: 1000, ScanConcurrency: 1},
 		waves: [][]fkey{{"n1", "adj n1", "art n2", "adj n1"}, {"rel n1 n2", "n2", "art n3", "art n2"}},
-		calls: []string{"1 Batch graph 1", "1 Scan graph", "1 Batch graph 3", "1 Scan articles", "2 Batch graph 1", "2 Scan articles"},
+		calls: []string{"1 Batch graph 1", "1 Scan graph", "-1 Batch graph 3", "1 Scan articles", "2 Batch graph 1", "2 Scan articles"},
 		want:  [][]string{{"node n1", "3 rels", "2 articles", "3 rels"}, {"rel", "node n2", "2 articles", "2 articles"}},
 	}, {
 		name:  "concurrent scans answer each key",
 		cfg:   Config{BatchSize: 1000, ScanConcurrency: 4},
 		waves: [][]fkey{{"adj n1", "art n2", "art n3", "n1", "adj n2"}},
-		calls: []string{"1 Batch graph 1", "1 Scan articles", "1 Scan articles", "1 Scan graph", "1 Scan graph", "1 Batch graph 3"},
+		calls: []string{"1 Batch graph 1", "1 Scan articles", "1 Scan articles", "1 Scan graph", "1 Scan graph", "-1 Batch graph 3"},
 		want:  [][]string{{"3 rels", "2 articles", "2 articles", "node n1", "0 rels"}},
 	}, {
 		name:  "a failing call fails exactly its keys",
