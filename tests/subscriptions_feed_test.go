@@ -159,3 +159,39 @@ func TestSubscriptionFeedOfAcrossReplicas(t *testing.T) {
 		t.Fatalf("on b: %q %q", title, cursor)
 	}
 }
+
+// TestSubscriptionFeedOfLimits: feedOf is a subscription like the others
+// for --auth-read=required (no token: 4401) and the caps, and past
+// --subscriptions-feeds distinct feeds on the replica one more is refused
+// with RATE_LIMITED (a second subscriber of a watched feed is not), and
+// frees its place when it ends.
+func TestSubscriptionFeedOfLimits(t *testing.T) {
+	parallelTest(t)
+	p := newIDP(t)
+	s := startServer(t, append(p.args(), "--auth-read", "required", "--subscriptions-feeds", "1", "--subscriptions-per-connection", "3")...)
+	c := openWS(t, s, nil)
+	c.subscribe(feedOfSub, map[string]any{"r": "r"})
+	if code := c.closeStatus(10 * time.Second); code != 4401 {
+		t.Fatalf("no token: closed with %d, want 4401", code)
+	}
+	auth := map[string]any{"Authorization": "Bearer " + p.user("alice")}
+	c = connectWS(t, s, auth)
+	first := c.subscribe(feedOfSub, map[string]any{"r": "r"})
+	second := c.subscribe(feedOfSub, map[string]any{"r": "r"})
+	waitSubscribed(t, s, 2)
+	if errs := c.errorsOf(c.subscribe(feedOfSub, map[string]any{"r": "q"})); errs[0].Code() != "RATE_LIMITED" {
+		t.Fatalf("a second feed past --subscriptions-feeds 1: %+v", errs)
+	}
+	c.subscribe(articlePostedSub, map[string]any{"a": "ann"})
+	waitSubscribed(t, s, 3)
+	// The connection's cap counts feedOf too.
+	if errs := c.errorsOf(c.subscribe(articlePostedSub, map[string]any{"a": "bob"})); errs[0].Code() != "RATE_LIMITED" {
+		t.Fatalf("past --subscriptions-per-connection: %+v", errs)
+	}
+	// Both of r's end: q's feed may be watched.
+	c.send(map[string]any{"id": first, "type": "complete"})
+	c.send(map[string]any{"id": second, "type": "complete"})
+	waitSubscribed(t, s, 1)
+	c.subscribe(feedOfSub, map[string]any{"r": "q"})
+	waitSubscribed(t, s, 2)
+}
