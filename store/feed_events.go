@@ -43,17 +43,41 @@ const followingBatch = 500
 
 // Following reports, for each of readers, whether it has a live outgoing
 // relationship of relType to author now: whether a post of author's
-// enters its feed of relType. One batch of Gets per followingBatch
-// readers (each reader's relationship row and node row, and the author's
-// row once), never a scan.
+// enters its feed of relType. Its cost is bounded by the smaller of the
+// readers and the author's followers: when the author's degree counter
+// says it has fewer followers than there are readers, one key-only scan
+// of its incoming index rows narrows the readers to its followers first.
+// Then one batch of Gets per followingBatch readers left (each reader's
+// relationship row and node row, and the author's row once) tells the
+// live follows.
 func (s *Store) Following(ctx context.Context, relType, author string, readers []string) ([]bool, error) {
 	out := make([]bool, len(readers))
 	authorGet, err := NodeGet(author)
 	if err != nil {
 		return nil, err
 	}
-	for lo := 0; lo < len(readers); lo += followingBatch {
-		batch := readers[lo:min(len(readers), lo+followingBatch)]
+	idx := make([]int, len(readers)) // the readers left, by index
+	for i := range idx {
+		idx[i] = i
+	}
+	followers, err := s.followersIfFewer(ctx, relType, author, len(readers))
+	if err != nil {
+		return nil, err
+	}
+	if followers != nil {
+		idx = idx[:0]
+		for i, r := range readers {
+			if followers[r] {
+				idx = append(idx, i)
+			}
+		}
+	}
+	for lo := 0; lo < len(idx); lo += followingBatch {
+		batchIdx := idx[lo:min(len(idx), lo+followingBatch)]
+		batch := make([]string, len(batchIdx))
+		for i, j := range batchIdx {
+			batch[i] = readers[j]
+		}
 		gets := make([]Get, 1, 1+2*len(batch))
 		gets[0] = authorGet
 		valid := make([]bool, len(batch))
@@ -79,8 +103,44 @@ func (s *Store) Following(ctx context.Context, relType, author string, readers [
 			if err != nil {
 				return nil, err
 			}
-			out[lo+i] = rel != nil
+			out[batchIdx[i]] = rel != nil
 		}
+	}
+	return out, nil
+}
+
+// followersIfFewer returns the nodes with an incoming relType index row
+// on author (its followers, some perhaps stale), when its degree counter
+// and the scan find at most limit of them; nil when it has more (the
+// caller then checks each reader instead).
+func (s *Store) followersIfFewer(ctx context.Context, relType, author string, limit int) (map[string]bool, error) {
+	deg, err := keys.Degree{Node: author, Dir: keys.Incoming, Type: relType}.Key()
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, deg)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := decodeMs(c[keys.QualDegree]); n > int64(limit) {
+		return nil, nil
+	}
+	prefix, err := keys.AdjacencyPrefix(author, keys.Incoming, relType)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.scan(ctx, scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix,
+		stop: keys.PrefixEnd(prefix), limit: limit + 1, keyOnly: true})
+	if err != nil || len(rows) > limit {
+		return nil, err
+	}
+	out := make(map[string]bool, len(rows))
+	for _, rw := range rows {
+		a, err := keys.DecodeAdjacency(rw.key)
+		if err != nil {
+			return nil, corrupt(rw.key, "not an adjacency row")
+		}
+		out[a.Other] = true
 	}
 	return out, nil
 }

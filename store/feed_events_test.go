@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -36,6 +37,17 @@ func TestFollowingAndFeedCursor(t *testing.T) {
 	if want := []bool{true, false, false, false, false, true}; !slices.Equal(got, want) {
 		t.Fatalf("Following %v, want %v", got, want)
 	}
+	// Fewer readers than ann's followers: each reader is read, not ann's
+	// index; the same answers.
+	for _, tc := range []struct {
+		reader string
+		want   bool
+	}{{"r", true}, {"q", false}, {"gone", false}, {"nobody", false}} {
+		got, err := s.Following(bg, "follows", "ann", []string{tc.reader})
+		if err != nil || got[0] != tc.want {
+			t.Fatalf("Following(%s) %v %v", tc.reader, got, err)
+		}
+	}
 
 	a := mustPost(t, s, "ann", "one")
 	clk.Advance(time.Millisecond)
@@ -56,5 +68,41 @@ func TestFollowingAndFeedCursor(t *testing.T) {
 	}
 	if err := s.CheckFeedKept("likes"); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("likes: %v", err)
+	}
+}
+
+// BenchmarkFollowing is one post's check against 1,000 watched feeds
+// (--subscriptions-feeds' default), by an author with 10 followers among
+// them (its index is scanned) and with 2,000 (each reader is read).
+func BenchmarkFollowing(b *testing.B) {
+	for _, followers := range []int{10, 2000} {
+		b.Run(strconv.Itoa(followers)+"-followers", func(b *testing.B) {
+			clk := newFakeClock()
+			s := newFeedStore(b, clk, FeedOptions{})
+			if _, err := s.CreateNode(bg, "ann", "", nil); err != nil {
+				b.Fatal(err)
+			}
+			var readers []string
+			for i := range max(followers, 1000) {
+				id := "r" + strconv.Itoa(i)
+				if _, err := s.CreateNode(bg, id, "", nil); err != nil {
+					b.Fatal(err)
+				}
+				if i < followers {
+					if _, err := s.CreateRelationship(bg, RelationshipKey{Start: id, Type: "follows", End: "ann"}, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if i%max(1, followers/1000) == 0 && len(readers) < 1000 {
+					readers = append(readers, id)
+				}
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := s.Following(bg, "follows", "ann", readers); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
