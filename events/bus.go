@@ -39,6 +39,11 @@ type Bus struct {
 	// relationshipSubs counts the subscriptions of relationship topics:
 	// none, and a write that would read for such an event reads nothing.
 	relationshipSubs int
+	// feeds are the home feeds watched here (FeedTopic), reader by type;
+	// feedMatch checks posts against them (SetFeeds; nil: none).
+	feeds     map[string]map[string]struct{}
+	feedCount int
+	feedMatch *feedMatcher
 
 	remote Remote // nil: this process only
 
@@ -63,7 +68,8 @@ func New(opts Options) *Bus {
 	if opts.Buffer <= 0 {
 		opts.Buffer = DefaultBuffer
 	}
-	b := &Bus{opts: opts, topics: map[string]map[*Subscription]struct{}{}, callers: map[string]int{}}
+	b := &Bus{opts: opts, topics: map[string]map[*Subscription]struct{}{}, callers: map[string]int{},
+		feeds: map[string]map[string]struct{}{}}
 	b.published = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hbgraph_events_published_total", Help: "Events published by this replica's mutations, by kind.",
 	}, []string{"kind"})
@@ -150,9 +156,24 @@ func (b *Bus) ListenedRelationships() bool {
 // Remote calls it for the other replicas' events).
 func (b *Bus) Deliver(ev *Event) {
 	var buf [2]string
+	b.deliverTo(ev, ev.topics(buf[:0]))
+	if ev.Kind != ArticlePosted || ev.Article == nil {
+		return
+	}
+	b.mu.RLock()
+	m := b.feedMatch
+	watched := b.feedCount > 0
+	b.mu.RUnlock()
+	if m != nil && watched {
+		b.enqueueFeeds(m, ev)
+	}
+}
+
+// deliverTo hands ev to this replica's subscribers of topics.
+func (b *Bus) deliverTo(ev *Event, topics []string) {
 	var slow []*Subscription
 	b.mu.RLock()
-	for _, t := range ev.topics(buf[:0]) {
+	for _, t := range topics {
 		for s := range b.topics[t] {
 			if s.send(ev) {
 				b.delivered.Inc()
@@ -215,6 +236,13 @@ func (b *Bus) Subscribe(ctx context.Context, topic string, send func(*Event) boo
 			b.refused.WithLabelValues("caller").Inc()
 			return nil, ErrTooMany
 		}
+	}
+	newFeed := isFeedTopic(topic) && len(b.topics[topic]) == 0
+	if newFeed && b.feedMatch != nil && b.feedCount >= b.feedMatch.readers {
+		b.refused.WithLabelValues("feeds").Inc()
+		return nil, ErrTooManyFeeds
+	}
+	if conn != nil {
 		conn.active.Add(1)
 		b.callers[conn.Caller]++
 	}
@@ -223,6 +251,9 @@ func (b *Bus) Subscribe(ctx context.Context, topic string, send func(*Event) boo
 	if subs == nil {
 		subs = map[*Subscription]struct{}{}
 		b.topics[topic] = subs
+	}
+	if newFeed {
+		b.addFeedLocked(topic)
 	}
 	subs[s] = struct{}{}
 	if isRelationshipTopic(topic) {
@@ -271,6 +302,9 @@ func (b *Bus) removeLocked(s *Subscription) {
 	delete(subs, s)
 	if len(subs) == 0 {
 		delete(b.topics, s.topic)
+		if isFeedTopic(s.topic) {
+			b.removeFeedLocked(s.topic)
+		}
 	}
 	if isRelationshipTopic(s.topic) {
 		b.relationshipSubs--
@@ -306,7 +340,11 @@ func (b *Bus) Close() {
 		}
 	}
 	r := b.remote
+	m := b.feedMatch
 	b.mu.Unlock()
+	if m != nil {
+		m.close()
+	}
 	for _, s := range all {
 		s.Close()
 	}

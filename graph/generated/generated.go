@@ -155,7 +155,7 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		ArticlePosted       func(childComplexity int, authorID string) int
+		ArticlePosted       func(childComplexity int, authorID *string, feedOf *string) int
 		NodeChanged         func(childComplexity int, id string) int
 		RelationshipChanged func(childComplexity int, nodeID string, typeArg string, direction model.Direction) int
 	}
@@ -221,7 +221,7 @@ type RelationshipEdgeResolver interface {
 	Neighbor(ctx context.Context, obj *model.RelationshipEdge) (*model.Node, error)
 }
 type SubscriptionResolver interface {
-	ArticlePosted(ctx context.Context, authorID string) (<-chan *model.ArticleEdge, error)
+	ArticlePosted(ctx context.Context, authorID *string, feedOf *string) (<-chan *model.ArticleEdge, error)
 	RelationshipChanged(ctx context.Context, nodeID string, typeArg string, direction model.Direction) (<-chan *model.RelationshipEvent, error)
 	NodeChanged(ctx context.Context, id string) (<-chan *model.NodeEvent, error)
 }
@@ -769,7 +769,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Subscription.ArticlePosted(childComplexity, args["authorId"].(string)), true
+		return e.ComplexityRoot.Subscription.ArticlePosted(childComplexity, args["authorId"].(*string), args["feedOf"].(*string)), true
 	case "Subscription.nodeChanged":
 		if e.ComplexityRoot.Subscription.NodeChanged == nil {
 			break
@@ -1117,10 +1117,13 @@ An event is published once its write succeeded, to every replica.
 """
 type Subscription {
   """
-  Articles the author posts from now on, each with its cursor in the
-  author's Node.articles. (feedOf, the home feed's, comes with the feed.)
+  Exactly one of the two. authorId: the articles the author posts from now
+  on, each with its cursor in the author's Node.articles. feedOf: every
+  article that enters that node's home feed of "follows" from now on (the
+  articles of the nodes it follows when each is posted, wide authors
+  included), each with its cursor in Node.feed(via: "follows").
   """
-  articlePosted(authorId: ID!): ArticleEdge!
+  articlePosted(authorId: ID, feedOf: ID): ArticleEdge!
   "Relationships of the node of this type and direction created or deleted from now on."
   relationshipChanged(nodeId: ID!, type: String!, direction: Direction!): RelationshipEvent!
   "The node's updates and its deletion from now on."
@@ -2126,13 +2129,21 @@ func (ec *executionContext) field_Subscription_articlePosted_args(ctx context.Co
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "authorId",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNID2string(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
 	args["authorId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "feedOf",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["feedOf"] = arg1
 	return args, nil
 }
 
@@ -4442,7 +4453,7 @@ func (ec *executionContext) _Subscription_articlePosted(ctx context.Context, fie
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Subscription().ArticlePosted(ctx, fc.Args["authorId"].(string))
+			return ec.Resolvers.Subscription().ArticlePosted(ctx, fc.Args["authorId"].(*string), fc.Args["feedOf"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ArticleEdge) graphql.Marshaler {
@@ -8495,6 +8506,24 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalID(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalID(*v)
 	return res
 }
 

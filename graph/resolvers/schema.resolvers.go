@@ -272,8 +272,8 @@ func (r *relationshipEdgeResolver) Neighbor(ctx context.Context, obj *model.Rela
 }
 
 // ArticlePosted is the resolver for the articlePosted field.
-func (r *subscriptionResolver) ArticlePosted(ctx context.Context, authorID string) (<-chan *model.ArticleEdge, error) {
-	return r.articlePosted(ctx, authorID)
+func (r *subscriptionResolver) ArticlePosted(ctx context.Context, authorID *string, feedOf *string) (<-chan *model.ArticleEdge, error) {
+	return r.articlePosted(ctx, authorID, feedOf)
 }
 
 // RelationshipChanged is the resolver for the relationshipChanged field.

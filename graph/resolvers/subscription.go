@@ -205,11 +205,21 @@ func subscriptionError(code, msg string) error {
 	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": code}}
 }
 
-func (r *subscriptionResolver) articlePosted(ctx context.Context, authorID string) (<-chan *model.ArticleEdge, error) {
-	if err := store.ValidateNodeID(authorID); err != nil {
+// feedOfType is the relationship type of the feed articlePosted(feedOf:)
+// watches: Node.feed's default.
+const feedOfType = "follows"
+
+func (r *subscriptionResolver) articlePosted(ctx context.Context, authorID, feedOf *string) (<-chan *model.ArticleEdge, error) {
+	switch {
+	case authorID != nil && feedOf != nil, authorID == nil && feedOf == nil:
+		return nil, subscriptionError(codes.BadUserInput, "articlePosted takes exactly one of authorId and feedOf")
+	case feedOf != nil:
+		return r.feedPosted(ctx, *feedOf)
+	}
+	if err := store.ValidateNodeID(*authorID); err != nil {
 		return nil, err
 	}
-	return subscribe(ctx, r.Events, events.ArticleTopic(authorID), func(ev *events.Event) (*model.ArticleEdge, bool) {
+	return subscribe(ctx, r.Events, events.ArticleTopic(*authorID), func(ev *events.Event) (*model.ArticleEdge, bool) {
 		if ev.Article == nil {
 			return nil, false
 		}
@@ -219,6 +229,32 @@ func (r *subscriptionResolver) articlePosted(ctx context.Context, authorID strin
 		}
 		return &model.ArticleEdge{Cursor: cursor, Node: model.Article{Article: *ev.Article}}, true
 	})
+}
+
+// feedPosted is articlePosted(feedOf: reader): every article that enters
+// reader's feed of feedOfType, with its cursor there (events/feed.go
+// finds them).
+func (r *subscriptionResolver) feedPosted(ctx context.Context, reader string) (<-chan *model.ArticleEdge, error) {
+	if err := store.ValidateNodeID(reader); err != nil {
+		return nil, err
+	}
+	if err := r.Store.CheckFeedKept(feedOfType); err != nil {
+		return nil, err
+	}
+	ch, err := subscribe(ctx, r.Events, events.FeedTopic(reader, feedOfType), func(ev *events.Event) (*model.ArticleEdge, bool) {
+		if ev.Article == nil {
+			return nil, false
+		}
+		cursor, err := store.FeedCursor(reader, feedOfType, *ev.Article)
+		if err != nil {
+			return nil, false
+		}
+		return &model.ArticleEdge{Cursor: cursor, Node: model.Article{Article: *ev.Article}}, true
+	})
+	if errors.Is(err, events.ErrTooManyFeeds) {
+		return nil, subscriptionError(codes.RateLimited, "too many home feeds are watched on this server: try again later")
+	}
+	return ch, err
 }
 
 func (r *subscriptionResolver) relationshipChanged(ctx context.Context, nodeID, relType string, direction model.Direction) (<-chan *model.RelationshipEvent, error) {

@@ -14,7 +14,8 @@ import { startHbgraph } from '../jslib/hbgraph.mjs';
 
 const { createClient } = await import('graphql-sse');
 
-const secret = randomBytes(32);
+// Hex: random bytes may end in \n or \r, which hbgraph trims off a secret file.
+const secret = randomBytes(32).toString('hex');
 const dir = mkdtempSync(path.join(tmpdir(), 'hbgraph-sse-'));
 const secretFile = path.join(dir, 'secret');
 writeFileSync(secretFile, secret);

@@ -2,7 +2,8 @@
 // graphql-transport-ws protocol) and Apollo Client's GraphQLWsLink over
 // it, against hbgraph's /query: subscribe, receive an event after a
 // mutation, reconnect and catch up by the event's cursor, a refused
-// token (4401), the cap on subscriptions per connection.
+// token (4401), the cap on subscriptions per connection, and a home
+// feed's subscription (articlePosted(feedOf:)).
 
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
@@ -19,7 +20,8 @@ const { default: WebSocket } = await import('ws');
 const { ApolloClient, InMemoryCache, gql } = await import('@apollo/client');
 const { GraphQLWsLink } = await import('@apollo/client/link/subscriptions');
 
-const secret = randomBytes(32);
+// Hex: random bytes may end in \n or \r, which hbgraph trims off a secret file.
+const secret = randomBytes(32).toString('hex');
 const dir = mkdtempSync(path.join(tmpdir(), 'hbgraph-subs-'));
 const secretFile = path.join(dir, 'secret');
 writeFileSync(secretFile, secret);
@@ -182,4 +184,21 @@ test("Apollo Client's GraphQLWsLink receives the events of a subscription", asyn
   assert.equal(r.data.articlePosted.node.title, 'via apollo');
   await c.dispose();
   apollo.stop();
+});
+
+test('graphql-ws: articlePosted(feedOf:) delivers a followed author\'s post with its cursor in Node.feed', async () => {
+  await post(`mutation { createNode(id: "bob") { id } }`);
+  await post(`mutation { createRelationship(startNodeId: "alice", type: "follows", endNodeId: "bob") { id } }`);
+  const c = client(`Bearer ${ALICE}`);
+  const sub = subscribe(c, `subscription($r: ID!) { articlePosted(feedOf: $r) { cursor node { title author { id } } } }`, { r: 'alice' });
+  await subscribed(1);
+  await post(`mutation { postArticle(authorId: "bob", title: "for alice's feed", body: "b", category: "c") { id } }`);
+  const ev = await sub.next();
+  assert.equal(ev.data.articlePosted.node.title, "for alice's feed");
+  assert.equal(ev.data.articlePosted.node.author.id, 'bob');
+  const page = await post(`{ node(id: "alice") { feed(first: 1) { edges { cursor } } } }`);
+  assert.equal(ev.data.articlePosted.cursor, page.node.feed.edges[0].cursor);
+  sub.dispose();
+  await c.dispose();
+  await subscribed(0);
 });
