@@ -1,9 +1,15 @@
 package store
 
 import (
+	"bytes"
 	"errors"
+	"sync"
 	"testing"
 
+	"github.com/tsuna/gohbase"
+	"github.com/tsuna/gohbase/hrpc"
+
+	"github.com/hbgraph/hbgraph/store/hbasefault"
 	"github.com/hbgraph/hbgraph/store/keys"
 )
 
@@ -135,4 +141,83 @@ func TestDeleteNodeOfANodeBeingCreated(t *testing.T) {
 			checkGraphInvariants(t, so)
 		})
 	}
+}
+
+// confirmHookClient runs a hook before the first Get of row that follows
+// the n-th CheckAndMutate of it.
+type confirmHookClient struct {
+	gohbase.Client
+	row   []byte
+	n     int
+	hook  func()
+	mu    sync.Mutex
+	seen  int
+	armed bool
+}
+
+func (c *confirmHookClient) CheckAndMutate(cam *hrpc.CheckAndMutate) (bool, error) {
+	ok, err := c.Client.CheckAndMutate(cam)
+	c.mu.Lock()
+	if bytes.Equal(cam.Key(), c.row) {
+		c.seen++
+		c.armed = c.armed || c.seen == c.n
+	}
+	c.mu.Unlock()
+	return ok, err
+}
+
+func (c *confirmHookClient) Get(g *hrpc.Get) (*hrpc.Result, error) {
+	c.mu.Lock()
+	run := c.armed && c.hook != nil && bytes.Equal(g.Key(), c.row)
+	if run {
+		c.armed = false
+	}
+	c.mu.Unlock()
+	if run {
+		c.hook()
+	}
+	return c.Client.Get(g)
+}
+
+// TestDeleteNodeConfirmedAndFinishedByAnother: a deletion without detach
+// whose confirmation of its mark applied but answered false (a re-send)
+// reads the node again; if another deletion has found the confirmed mark
+// and finished the deletion in between, the row is the residue of this
+// op's deletion. It answered NOT_FOUND, as if another deletion had
+// deleted the node first (the concurrent replica simulation, seed 61277:
+// a createRelationship that found the node marked answered NOT_FOUND
+// while no deletion of it had answered success yet).
+func TestDeleteNodeConfirmedAndFinishedByAnother(t *testing.T) {
+	clk := newFakeClock()
+	clk.step = 1
+	fc := hbasefault.New(openTestEngine(t, clk))
+	c := &confirmHookClient{Client: fc, row: keys.Node("a"), n: 3} // the create's, the mark's, the confirmation's
+	var ss []*Store
+	for range 2 {
+		s, err := New(c, Options{Clock: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss = append(ss, s)
+	}
+	sa, sb := ss[0], ss[1]
+	mustNode(t, sb, "a", nil)
+	// The deletion's compare-and-sets of a: its tentative mark, then its
+	// confirmation, applied twice (the caller gets the second answer).
+	fc.Add(hbasefault.Rule{Kind: hbasefault.CheckAndMutate, Nth: 2, Mode: hbasefault.ApplyTwice,
+		Match: func(_ string, row []byte) bool { return bytes.Equal(row, keys.Node("a")) }})
+	c.hook = func() {
+		fc.Clear()
+		if err := sb.DeleteNode(bg, "a", true); err != nil {
+			t.Errorf("the other deletion: %v", err)
+		}
+	}
+	op := WithOp(bg, DeriveOpID("alice", "key", "0", "deleteNode", "a"))
+	if err := sa.DeleteNode(op, "a", false); err != nil {
+		t.Errorf("the deletion answered %v, want success: its mark was confirmed, and the node deleted as its", err)
+	}
+	if n, err := sa.getNode(bg, "a"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a reads %v, %v", n, err)
+	}
+	checkGraphInvariants(t, sa)
 }
