@@ -711,6 +711,21 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 // and answers success if it is gone, or ErrNotFound if the residue says
 // another op deleted it (then this op's compare-and-set did not apply).
 func (s *Store) deleteEntityRecorded(ctx context.Context, row []byte, created int64, ends []string, opRow []byte) (entity, int64, error) {
+	return s.deleteEntityWhere(ctx, row, created, ends, opRow, nil)
+}
+
+// deleteMarkedNode is deleteEntityCreated of a node row that must still be
+// marked as being deleted: errNoLongerMarked if it is live and unmarked
+// (the mark was a create's, which it has cleared since: see DeleteNode).
+func (s *Store) deleteMarkedNode(ctx context.Context, row []byte, created int64) error {
+	_, _, err := s.deleteEntityWhere(ctx, row, created, nil, nil, func(e entity) bool { return e.deleting != 0 })
+	return err
+}
+
+// deleteEntityWhere is deleteEntityRecorded, which deletes a row only if
+// need (nil: always) holds of it as read for the compare-and-set, and is
+// otherwise errNoLongerMarked.
+func (s *Store) deleteEntityWhere(ctx context.Context, row []byte, created int64, ends []string, opRow []byte, need func(entity) bool) (entity, int64, error) {
 	ctx, op := withOp(ctx)
 	var (
 		old entity
@@ -753,6 +768,9 @@ func (s *Store) deleteEntityRecorded(ctx context.Context, row []byte, created in
 		}
 		if !ok || (created != 0 && old.created != created) || !endsLive || len(ends) > 0 && !old.endsAre(endsCreated) {
 			return false, ErrNotFound
+		}
+		if need != nil && !need(old) {
+			return false, errNoLongerMarked
 		}
 		if opRow != nil && record == nil {
 			r := graphOpRecord{kind: graphOpRelDelete, created: old.created, createOp: old.createOp}
@@ -824,6 +842,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		return err
 	}
 	_, derived := OpFrom(ctx)
+	caller := ctx // (a restart starts from it: see the end)
 	ctx, op := withOp(ctx)
 	w := writerOf(ctx)
 	row := keys.Node(id)
@@ -928,8 +947,29 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		}
 	}
 	_ = markU
-	return s.finishNodeDeletion(ctx, id, marked, resumed)
+	if err := s.finishNodeDeletion(ctx, id, marked, resumed); err != nil || !resumed || ownMark {
+		return err
+	}
+	// The mark this deletion found and finished may have been a create's
+	// (CreateNode over what an earlier node left), which that create
+	// clears once it has removed them: then the node, live again, was
+	// never deleted, and finishNodeDeletion stopped (its node no longer
+	// marked). This deletion starts again, on the live node.
+	again, deleting, err := s.readNode(ctx, id)
+	if err != nil {
+		return err
+	}
+	if again != nil && !deleting && again.created == marked {
+		if restarts, _ := ctx.Value(nodeDeleteRestarts{}).(int); restarts < 4 {
+			return s.DeleteNode(context.WithValue(caller, nodeDeleteRestarts{}, restarts+1), id, detach)
+		}
+		return fmt.Errorf("node %q: being created and deleted at once: %w", id, ErrConflict)
+	}
+	return nil
 }
+
+// nodeDeleteRestarts counts a DeleteNode's restarts (see DeleteNode).
+type nodeDeleteRestarts struct{}
 
 // confirmMark confirms the tentative mark a deletion without detach (op)
 // put on node id, once no relationship or article hangs from it: from
@@ -952,6 +992,12 @@ func (s *Store) confirmMark(ctx context.Context, id string, op OpID) error {
 		switch {
 		case err != nil:
 			return false, err
+		case !ok && e.gone.deletedBy(op):
+			// Confirmed (its answer lost: a re-send applied), and finished
+			// since by another deletion, which found the mark: the residue
+			// keeps this op's. (A tentative mark reads as live: a deletion
+			// that finds one marks the node as its own.)
+			return true, nil
 		case !ok:
 			return false, fmt.Errorf("node %q: %w", id, ErrNotFound) // another deletion finished it
 		case e.deleting != 0 && e.deleteOp == op:
@@ -1110,7 +1156,9 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 	if err := s.faultPoint(pointNodeRow); err != nil {
 		return err
 	}
-	if _, _, err := s.deleteEntityCreated(ctx, keys.Node(id), created, nil); errors.Is(err, ErrNotFound) {
+	if err := s.deleteMarkedNode(ctx, keys.Node(id), created); errors.Is(err, errNoLongerMarked) {
+		return nil // a create's mark, cleared since (see DeleteNode)
+	} else if errors.Is(err, ErrNotFound) {
 		// A concurrent deletion finished first; if the id was created
 		// again since, its counters are the new node's.
 		if still, err := s.stillMarked(ctx, id, created); err != nil || !still {

@@ -448,14 +448,17 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		var d *endMarked
 		// Not before the mark when it replaced a residue that came after
 		// a mark: that deletion's detach's, or another create's that took
-		// its own row back (having found an end marked or gone), as the
-		// recheck weighs a residue it did not find at its first read. (A
-		// retry cannot tell whether its first read found that residue;
-		// it answers as if not: NOT_FOUND, which is true of a row written
-		// after the residue, unless the other create's end was an earlier
-		// node of the id.)
+		// its own row back having answered success (takenBackOp: that one
+		// was there up to an end's mark, which it found still there). (A
+		// retry cannot tell whether its first read found that residue, as
+		// the recheck does: a residue of an end marked before it read the
+		// ends, a node of the id deleted and created again since, would
+		// leave it before the new node's mark; it answers NOT_FOUND all
+		// the same. A create's undo, its own op's residue, is left out:
+		// its end's mark may be any earlier node's, and the row others
+		// read before this one's mark.)
 		before := errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends) &&
-			(rel.gone == nil || !d.markedBy(rel.gone.deleteOp) && !tookOwnRowBack(rel.gone.createOp, rel.gone.deleteOp))
+			(rel.gone == nil || !d.markedBy(rel.gone.deleteOp) && rel.gone.deleteOp != takenBackOp(rel.gone.createOp))
 		delCtx := ctx
 		if before {
 			delCtx = WithOp(ctx, takenBackOp(op)) // (see CreateRelationship's recheck)

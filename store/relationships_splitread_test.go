@@ -371,3 +371,64 @@ func TestCreateRelationshipRetryOverATakenBackRow(t *testing.T) {
 	}
 	checkGraphInvariants(t, sc)
 }
+
+// TestCreateRelationshipRetryOverAnOldUndo: a create whose row replaced
+// the residue of another create's undo (its recheck had found an end
+// deleted and created again: NOT_FOUND), written while both its ends were
+// live and read by others, then cut short before its recheck, is retried
+// once an end is marked by a deletion with detach. The row came before
+// that mark: success. (Taking every residue of a create that took its own
+// row back for one after the mark made it NOT_FOUND, though the
+// relationship had been read: the concurrent replica simulation, seed
+// 60548.)
+func TestCreateRelationshipRetryOverAnOldUndo(t *testing.T) {
+	k := RelationshipKey{"a", "knows", "b"}
+	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
+	opD := WithOp(bg, DeriveOpID("dave", "key-D", "0", "createRelationship", k.ID()))
+	clk := newFakeClock()
+	clk.step = 1
+	ss := storesOnOneEngine(t, clk, 3)
+	sc, sd, se := ss[0], ss[1], ss[2]
+	mustNode(t, se, "a", nil)
+	mustNode(t, se, "b", nil)
+	// D's create: before its index rows, b is deleted and created again;
+	// D's recheck takes its row back (NOT_FOUND).
+	recreated := false
+	sd.fault = func(p string) error {
+		if p == "index-outgoing" && !recreated {
+			recreated = true
+			if err := se.DeleteNode(bg, "b", true); err != nil {
+				t.Errorf("delete b: %v", err)
+			}
+			mustNode(t, se, "b", nil)
+		}
+		return nil
+	}
+	if _, err := sd.CreateRelationship(opD, k, Properties{"by": "d"}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("D's create answered %v, want not found", err)
+	}
+	sd.fault = nil
+	// C writes its row over D's undo, is read, and is cut short before
+	// its recheck.
+	sc.fault = crashAtPoint(pointRelationshipRecheck)
+	if _, err := sc.CreateRelationship(opC, k, Properties{"by": "c"}); !errors.Is(err, errCrash) {
+		t.Fatalf("C's first try: %v", err)
+	}
+	sc.fault = nil
+	if _, err := se.GetRelationship(bg, k); err != nil {
+		t.Fatalf("C's relationship reads %v", err)
+	}
+	// a's deletion with detach marks a, its detach still to come.
+	se.fault = crashAtPoint(pointNodeDetach)
+	if err := se.DeleteNode(bg, "a", true); !errors.Is(err, errCrash) {
+		t.Fatalf("delete a, cut short: %v", err)
+	}
+	se.fault = nil
+	if _, err := sc.CreateRelationship(opC, k, Properties{"by": "c"}); err != nil {
+		t.Errorf("C's retry answered %v, want success: its relationship was read before a's mark", err)
+	}
+	if err := se.DeleteNode(bg, "a", true); err != nil {
+		t.Fatalf("delete a, finished: %v", err)
+	}
+	checkGraphInvariants(t, sc)
+}
