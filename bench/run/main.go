@@ -73,6 +73,9 @@ type config struct {
 	pg4URL, pg5URL string
 	peerRounds     int
 	peersOnly      bool
+	// pgPort is the peers' PostgreSQL port (its socket is in their run/),
+	// asked whether autovacuum runs.
+	pgPort int
 
 	// roundTrips runs BenchmarkRoundTrips after the own dataset's run;
 	// roundTripsOnly runs nothing else; roundTripsBenchtime is its
@@ -95,7 +98,8 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&cfg.peers, "peers", filepath.Join("bench", "data", "peers"), "folder the PostGraphile peers run from (make peers-up): postgraphile/ and postgraphile5/")
 	fs.StringVar(&cfg.pg4URL, "pg4-url", "http://127.0.0.1:5050/graphql", "PostGraphile 4's endpoint; empty leaves it out")
 	fs.StringVar(&cfg.pg5URL, "pg5-url", "http://127.0.0.1:5051/graphql", "PostGraphile 5's endpoint; empty leaves it out")
-	fs.IntVar(&cfg.peerRounds, "peer-rounds", 1, "rounds of the side by side with the peers; the report takes medians")
+	fs.IntVar(&cfg.peerRounds, "peer-rounds", 3, "rounds of the side by side with the peers; the report takes medians")
+	fs.IntVar(&cfg.pgPort, "pg-port", 5439, "the peers' PostgreSQL port (asked whether autovacuum runs)")
 	fs.BoolVar(&cfg.peersOnly, "peers-only", false, "run only the side by side with the peers")
 	fs.BoolVar(&cfg.roundTrips, "roundtrips", true, "also run BenchmarkRoundTrips (latency with 0, 0.5 and 2 ms a round trip) into its part of -out")
 	fs.BoolVar(&cfg.roundTripsOnly, "roundtrips-only", false, "run only BenchmarkRoundTrips (make bench-roundtrips)")

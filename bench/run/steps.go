@@ -34,6 +34,7 @@ type bench struct {
 	// peerRuns are the side by side's runs; peerTargetNames the servers
 	// in it, hbgraph first.
 	peerRuns        []peerRun
+	peerRates       map[string]float64
 	peerTargetNames []string
 }
 
