@@ -210,20 +210,25 @@ func storeFiles(dataDir string) (string, error) {
 // autovacuum workers run, and the sum of every table's vacuum and analyze
 // counts. It asks as the postgres OS user over the cluster's socket.
 func postgresActivity(ctx context.Context, socketDir string, port int) (workers int, counts string, err error) {
-	query := `SELECT (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'),
-	  (SELECT coalesce(sum(vacuum_count + autovacuum_count + analyze_count + autoanalyze_count), 0) FROM pg_stat_all_tables)`
-	cmd := exec.CommandContext(ctx, "runuser", "-u", "postgres", "--", "psql", "-X", "-At", "-F", " ",
-		"-h", socketDir, "-p", strconv.Itoa(port), "-d", "graph", "-c", query)
-	out, err := cmd.Output()
+	out, err := psql(ctx, socketDir, port, `SELECT (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'),
+	  (SELECT coalesce(sum(vacuum_count + autovacuum_count + analyze_count + autoanalyze_count), 0) FROM pg_stat_all_tables)`)
 	if err != nil {
 		return 0, "", fmt.Errorf("asking PostgreSQL for autovacuum: %w", err)
 	}
-	f := strings.Fields(string(out))
+	f := strings.Fields(out)
 	if len(f) != 2 {
 		return 0, "", fmt.Errorf("asking PostgreSQL for autovacuum: unexpected answer %q", out)
 	}
 	workers, _ = strconv.Atoi(f[0])
 	return workers, f[1], nil
+}
+
+// psql runs one query on the peers' database as the postgres OS user
+// over the cluster's socket, and returns its unaligned output.
+func psql(ctx context.Context, socketDir string, port int, query string) (string, error) {
+	out, err := exec.CommandContext(ctx, "runuser", "-u", "postgres", "--", "psql", "-X", "-At", "-F", " ",
+		"-h", socketDir, "-p", strconv.Itoa(port), "-d", "graph", "-c", query).Output()
+	return string(out), err
 }
 
 // rssBytes is a process's resident set (VmRSS), 0 when unknown.

@@ -74,6 +74,9 @@ type server struct {
 	base  string
 	admin string // the admin listener's base: /debug/pprof/
 	done  chan error
+
+	stopped bool
+	stopErr error
 }
 
 func (b *bench) startServer(ctx context.Context, m mode) (*server, error) {
@@ -132,11 +135,16 @@ func (b *bench) startServerOn(ctx context.Context, dataDir string, m mode) (*ser
 	}
 }
 
+// stop stops the server; again, it returns what the first stop did.
 func (s *server) stop() error {
+	if s.stopped {
+		return s.stopErr
+	}
+	s.stopped = true
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-s.done:
-		return err
+	case s.stopErr = <-s.done:
+		return s.stopErr
 	case <-time.After(15 * time.Second):
 		s.cmd.Process.Kill()
 		return errors.New("hbgraph did not stop within 15s of SIGTERM")

@@ -257,7 +257,9 @@ func (b *bench) sideBySide(ctx context.Context) error {
 	for _, t := range targets {
 		b.peerTargetNames = append(b.peerTargetNames, t.name)
 	}
-	b.peerRuns, b.peerRates, err = b.sideBySideRounds(ctx, targets, peerQueries, b.cfg.peerRounds)
+	var plan openLoopPlan
+	b.peerRuns, plan, err = b.sideBySideRounds(ctx, targets, peerQueries, b.cfg.peerRounds, nil)
+	b.peerRates = plan.Rates
 	return err
 }
 
@@ -266,8 +268,9 @@ func (b *bench) sideBySide(ctx context.Context) error {
 // next query, the targets' order turning each round; then, at half the
 // faster peer's median closed-loop throughput of each query, the open
 // loop on hbgraph and that peer, their order alternating each round. It
-// returns every run and each query's open-loop rate.
-func (b *bench) sideBySideRounds(ctx context.Context, targets []target, queries []peerQuery, rounds int) ([]peerRun, map[string]float64, error) {
+// returns every run and the open loop's plan. With fixed, the open loop
+// runs at its rates against its peers instead.
+func (b *bench) sideBySideRounds(ctx context.Context, targets []target, queries []peerQuery, rounds int, fixed *openLoopPlan) ([]peerRun, openLoopPlan, error) {
 	var runs []peerRun
 	for round := range rounds {
 		for _, q := range queries {
@@ -275,23 +278,33 @@ func (b *bench) sideBySideRounds(ctx context.Context, targets []target, queries 
 				t := targets[(i+round)%len(targets)]
 				r, err := b.peerLoadQuiet(ctx, t, q, round, 0)
 				if err != nil {
-					return runs, nil, fmt.Errorf("side by side: %s on %s: %w", q.name, t.name, err)
+					return runs, openLoopPlan{}, fmt.Errorf("side by side: %s on %s: %w", q.name, t.name, err)
 				}
 				runs = append(runs, r)
 			}
 		}
 	}
-	rates := map[string]float64{}
-	faster := map[string]target{}
+	plan := openLoopPlan{Rates: map[string]float64{}, Peers: map[string]string{}}
 	for _, q := range queries {
 		var best float64
 		for _, t := range targets[1:] {
 			if rps, ok := medianOf(runs, t.name, q.name, false, peerRun.throughput); ok && rps > best {
-				best, faster[q.name] = rps, t
+				best, plan.Peers[q.name] = rps, t.name
 			}
 		}
 		if best > 0 {
-			rates[q.name] = math.Round(best * openLoopShare)
+			plan.Rates[q.name] = math.Round(best * openLoopShare)
+		}
+	}
+	if fixed != nil {
+		plan = *fixed
+	}
+	faster := map[string]target{}
+	for _, t := range targets[1:] {
+		for q, name := range plan.Peers {
+			if t.name == name {
+				faster[q] = t
+			}
 		}
 	}
 	for round := range rounds {
@@ -305,15 +318,21 @@ func (b *bench) sideBySideRounds(ctx context.Context, targets []target, queries 
 				pair[0], pair[1] = pair[1], pair[0]
 			}
 			for _, t := range pair {
-				r, err := b.peerLoadQuiet(ctx, t, q, round, rates[q.name])
+				r, err := b.peerLoadQuiet(ctx, t, q, round, plan.Rates[q.name])
 				if err != nil {
-					return runs, rates, fmt.Errorf("side by side: %s on %s at %.0f req/s: %w", q.name, t.name, rates[q.name], err)
+					return runs, plan, fmt.Errorf("side by side: %s on %s at %.0f req/s: %w", q.name, t.name, plan.Rates[q.name], err)
 				}
 				runs = append(runs, r)
 			}
 		}
 	}
-	return runs, rates, nil
+	return runs, plan, nil
+}
+
+// openLoopPlan is the open loop's rate and peer for each query.
+type openLoopPlan struct {
+	Rates map[string]float64
+	Peers map[string]string
 }
 
 func (r peerRun) throughput() float64 { return r.RPS }

@@ -36,6 +36,10 @@ type bench struct {
 	peerRuns        []peerRun
 	peerRates       map[string]float64
 	peerTargetNames []string
+
+	// scaleSizes and fanoutFigures are make bench-scale's.
+	scaleSizes    []scaleSize
+	fanoutFigures []fanoutFigure
 }
 
 // datasetSummary is the part of bench/gen's summary.json used here.
