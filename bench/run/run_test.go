@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -272,6 +273,62 @@ func TestRoundTripsEndToEnd(t *testing.T) {
 	for _, want := range []string{"By hand.", roundTripsBegin, "## With round trips", "| Q3 | `--executor gqlgen` |", "| 2-hop, 50 followees | plan, `--batch-size 1` |", roundTripsEnd} {
 		if !strings.Contains(got, want) {
 			t.Errorf("RESULTS.md lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestFanoutDataset checks the fan-out store's files: me10, me50 and
+// me100 follow that many nodes, each with its articles.
+func TestFanoutDataset(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeFanoutDataset(dir); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]int{"nodes.jsonl": 103, "relationships.jsonl": 160, "articles.jsonl": 300} {
+		if n, err := countLines(filepath.Join(dir, file)); err != nil || n != want {
+			t.Errorf("%s: %d lines (%v), want %d", file, n, err, want)
+		}
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "relationships.jsonl"))
+	if got := strings.Count(string(raw), `"start_node_id":"me50"`); got != 50 {
+		t.Errorf("me50 follows %d nodes", got)
+	}
+}
+
+// TestScaleReport checks the growth tables: hbgraph's ratios of the
+// largest size to the first against 1.2, and CPU growth against the
+// response's with fan-out.
+func TestScaleReport(t *testing.T) {
+	b := &bench{cfg: config{concurrency: 16, scaleRounds: 1}}
+	names := []string{"hbgraph", "PostGraphile 4"}
+	for _, s := range []struct {
+		nodes           int
+		hbCores, hbP50s float64
+	}{{10000, 0.1, 0.5}, {100000, 0.115, 0.7}} {
+		runs := []peerRun{
+			{Target: "hbgraph", Query: "Q1", RPS: 1000, Cores: s.hbCores, P50: 2, P99: 9},
+			{Target: "PostGraphile 4", Query: "Q1", RPS: 300, Cores: 0.3, P50: 5, P99: 20},
+			{Target: "hbgraph", Query: "Q1", Rate: 150, RPS: 150, Cores: 0.02, P50: s.hbP50s, P99: 2},
+			{Target: "PostGraphile 4", Query: "Q1", Rate: 150, RPS: 150, Cores: 0.2, P50: 3, P99: 30},
+		}
+		b.scaleSizes = append(b.scaleSizes, scaleSize{Nodes: s.nodes, Summary: "some", TargetNames: names, Runs: runs,
+			Import: peerImport{Seconds: 30, PeakRSS: 300 << 20, Figures: []importFigure{{RowsPerS: 1}, {RowsPerS: 2}, {RowsPerS: 3}}}})
+	}
+	for i, n := range fanoutSizes {
+		name := fmt.Sprintf("2-hop, %d followees", n)
+		b.fanoutFigures = append(b.fanoutFigures, fanoutFigure{Followees: n, ResponseBytes: 1000 * n,
+			Runs: []peerRun{{Target: "hbgraph", Query: name, RPS: 100, Cores: 0.01 * float64(n) * float64(1+i)}}})
+	}
+	got := b.scaleReport()
+	for _, want := range []string{
+		"| 10000 | some | 30.0 | 1 / 2 / 3 | 300 |",
+		"| Q1 | hbgraph | 100 | 1000 | 0.50 / 2.00 | 115 | 1000 | 0.70 / 2.00 | 1.15 | 1.40 | **no** |", // p50 grew 1.4x
+		"| Q1 | PostGraphile 4 | 1000 | 300 | 3.00 / 30.00 | 1000 | 300 | 3.00 / 30.00 | 1.00 | 1.00 |  |",
+		"| 50 | 50000 | 10000 | 100 | 204.8 | 5.00 | 10.00 | **no** |",
+		"| 100 | 100000 | 30000 | 100 | 307.2 | 10.00 | 30.00 | **no** |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
 		}
 	}
 }
