@@ -7,7 +7,7 @@ BIN    := $(CURDIR)/bin/hbgraph
 NPM_CI := npm ci --no-audit --no-fund
 
 .PHONY: test fmt-check generate-check vendor-check vet staticcheck unit sim-concurrent build \
-	federation-test client-test browser-test http-audit-test chromium bench bench-roundtrips bench-feed bench-go peers-up peers-down soak sim-soak
+	federation-test client-test browser-test http-audit-test chromium bench bench-scale bench-roundtrips bench-feed bench-go peers-up peers-down soak sim-soak
 
 test: fmt-check generate-check vendor-check vet staticcheck unit sim-concurrent federation-test client-test browser-test http-audit-test
 
@@ -88,10 +88,23 @@ chromium:
 # bench/RESULTS.md. BENCH_ARGS passes flags to bench/run (e.g. -profile).
 BENCH_ARGS ?=
 # With the PostGraphile peers up (make peers-up, as root), make bench also
-# measures them beside hbgraph on their dataset, query by query in turn,
-# and writes all three and the ratios into bench/RESULTS.md.
+# measures them beside hbgraph on their dataset (issue 27's verdicts:
+# closed-loop throughput, CPU per request, open-loop p50 and p99 against
+# the faster peer of each query; 3 rounds, medians) and writes them into
+# bench/RESULTS.md. About 25 minutes; ./bench/peers.sh down after.
 bench:
 	$(GO) run ./bench/run $(BENCH_ARGS)
+
+# How the cost grows (issue 27), into its own part of bench/RESULTS.md:
+# the side by side at 10,000 and 100,000 nodes (the peers' generator
+# writes each size, PostgreSQL reloads it, hbgraph imports it), and the
+# 2-hop query at 10, 50 and 100 followees. Needs the peers up (make
+# peers-up, as root); about 40 minutes on two shared cores, most of it the
+# 100,000-node import and load. SCALE_ARGS passes flags to bench/run
+# (e.g. -scale-nodes 10000,30000 -scale-rounds 3).
+SCALE_ARGS ?=
+bench-scale:
+	$(GO) run ./bench/run -scale $(SCALE_ARGS)
 
 # Only the "With round trips" part of bench/RESULTS.md (BenchmarkRoundTrips,
 # about a minute; no dataset needed).

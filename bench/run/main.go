@@ -21,8 +21,18 @@
 //     writes its table to its own part of -out, "With round trips"
 //     (-roundtrips=false skips it, -roundtrips-only runs only it).
 //
+// With the PostGraphile peers up (make peers-up), it then runs the side
+// by side on their dataset (peers.go): issue 27's closed-loop throughput,
+// CPU per request and open-loop latency, against the faster peer of each
+// query, -peer-rounds rounds (-peers-only runs only that).
+//
 // With -profile, a CPU profile of the server is saved for each batched run
-// (DIR/profiles/NAME.pprof; read it with `go tool pprof DIR/bin/hbgraph F`).
+// and each of hbgraph's closed-loop side-by-side runs
+// (DIR/profiles/NAME.pprof; read it with `go tool pprof DIR/bin/hbgraph F`);
+// the profiler's own cost is then in hbgraph's CPU figures.
+//
+// -scale runs only `make bench-scale` (scale.go): the side by side at each
+// of -scale-nodes, and the 2-hop query at 10, 50 and 100 followees.
 //
 // The load tool and the server share the machine's cores; the figures
 // are what one box serving and loading itself can do.
@@ -36,6 +46,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -73,6 +85,15 @@ type config struct {
 	pg4URL, pg5URL string
 	peerRounds     int
 	peersOnly      bool
+	// scale runs only `make bench-scale` (scale.go): the side by side at
+	// each of scaleNodes, scaleRounds rounds each, and the fan-out table.
+	scale       bool
+	scaleNodes  []int
+	scaleRounds int
+
+	// pgPort is the peers' PostgreSQL port (its socket is in their run/),
+	// asked whether autovacuum runs.
+	pgPort int
 
 	// roundTrips runs BenchmarkRoundTrips after the own dataset's run;
 	// roundTripsOnly runs nothing else; roundTripsBenchtime is its
@@ -98,21 +119,32 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&cfg.peers, "peers", filepath.Join("bench", "data", "peers"), "folder the PostGraphile peers run from (make peers-up): postgraphile/ and postgraphile5/")
 	fs.StringVar(&cfg.pg4URL, "pg4-url", "http://127.0.0.1:5050/graphql", "PostGraphile 4's endpoint; empty leaves it out")
 	fs.StringVar(&cfg.pg5URL, "pg5-url", "http://127.0.0.1:5051/graphql", "PostGraphile 5's endpoint; empty leaves it out")
-	fs.IntVar(&cfg.peerRounds, "peer-rounds", 1, "rounds of the side by side with the peers; the report takes medians")
+	fs.IntVar(&cfg.peerRounds, "peer-rounds", 3, "rounds of the side by side with the peers; the report takes medians")
+	fs.IntVar(&cfg.pgPort, "pg-port", 5439, "the peers' PostgreSQL port (asked whether autovacuum runs)")
 	fs.BoolVar(&cfg.peersOnly, "peers-only", false, "run only the side by side with the peers")
 	fs.BoolVar(&cfg.roundTrips, "roundtrips", true, "also run BenchmarkRoundTrips (latency with 0, 0.5 and 2 ms a round trip) into its part of -out")
 	fs.BoolVar(&cfg.roundTripsOnly, "roundtrips-only", false, "run only BenchmarkRoundTrips (make bench-roundtrips)")
 	fs.StringVar(&cfg.roundTripsBenchtime, "roundtrips-benchtime", "1s", "BenchmarkRoundTrips' -benchtime per row (a duration, or Nx requests)")
 	fs.BoolVar(&cfg.feedSubs, "feed", true, "also run the home feed's and the subscriptions' benchmarks into their part of -out")
 	fs.BoolVar(&cfg.feedSubsOnly, "feed-only", false, "run only the home feed's and the subscriptions' benchmarks (make bench-feed)")
+	fs.BoolVar(&cfg.scale, "scale", false, "run only how the cost grows (make bench-scale): the side by side at each -scale-nodes, and the 2-hop query at 10, 50 and 100 followees")
+	scaleNodes := fs.String("scale-nodes", "10000,100000", "dataset sizes of -scale, comma separated; the open loop runs at the first's rates")
+	fs.IntVar(&cfg.scaleRounds, "scale-rounds", 1, "rounds of each size's side by side and of each fan-out with -scale")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 || cfg.roundTripsBenchtime == "" {
-		return cfg, errors.New("-concurrency, -duration and -peer-rounds must be positive, -roundtrips-benchtime given")
+	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 || cfg.scaleRounds < 1 || cfg.roundTripsBenchtime == "" {
+		return cfg, errors.New("-concurrency, -duration, -peer-rounds and -scale-rounds must be positive, -roundtrips-benchtime given")
+	}
+	for _, f := range strings.Split(*scaleNodes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1000 {
+			return cfg, fmt.Errorf("-scale-nodes: %q is not a size of at least 1000 nodes", f)
+		}
+		cfg.scaleNodes = append(cfg.scaleNodes, n)
 	}
 	return cfg, nil
 }
@@ -139,6 +171,13 @@ func run(ctx context.Context, args []string) error {
 	}
 	if err := b.build(ctx); err != nil {
 		return err
+	}
+	if cfg.scale {
+		if err := b.scale(ctx); err != nil {
+			return err
+		}
+		fmt.Printf("wrote %s in %s\n", cfg.out, time.Since(b.started).Round(time.Second))
+		return nil
 	}
 	if !cfg.peersOnly {
 		if err := b.ownDataset(ctx); err != nil {

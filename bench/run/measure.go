@@ -74,6 +74,9 @@ type server struct {
 	base  string
 	admin string // the admin listener's base: /debug/pprof/
 	done  chan error
+
+	stopped bool
+	stopErr error
 }
 
 func (b *bench) startServer(ctx context.Context, m mode) (*server, error) {
@@ -132,11 +135,16 @@ func (b *bench) startServerOn(ctx context.Context, dataDir string, m mode) (*ser
 	}
 }
 
+// stop stops the server; again, it returns what the first stop did.
 func (s *server) stop() error {
+	if s.stopped {
+		return s.stopErr
+	}
+	s.stopped = true
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-s.done:
-		return err
+	case s.stopErr = <-s.done:
+		return s.stopErr
 	case <-time.After(15 * time.Second):
 		s.cmd.Process.Kill()
 		return errors.New("hbgraph did not stop within 15s of SIGTERM")
@@ -343,7 +351,7 @@ func (b *bench) load(ctx context.Context, srv *server, m mode, sc scenario) (loa
 	jsonFile := base + ".json"
 	stopProfile := func() error { return nil }
 	if b.cfg.profile && m.all {
-		stopProfile = b.profile(ctx, srv, sc.name)
+		stopProfile = b.profile(ctx, srv.admin, sc.name)
 	}
 	_, err := b.command(ctx, b.bin("load"), "-url", srv.url, "-query-file", b.query(sc.query),
 		"-vars-file", varsFile, "-concurrency", strconv.Itoa(b.cfg.concurrency),
@@ -363,9 +371,9 @@ func (b *bench) load(ctx context.Context, srv *server, m mode, sc scenario) (loa
 	return res, json.Unmarshal(raw, &res)
 }
 
-// profile fetches a CPU profile of srv over the measured part of a run;
-// the returned func waits for it.
-func (b *bench) profile(ctx context.Context, srv *server, name string) func() error {
+// profile fetches a CPU profile of the server whose admin listener is
+// admin over the measured part of a run; the returned func waits for it.
+func (b *bench) profile(ctx context.Context, admin, name string) func() error {
 	done := make(chan error, 1)
 	go func() {
 		select {
@@ -375,7 +383,7 @@ func (b *bench) profile(ctx context.Context, srv *server, name string) func() er
 			return
 		}
 		secs := max(1, int(b.cfg.duration.Seconds())-1)
-		resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", srv.admin, secs))
+		resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", admin, secs))
 		if err != nil {
 			done <- err
 			return

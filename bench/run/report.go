@@ -153,7 +153,8 @@ func commit() string {
 		return "unknown (not a git checkout)"
 	}
 	c := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+	// RESULTS.md itself is left out: a run writes it part by part.
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/RESULTS.md").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
 		c += " with uncommitted changes"
 	}
 	return c

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseImport(t *testing.T) {
@@ -123,7 +126,7 @@ func TestParsePeerLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Requests != 21030 || r.RPS != 2102.8 || r.P50 != 6.29 || r.P99 != 27.69 || r.DriverCPU != 7.5 {
+	if r.Requests != 21030 || r.RPS != 2102.8 || r.P50 != 6.29 || r.P90 != 16.08 || r.P99 != 27.69 || r.DriverCPU != 7.5 {
 		t.Errorf("parsed %+v", r)
 	}
 	if _, err := parsePeerLoad([]byte("RESULT\tQ1\t100\t3\t10.0\t1.00\t2.00\t3.00\n")); err == nil {
@@ -134,32 +137,85 @@ func TestParsePeerLoad(t *testing.T) {
 	}
 }
 
-// TestPeersReportRatios checks the side by side's verdicts: the ratio is to
-// the faster peer, and p99 is compared with that peer's p50.
-func TestPeersReportRatios(t *testing.T) {
-	b := &bench{cfg: config{peerRounds: 3, concurrency: 16}, peerTargetNames: []string{"hbgraph", "PostGraphile 4", "PostGraphile 5"}}
-	add := func(target, q string, rps, p50, p99 float64) {
-		b.peerRuns = append(b.peerRuns, peerRun{Target: target, Query: q, RPS: rps, P50: p50, P99: p99, ServerCPU: 1, Wall: 1})
+// TestVerdicts checks the side by side's verdicts: each against the
+// faster peer (the higher median closed-loop req/s), on medians of the
+// rounds, the tails from the open loop only.
+func TestVerdicts(t *testing.T) {
+	b := &bench{cfg: config{peerRounds: 3, concurrency: 16}, peerTargetNames: []string{"hbgraph", "PostGraphile 4", "PostGraphile 5"},
+		peerRates: map[string]float64{"Q1": 600, "Q2": 450}}
+	add := func(target, q string, rate, rps, cores, p50, p99 float64) {
+		b.peerRuns = append(b.peerRuns, peerRun{Target: target, Query: q, Rate: rate, RPS: rps, Cores: cores, P50: p50, P99: p99, Quiet: true})
 	}
-	for _, rps := range []float64{3000, 9000, 3100} { // median 3100
-		add("hbgraph", "Q1", rps, 1, 2.5)
+	for _, rps := range []float64{3000, 9000, 3700} { // median 3700
+		add("hbgraph", "Q1", 0, rps, 1, 1, 50) // closed-loop tails are not the verdict's
 	}
-	add("PostGraphile 4", "Q1", 1000, 9, 20)
-	add("PostGraphile 5", "Q1", 1200, 3, 10)
-	add("hbgraph", "Q2", 1000, 5, 12)
-	add("PostGraphile 4", "Q2", 900, 13, 40)
-	add("hbgraph", "Q0", 12000, 0.6, 5)
-	add("PostGraphile 4", "Q0", 4000, 4, 9)
+	add("PostGraphile 4", "Q1", 0, 1000, 1.5, 9, 20)
+	add("PostGraphile 5", "Q1", 0, 1200, 1.2, 3, 10) // the faster: 1 ms of CPU a request
+	add("hbgraph", "Q1", 600, 600, 0.1, 0.4, 1.0)
+	add("hbgraph", "Q1", 600, 600, 0.1, 0.6, 3.0) // median p50 0.5, p99 2
+	add("PostGraphile 5", "Q1", 600, 600, 0.6, 1.0, 10)
+	add("PostGraphile 5", "Q1", 600, 600, 0.6, 1.2, 12) // median p50 1.1, p99 11
+	add("hbgraph", "Q2", 0, 1000, 1, 5, 12)
+	add("PostGraphile 4", "Q2", 0, 900, 1, 13, 40)
+	add("hbgraph", "Q0", 0, 12000, 1, 0.6, 5)
+	add("PostGraphile 4", "Q0", 0, 4000, 1, 4, 9)
+	vs := verdicts(b.peerRuns, b.peerTargetNames, peerQueries, b.peerRates)
+	if len(vs) != 3 {
+		t.Fatalf("%d verdicts, want Q0, Q1, Q2: %+v", len(vs), vs)
+	}
+	q1 := vs[1]
+	want := verdict{Query: "Q1", Peer: "PostGraphile 5", RPS: 3700, PeerRPS: 1200, CPU: 1 / 3700.0 * 1e6, PeerCPU: 1e3,
+		Rate: 600, P50: 0.5, PeerP50: 1.1, P99: 2, PeerP99: 11, HasOpen: true,
+		ThroughputOK: true, CPUOK: false, P50OK: true, P99OK: true} // 270 µs is not under 250
+	if q1 != want {
+		t.Errorf("Q1's verdict\n%+v, want\n%+v", q1, want)
+	}
+	if q2 := vs[2]; q2.Peer != "PostGraphile 4" || q2.ThroughputOK || q2.HasOpen || q2.P99OK {
+		t.Errorf("Q2 (only PG4 ran it, no open loop): %+v", q2)
+	}
 	got := b.peersReport()
 	for _, want := range []string{
-		"| Q1 | 3100 (1.0/2.5) | 323 |",                           // the median round, 1 s of CPU over 3100 requests
-		"2.58 (PostGraphile 5) | **no** | yes | **no** |\n",       // 3100/1200; p99 2.5 < 3; Q0's p99 5 is not < 3
-		"1.11 (PostGraphile 4) | **no** | yes | yes |\n",          // Q2: only PG4 ran it; 12 < 13; 5 < 13
-		"3.00 (PostGraphile 4) | (the floor) | (the floor) | |\n", // Q0 has no target
+		"| Q1 | PostGraphile 5 | 3700 / 1200 | 3.08 | yes | 270 / 1000 | 0.27 | **no** | 600 | 0.50 / 1.10 | 0.45 | yes | 2.00 / 11.00 | 0.18 | yes |\n",
+		"| Q0 | PostGraphile 4 | 12000 / 4000 | 3.00 | (floor) |",
+		"| Q1 | 3700 (1.0/50.0) | 270 |", // closed loop, every server
+		"| 1 | Q1 | hbgraph | open, 600/s | 600 | 0.40 |",
+		"All four verdicts hold on 0 of the 4 queries.",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestWindowCores checks that CPU per request is taken over the window
+// the samples cover inside the driver's measured part.
+func TestWindowCores(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var samples []cpuSample
+	for i := range 40 { // 4 s at 100 ms; 0.5 cores up to 1 s, then 1.5
+		at := t0.Add(time.Duration(i) * 100 * time.Millisecond)
+		cpu := 0.05 * float64(min(i, 10))
+		if i > 10 {
+			cpu += 0.15 * float64(i-10)
+		}
+		samples = append(samples, cpuSample{at, cpu})
+	}
+	cores, secs, ok := windowCores(samples, t0.Add(1050*time.Millisecond), t0.Add(3050*time.Millisecond))
+	if !ok || math.Abs(cores-1.5) > 1e-9 || math.Abs(secs-1.9) > 1e-9 {
+		t.Errorf("windowCores = %v over %v s (%v), want 1.5 over 1.9", cores, secs, ok)
+	}
+	if _, _, ok := windowCores(samples, t0.Add(3800*time.Millisecond), t0.Add(5*time.Second)); ok {
+		t.Error("a window the samples barely cover was accepted")
+	}
+}
+
+// TestStatTicksCountsReapedChildren: a PostgreSQL backend's CPU, once the
+// postmaster reaped it, is in the postmaster's cutime and cstime.
+func TestStatTicksCountsReapedChildren(t *testing.T) {
+	// /proc/PID/stat after "(postgres)": fields 3 .. 17.
+	f := strings.Fields("S 1 100 100 0 -1 4194560 2000 30000 0 0 700 300 9000 1000")
+	if got := statTicks(f); got != 700+300+9000+1000 {
+		t.Errorf("statTicks = %d, want 11000", got)
 	}
 }
 
@@ -217,6 +273,62 @@ func TestRoundTripsEndToEnd(t *testing.T) {
 	for _, want := range []string{"By hand.", roundTripsBegin, "## With round trips", "| Q3 | `--executor gqlgen` |", "| 2-hop, 50 followees | plan, `--batch-size 1` |", roundTripsEnd} {
 		if !strings.Contains(got, want) {
 			t.Errorf("RESULTS.md lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestFanoutDataset checks the fan-out store's files: me10, me50 and
+// me100 follow that many nodes, each with its articles.
+func TestFanoutDataset(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeFanoutDataset(dir); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]int{"nodes.jsonl": 103, "relationships.jsonl": 160, "articles.jsonl": 300} {
+		if n, err := countLines(filepath.Join(dir, file)); err != nil || n != want {
+			t.Errorf("%s: %d lines (%v), want %d", file, n, err, want)
+		}
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "relationships.jsonl"))
+	if got := strings.Count(string(raw), `"start_node_id":"me50"`); got != 50 {
+		t.Errorf("me50 follows %d nodes", got)
+	}
+}
+
+// TestScaleReport checks the growth tables: hbgraph's ratios of the
+// largest size to the first against 1.2, and CPU growth against the
+// response's with fan-out.
+func TestScaleReport(t *testing.T) {
+	b := &bench{cfg: config{concurrency: 16, scaleRounds: 1}}
+	names := []string{"hbgraph", "PostGraphile 4"}
+	for _, s := range []struct {
+		nodes           int
+		hbCores, hbP50s float64
+	}{{10000, 0.1, 0.5}, {100000, 0.115, 0.7}} {
+		runs := []peerRun{
+			{Target: "hbgraph", Query: "Q1", RPS: 1000, Cores: s.hbCores, P50: 2, P99: 9},
+			{Target: "PostGraphile 4", Query: "Q1", RPS: 300, Cores: 0.3, P50: 5, P99: 20},
+			{Target: "hbgraph", Query: "Q1", Rate: 150, RPS: 150, Cores: 0.02, P50: s.hbP50s, P99: 2},
+			{Target: "PostGraphile 4", Query: "Q1", Rate: 150, RPS: 150, Cores: 0.2, P50: 3, P99: 30},
+		}
+		b.scaleSizes = append(b.scaleSizes, scaleSize{Nodes: s.nodes, Summary: "some", TargetNames: names, Runs: runs,
+			Import: peerImport{Seconds: 30, PeakRSS: 300 << 20, Figures: []importFigure{{RowsPerS: 1}, {RowsPerS: 2}, {RowsPerS: 3}}}})
+	}
+	for i, n := range fanoutSizes {
+		name := fmt.Sprintf("2-hop, %d followees", n)
+		b.fanoutFigures = append(b.fanoutFigures, fanoutFigure{Followees: n, ResponseBytes: 1000 * n,
+			Runs: []peerRun{{Target: "hbgraph", Query: name, RPS: 100, Cores: 0.01 * float64(n) * float64(1+i)}}})
+	}
+	got := b.scaleReport()
+	for _, want := range []string{
+		"| 10000 | some | 30.0 | 1 / 2 / 3 | 300 |",
+		"| Q1 | hbgraph | 100 | 1000 | 0.50 / 2.00 | 115 | 1000 | 0.70 / 2.00 | 1.15 | 1.40 | **no** |", // p50 grew 1.4x
+		"| Q1 | PostGraphile 4 | 1000 | 300 | 3.00 / 30.00 | 1000 | 300 | 3.00 / 30.00 | 1.00 | 1.00 |  |",
+		"| 50 | 50000 | 10000 | 100 | 204.8 | 5.00 | 10.00 | **no** |",
+		"| 100 | 100000 | 30000 | 100 | 307.2 | 10.00 | 30.00 | **no** |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
 		}
 	}
 }

@@ -34,7 +34,12 @@ type bench struct {
 	// peerRuns are the side by side's runs; peerTargetNames the servers
 	// in it, hbgraph first.
 	peerRuns        []peerRun
+	peerRates       map[string]float64
 	peerTargetNames []string
+
+	// scaleSizes and fanoutFigures are make bench-scale's.
+	scaleSizes    []scaleSize
+	fanoutFigures []fanoutFigure
 }
 
 // datasetSummary is the part of bench/gen's summary.json used here.
