@@ -56,7 +56,8 @@ func openHBase(cfg config, log zerolog.Logger) (gohbase.Client, error) {
 			log.Warn().Str("data_dir", absDir(cfg.dataDir)).Msg("no store in the data directory: creating a new, empty one")
 		}
 	}
-	hc, err := embedded.Open(embedded.Options{Dir: cfg.dataDir, Tables: keys.Tables(), Sync: cfg.sync, Logger: log})
+	hc, err := embedded.Open(embedded.Options{Dir: cfg.dataDir, Tables: keys.Tables(), Sync: cfg.sync, Logger: log,
+		CacheBytes: cfg.blockCacheBytes, ResultCacheBytes: cfg.resultCacheOption()})
 	if dirLocked(err) {
 		return nil, fmt.Errorf("data directory %s is in use: another hbgraph (or another process) holds its lock; stop it first, or give each server its own --data-dir", absDir(cfg.dataDir))
 	}
@@ -153,3 +154,12 @@ func createTables(ctx context.Context, admin gohbase.AdminClient, regions int, o
 }
 
 var errNeedCluster = errors.New("create-tables needs --hbase-zk (HBGRAPH_HBASE_ZK): the embedded engine declares its tables itself")
+
+// resultCacheOption is --result-cache-bytes as embedded.Options takes it:
+// 0 there means the default, and a negative size none.
+func (cfg config) resultCacheOption() int64 {
+	if cfg.resultCacheBytes == 0 {
+		return -1
+	}
+	return cfg.resultCacheBytes
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/hbgraph/hbgraph/importer"
 	"github.com/hbgraph/hbgraph/loaders"
 	"github.com/hbgraph/hbgraph/store"
+	"github.com/hbgraph/hbgraph/store/embedded"
 )
 
 type config struct {
@@ -41,12 +42,15 @@ type config struct {
 	federationAuthDirectives    bool
 	federationAuthDirectivesSet bool
 
-	dataDir   string
-	hbaseZK   string
-	regions   int
-	sync      bool
-	logLevel  string
-	logFormat string
+	dataDir string
+	hbaseZK string
+	// blockCacheBytes and resultCacheBytes size the embedded engine's
+	// caches (with --memory-limit, what bounds its RSS).
+	blockCacheBytes, resultCacheBytes int64
+	regions                           int
+	sync                              bool
+	logLevel                          string
+	logFormat                         string
 
 	introspection bool
 	explain       bool
@@ -137,6 +141,8 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 	def := limits.DefaultConfig
 	shared := []cli.Flag{
 		&cli.StringFlag{Name: "data-dir", Value: "./data", Usage: "embedded engine's data directory", Sources: cli.EnvVars("HBGRAPH_DATA_DIR"), Destination: &cfg.dataDir},
+		&cli.Int64Flag{Name: "block-cache-bytes", Value: embedded.DefaultCacheBytes, Usage: "embedded engine: Pebble's block cache (outside the Go heap)", Sources: cli.EnvVars("HBGRAPH_BLOCK_CACHE_BYTES"), Destination: &cfg.blockCacheBytes},
+		&cli.Int64Flag{Name: "result-cache-bytes", Value: embedded.DefaultResultCacheBytes, Usage: "embedded engine: decoded rows and first pages of scans kept (outside the Go heap); 0: none", Sources: cli.EnvVars("HBGRAPH_RESULT_CACHE_BYTES"), Destination: &cfg.resultCacheBytes},
 		&cli.StringFlag{Name: "hbase-zk", Usage: "ZooKeeper quorum of an HBase cluster, e.g. zk1:2181,zk2:2181; empty: the embedded engine", Sources: cli.EnvVars("HBGRAPH_HBASE_ZK"), Destination: &cfg.hbaseZK},
 		&cli.BoolFlag{Name: "sync", Usage: "fsync every commit for power-loss safety", Sources: cli.EnvVars("HBGRAPH_SYNC"), Destination: &cfg.sync},
 		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", Sources: cli.EnvVars("HBGRAPH_LOG_LEVEL"), Destination: &cfg.logLevel},
@@ -339,6 +345,8 @@ func (cfg *config) validate() error {
 		cfg.queryCacheBytes < 0, cfg.queryCacheMaxQuery < 0, cfg.memoryLimit < 0,
 		cfg.rateLimit < 0, cfg.rateBurst < 0, cfg.migrateBatchRows < 1, cfg.migratePause < 0:
 		return errors.New("limits must be positive (batch-wait, scan-concurrency, memory-limit, rate-limit, rate-burst, migrate-pause and the query cache's may be 0)")
+	case cfg.blockCacheBytes < 1<<20 || cfg.resultCacheBytes < 0:
+		return errors.New("--block-cache-bytes must be at least 1 MiB (1048576), and --result-cache-bytes at least 0")
 	case cfg.feed.validate() != nil:
 		return cfg.feed.validate()
 	case cfg.command == "import" && cfg.importCallTimeout <= 0:
