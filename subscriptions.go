@@ -112,7 +112,10 @@ func newSubscriptions(gql *handler.Server, bus *events.Bus, cfg config, log zero
 
 // subscriptionsOverWebSocket refuses a subscription sent over HTTP: the
 // HTTP transports answer one response, and gqlgen's executor waited
-// for an event until the request timed out, answering INTERNAL.
+// for an event until the request timed out, answering INTERNAL. It also
+// refuses a query or a mutation sent over a socket (either subprotocol):
+// an upgrade skips the HTTP edge's request timeout, --max-in-flight and
+// --rate-limit, which bound those, as an event stream refuses them.
 type subscriptionsOverWebSocket struct{}
 
 var _ graphql.OperationContextMutator = subscriptionsOverWebSocket{}
@@ -120,7 +123,17 @@ var _ graphql.OperationContextMutator = subscriptionsOverWebSocket{}
 func (subscriptionsOverWebSocket) ExtensionName() string                   { return "SubscriptionsOverWebSocket" }
 func (subscriptionsOverWebSocket) Validate(graphql.ExecutableSchema) error { return nil }
 func (subscriptionsOverWebSocket) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription || wsConnFrom(ctx) != nil || sseStreamFrom(ctx) != nil {
+	if oc.Operation == nil {
+		return nil
+	}
+	if oc.Operation.Operation != ast.Subscription {
+		if wsConnFrom(ctx) == nil {
+			return nil
+		}
+		return &gqlerror.Error{Message: "only subscriptions are served over WebSocket: send queries and mutations as HTTP requests (POST /query)",
+			Extensions: map[string]any{"code": codes.BadUserInput}}
+	}
+	if wsConnFrom(ctx) != nil || sseStreamFrom(ctx) != nil {
 		return nil
 	}
 	return &gqlerror.Error{Message: "subscriptions are served over WebSocket (the graphql-transport-ws protocol) on /query, or as Server-Sent Events (graphql-sse: Accept: text/event-stream), not as one HTTP response",
