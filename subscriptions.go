@@ -147,10 +147,11 @@ type wsConn struct {
 	upgradeAuth []string // the upgrade request's Authorization
 	events      events.Conn
 
-	mu     sync.Mutex
-	ws     transport.WebsocketConn
-	closed bool
-	expiry *time.Timer
+	mu      sync.Mutex
+	ws      transport.WebsocketConn
+	session *wsSession // graphql-transport-ws's; nil: the older subprotocol
+	closed  bool
+	expiry  *time.Timer
 
 	// ended is serve's end of the connection; detached: the transport
 	// calls it (its handler returned, the socket served on).
@@ -374,8 +375,8 @@ type wsRefusal struct {
 func (e *wsRefusal) Error() string { return e.reason }
 
 // Shutdown completes every subscription (the bus ends them: each gets
-// complete), then closes every socket with 1001, waiting for them until
-// ctx is done.
+// its events left and complete), then closes every socket with 1001,
+// waiting for them until ctx is done.
 func (s *subscriptionServer) Shutdown(ctx context.Context) {
 	s.bus.Close()
 	wait := func(done func() bool) {
@@ -387,19 +388,36 @@ func (s *subscriptionServer) Shutdown(ctx context.Context) {
 			}
 		}
 	}
-	// The completes are written by gqlgen's goroutines, after the bus
-	// closed their channels: give them a moment.
+	// The completes are written by each socket's writer once it sent the
+	// events before them: a graphql-transport-ws session is done when it
+	// has no operation left. The bus's count drops when it closes the
+	// channels, before that: it is all there is to wait for with the older
+	// subprotocol, whose completes gqlgen's goroutines write a moment after.
+	legacy := false
 	wait(func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for c := range s.conns {
-			if c.events.Active() > 0 {
+			c.mu.Lock()
+			session := c.session
+			c.mu.Unlock()
+			if session == nil {
+				legacy = true
+				if c.events.Active() > 0 {
+					return false
+				}
+			} else if session.operations() > 0 {
 				return false
 			}
 		}
 		return true
 	})
-	time.Sleep(50 * time.Millisecond)
+	if legacy {
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	s.mu.Lock()
 	for c := range s.conns {
 		c.closeWith(closeGoingAway, "server shutting down")

@@ -84,6 +84,11 @@ func (t wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	// Not r's context: net/http cancels it when the handler returns,
 	// which it does below; the socket's reader ends the session.
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(r.Context()))
+	if c.conn != nil {
+		c.conn.mu.Lock()
+		c.conn.session = c // Shutdown waits for its operations
+		c.conn.mu.Unlock()
+	}
 	if !c.init() {
 		c.cancel()
 		return
@@ -142,6 +147,13 @@ type wsOperation struct {
 	pending   int  // Notifies not yet answered
 	queued    bool // in the session's queue
 	done      bool
+}
+
+// operations is the number of the session's operations not yet over.
+func (c *wsSession) operations() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.ops)
 }
 
 // wsMessage is a graphql-transport-ws message.
