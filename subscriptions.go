@@ -477,7 +477,7 @@ func newEventBus(cfg config, st *store.Store, log zerolog.Logger, reg prometheus
 		Buffer: cfg.subscriptions.buffer, PerConnection: cfg.subscriptions.perConnection, PerCaller: cfg.subscriptions.perCaller,
 		Log: log, Registerer: reg,
 	})
-	bus.SetFeeds(events.FeedOptions{Following: st.Following, Readers: cfg.subscriptions.feeds})
+	bus.SetFeeds(events.FeedOptions{Following: st.Following, Readers: cfg.subscriptions.feeds, PerCaller: cfg.subscriptions.feedsPerCaller})
 	if url := cfg.subscriptions.natsURL; url != "" {
 		// A server down is retried (and warned about); only a URL nats.go
 		// cannot use fails here, and then this replica serves its own
