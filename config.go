@@ -115,8 +115,9 @@ type config struct {
 type subscriptionFlags struct {
 	perConnection, perCaller, buffer int
 	natsURL                          string
-	// feeds caps the home feeds watched (articlePosted(feedOf:)).
-	feeds int
+	// feeds caps the home feeds watched (articlePosted(feedOf:)), and
+	// feedsPerCaller those of one caller.
+	feeds, feedsPerCaller int
 }
 
 // corsFlags are the --cors-* flags, parsed into edge.CORS.
@@ -207,6 +208,7 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 		&cli.IntFlag{Name: "subscriptions-per-caller", Value: 1000, Usage: "active subscriptions one caller (a token's subject, or a client address when anonymous) may hold across its connections; 0: no cap", Sources: cli.EnvVars("HBGRAPH_SUBSCRIPTIONS_PER_CALLER"), Destination: &cfg.subscriptions.perCaller, Local: true},
 		&cli.IntFlag{Name: "subscription-buffer", Value: events.DefaultBuffer, Usage: "events one subscription may have waiting to be sent; past it the connection is closed as a slow consumer (code 4008)", Sources: cli.EnvVars("HBGRAPH_SUBSCRIPTION_BUFFER"), Destination: &cfg.subscriptions.buffer, Local: true},
 		&cli.IntFlag{Name: "subscriptions-feeds", Value: events.DefaultFeedReaders, Usage: "distinct home feeds (articlePosted(feedOf:)) this replica's subscriptions may watch; each post is checked against them in one batched read; more are refused with RATE_LIMITED", Sources: cli.EnvVars("HBGRAPH_SUBSCRIPTIONS_FEEDS"), Destination: &cfg.subscriptions.feeds, Local: true},
+		&cli.IntFlag{Name: "subscriptions-feeds-per-caller", Value: events.DefaultFeedsPerCaller, Usage: "distinct home feeds (articlePosted(feedOf:)) one caller's subscriptions may watch, so that no caller takes every one of --subscriptions-feeds; more are refused with RATE_LIMITED; negative: no cap", Sources: cli.EnvVars("HBGRAPH_SUBSCRIPTIONS_FEEDS_PER_CALLER"), Destination: &cfg.subscriptions.feedsPerCaller, Local: true},
 		&cli.StringFlag{Name: "events-nats", Usage: "URL of a NATS server (nats://host:4222) that carries subscription events between replicas; empty: this process only", Sources: cli.EnvVars("HBGRAPH_EVENTS_NATS"), Destination: &cfg.subscriptions.natsURL, Local: true},
 		&cli.BoolFlag{Name: "pprof", Usage: "serve Go's profiler at /debug/pprof/ on the admin listener; off by default: it exposes internals", Sources: cli.EnvVars("HBGRAPH_PPROF"), Destination: &cfg.pprof, Local: true},
 	}

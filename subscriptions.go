@@ -112,7 +112,10 @@ func newSubscriptions(gql *handler.Server, bus *events.Bus, cfg config, log zero
 
 // subscriptionsOverWebSocket refuses a subscription sent over HTTP: the
 // HTTP transports answer one response, and gqlgen's executor waited
-// for an event until the request timed out, answering INTERNAL.
+// for an event until the request timed out, answering INTERNAL. It also
+// refuses a query or a mutation sent over a socket (either subprotocol):
+// an upgrade skips the HTTP edge's request timeout, --max-in-flight and
+// --rate-limit, which bound those, as an event stream refuses them.
 type subscriptionsOverWebSocket struct{}
 
 var _ graphql.OperationContextMutator = subscriptionsOverWebSocket{}
@@ -120,7 +123,17 @@ var _ graphql.OperationContextMutator = subscriptionsOverWebSocket{}
 func (subscriptionsOverWebSocket) ExtensionName() string                   { return "SubscriptionsOverWebSocket" }
 func (subscriptionsOverWebSocket) Validate(graphql.ExecutableSchema) error { return nil }
 func (subscriptionsOverWebSocket) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription || wsConnFrom(ctx) != nil || sseStreamFrom(ctx) != nil {
+	if oc.Operation == nil {
+		return nil
+	}
+	if oc.Operation.Operation != ast.Subscription {
+		if wsConnFrom(ctx) == nil {
+			return nil
+		}
+		return &gqlerror.Error{Message: "only subscriptions are served over WebSocket: send queries and mutations as HTTP requests (POST /query)",
+			Extensions: map[string]any{"code": codes.BadUserInput}}
+	}
+	if wsConnFrom(ctx) != nil || sseStreamFrom(ctx) != nil {
 		return nil
 	}
 	return &gqlerror.Error{Message: "subscriptions are served over WebSocket (the graphql-transport-ws protocol) on /query, or as Server-Sent Events (graphql-sse: Accept: text/event-stream), not as one HTTP response",
@@ -134,10 +147,11 @@ type wsConn struct {
 	upgradeAuth []string // the upgrade request's Authorization
 	events      events.Conn
 
-	mu     sync.Mutex
-	ws     transport.WebsocketConn
-	closed bool
-	expiry *time.Timer
+	mu      sync.Mutex
+	ws      transport.WebsocketConn
+	session *wsSession // graphql-transport-ws's; nil: the older subprotocol
+	closed  bool
+	expiry  *time.Timer
 
 	// ended is serve's end of the connection; detached: the transport
 	// calls it (its handler returned, the socket served on).
@@ -361,8 +375,8 @@ type wsRefusal struct {
 func (e *wsRefusal) Error() string { return e.reason }
 
 // Shutdown completes every subscription (the bus ends them: each gets
-// complete), then closes every socket with 1001, waiting for them until
-// ctx is done.
+// its events left and complete), then closes every socket with 1001,
+// waiting for them until ctx is done.
 func (s *subscriptionServer) Shutdown(ctx context.Context) {
 	s.bus.Close()
 	wait := func(done func() bool) {
@@ -374,19 +388,36 @@ func (s *subscriptionServer) Shutdown(ctx context.Context) {
 			}
 		}
 	}
-	// The completes are written by gqlgen's goroutines, after the bus
-	// closed their channels: give them a moment.
+	// The completes are written by each socket's writer once it sent the
+	// events before them: a graphql-transport-ws session is done when it
+	// has no operation left. The bus's count drops when it closes the
+	// channels, before that: it is all there is to wait for with the older
+	// subprotocol, whose completes gqlgen's goroutines write a moment after.
+	legacy := false
 	wait(func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for c := range s.conns {
-			if c.events.Active() > 0 {
+			c.mu.Lock()
+			session := c.session
+			c.mu.Unlock()
+			if session == nil {
+				legacy = true
+				if c.events.Active() > 0 {
+					return false
+				}
+			} else if session.operations() > 0 {
 				return false
 			}
 		}
 		return true
 	})
-	time.Sleep(50 * time.Millisecond)
+	if legacy {
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	s.mu.Lock()
 	for c := range s.conns {
 		c.closeWith(closeGoingAway, "server shutting down")
@@ -446,7 +477,7 @@ func newEventBus(cfg config, st *store.Store, log zerolog.Logger, reg prometheus
 		Buffer: cfg.subscriptions.buffer, PerConnection: cfg.subscriptions.perConnection, PerCaller: cfg.subscriptions.perCaller,
 		Log: log, Registerer: reg,
 	})
-	bus.SetFeeds(events.FeedOptions{Following: st.Following, Readers: cfg.subscriptions.feeds})
+	bus.SetFeeds(events.FeedOptions{Following: st.Following, Readers: cfg.subscriptions.feeds, PerCaller: cfg.subscriptions.feedsPerCaller})
 	if url := cfg.subscriptions.natsURL; url != "" {
 		// A server down is retried (and warned about); only a URL nats.go
 		// cannot use fails here, and then this replica serves its own

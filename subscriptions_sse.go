@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -83,7 +84,14 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	rc := http.NewResponseController(w)
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		jsonpost.RefuseWith(w, r, http.StatusRequestEntityTooLarge, codes.BadUserInput, "the body is over --max-body-bytes")
+		// Only the limit's error is the client's body being too large; any
+		// other (the client went, a broken chunk) is a body not read.
+		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+			jsonpost.RefuseWith(w, r, http.StatusRequestEntityTooLarge, codes.BadUserInput, "the body is over --max-body-bytes")
+			return
+		}
+		t.s.log.Debug().Err(err).Msg("event stream: the request body could not be read")
+		jsonpost.RefuseWith(w, r, http.StatusBadRequest, codes.BadUserInput, "the request body could not be read")
 		return
 	}
 	params := &graphql.RawParams{}

@@ -18,13 +18,14 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/hbgraph/hbgraph/events"
+	"github.com/hbgraph/hbgraph/graph/codes"
 )
 
 // graphql-transport-ws close codes beyond RFC 6455's.
 const (
 	closeNormal          = 1000
-	closeProtocolError   = 1002
 	closeInvalidMessage  = 4400
+	closeInitTimeout     = 4408
 	closeDuplicateID     = 4409
 	closeTooManyInitReqs = 4429
 	transportWSProtocol  = "graphql-transport-ws"
@@ -83,6 +84,11 @@ func (t wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	// Not r's context: net/http cancels it when the handler returns,
 	// which it does below; the socket's reader ends the session.
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(r.Context()))
+	if c.conn != nil {
+		c.conn.mu.Lock()
+		c.conn.session = c // Shutdown waits for its operations
+		c.conn.mu.Unlock()
+	}
 	if !c.init() {
 		c.cancel()
 		return
@@ -128,6 +134,11 @@ type wsOperation struct {
 	id     string
 	cancel context.CancelFunc
 
+	// sending is held from the check that op is not done to the end of
+	// its send, and by finish: once the client's complete is handled no
+	// response of op follows (its id may be reused at once).
+	sending sync.Mutex
+
 	// A live subscription: the writer calls responses once per Notify,
 	// on ctx (set before live, under the session's mu).
 	ctx       context.Context
@@ -136,6 +147,13 @@ type wsOperation struct {
 	pending   int  // Notifies not yet answered
 	queued    bool // in the session's queue
 	done      bool
+}
+
+// operations is the number of the session's operations not yet over.
+func (c *wsSession) operations() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.ops)
 }
 
 // wsMessage is a graphql-transport-ws message.
@@ -186,24 +204,41 @@ func (c *wsSession) close(code int, reason string) {
 	_ = c.ws.Close()
 }
 
-// init waits for connection_init (within initTimeout) and authenticates
-// the connection with it.
+// init waits for connection_init (within initTimeout, else 4408) and
+// authenticates the connection with it. Before it, a ping is answered, a
+// pong or a complete ignored, and a subscribe closes the socket with 4401,
+// as graphql-transport-ws asks.
 func (c *wsSession) init() bool {
-	timeout := time.AfterFunc(c.t.initTimeout, func() { c.close(closeProtocolError, "connection initialisation timeout") })
-	m, err := c.next()
-	if !timeout.Stop() {
-		return false
-	}
-	switch {
-	case errors.Is(err, errInvalidWSMessage):
-		c.close(closeInvalidMessage, "invalid message")
-		return false
-	case err != nil:
-		c.close(closeNormal, "terminated")
-		return false
-	case m.Type != "connection_init":
-		c.close(closeProtocolError, "unexpected message")
-		return false
+	timeout := time.AfterFunc(c.t.initTimeout, func() { c.close(closeInitTimeout, "connection initialisation timeout") })
+	var m wsMessage
+	for {
+		var err error
+		m, err = c.next()
+		switch {
+		case err == nil && m.Type == "ping":
+			c.write(wsMessage{Type: "pong", Payload: m.Payload})
+			continue
+		case err == nil && (m.Type == "pong" || m.Type == "complete"):
+			continue
+		}
+		if !timeout.Stop() {
+			return false
+		}
+		switch {
+		case errors.Is(err, errInvalidWSMessage):
+			c.close(closeInvalidMessage, "invalid message")
+			return false
+		case err != nil:
+			c.close(closeNormal, "terminated")
+			return false
+		case m.Type == "subscribe":
+			c.close(closeUnauthorized, "unauthorized: subscribe before connection_ack")
+			return false
+		case m.Type != "connection_init":
+			c.close(closeInvalidMessage, "invalid message type")
+			return false
+		}
+		break
 	}
 	var payload transport.InitPayload
 	if len(m.Payload) > 0 && !bytes.Equal(m.Payload, []byte("null")) {
@@ -343,31 +378,45 @@ func (c *wsSession) drain() {
 
 // respond sends op's next response: false when op is over.
 func (c *wsSession) respond(op *wsOperation) (more bool) {
-	c.mu.Lock()
-	done := op.done
-	c.mu.Unlock()
-	if done {
+	op.sending.Lock()
+	defer op.sending.Unlock()
+	if c.doneLocked(op) {
 		return false
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			c.t.s.log.Error().Interface("panic", r).Msg("subscription: event not sent")
-			c.sendErrors(op.id, &gqlerror.Error{Message: "internal error: the event could not be sent"})
-			c.finish(op, true)
+			c.sendErrors(op.id, internalError("the event could not be sent"))
+			c.endSending(op, false) // nothing follows an error
 			more = false
 		}
 	}()
 	resp := op.responses(op.ctx)
 	if resp == nil {
-		c.finish(op, true)
+		c.endSending(op, true)
 		return false
 	}
 	c.sendResponse(op.id, resp)
 	return true
 }
 
-// finish ends op (once), with a complete message when complete.
+// doneLocked reports whether op ended; the caller holds op.sending.
+func (c *wsSession) doneLocked(op *wsOperation) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return op.done
+}
+
+// finish ends op (once), with a complete message when complete, after
+// any response of op being sent.
 func (c *wsSession) finish(op *wsOperation, complete bool) {
+	op.sending.Lock()
+	defer op.sending.Unlock()
+	c.endSending(op, complete)
+}
+
+// endSending is finish for a caller holding op.sending.
+func (c *wsSession) endSending(op *wsOperation, complete bool) {
 	c.mu.Lock()
 	if op.done {
 		c.mu.Unlock()
@@ -384,15 +433,21 @@ func (c *wsSession) finish(op *wsOperation, complete bool) {
 	}
 }
 
-// stop is the client's complete: the operation ends and says no more (as
-// gqlgen's transport does, it still sends complete).
+// stop is the client's complete: the operation ends, and nothing of it
+// is sent after (not even complete: the protocol forbids the echo).
 func (c *wsSession) stop(id string) {
 	c.mu.Lock()
 	op := c.ops[id]
 	c.mu.Unlock()
 	if op != nil {
-		c.finish(op, true)
+		c.finish(op, false)
 	}
+}
+
+// internalError is the error of an operation that failed on the server's
+// side (a panic, logged): no detail of it.
+func internalError(msg string) *gqlerror.Error {
+	return &gqlerror.Error{Message: "internal error: " + msg, Extensions: map[string]any{"code": codes.Internal}}
 }
 
 func (c *wsSession) sendResponse(id string, resp *graphql.Response) {
@@ -402,6 +457,17 @@ func (c *wsSession) sendResponse(id string, resp *graphql.Response) {
 		return
 	}
 	c.write(wsMessage{ID: id, Type: "next", Payload: b})
+}
+
+// sendUnlessDone sends resp unless op ended (the client's complete).
+func (c *wsSession) sendUnlessDone(op *wsOperation, resp *graphql.Response) bool {
+	op.sending.Lock()
+	defer op.sending.Unlock()
+	if c.doneLocked(op) {
+		return false
+	}
+	c.sendResponse(op.id, resp)
+	return true
 }
 
 func (c *wsSession) sendErrors(id string, errs ...*gqlerror.Error) {
@@ -432,8 +498,9 @@ func (c *wsSession) subscribe(start time.Time, m wsMessage) {
 	dec := json.NewDecoder(bytes.NewReader(m.Payload))
 	dec.UseNumber()
 	if err := dec.Decode(params); err != nil {
-		c.sendErrors(m.ID, &gqlerror.Error{Message: "invalid json"})
-		c.write(wsMessage{ID: m.ID, Type: "complete"})
+		// An error message ends the operation: no complete follows.
+		c.sendErrors(m.ID, &gqlerror.Error{Message: "the subscribe message's payload is not a GraphQL request (a JSON object with query, variables, operationName, extensions)",
+			Extensions: map[string]any{"code": codes.BadUserInput}})
 		return
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
@@ -443,10 +510,10 @@ func (c *wsSession) subscribe(start time.Time, m wsMessage) {
 	if errs != nil {
 		resp := c.exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
 		if errcode.GetErrorKind(errs) == errcode.KindProtocol {
-			c.sendErrors(m.ID, resp.Errors...)
-		} else {
-			c.sendResponse(m.ID, &graphql.Response{Errors: errs})
+			c.sendErrors(m.ID, resp.Errors...) // no complete after an error
+			return
 		}
+		c.sendResponse(m.ID, &graphql.Response{Errors: errs})
 		c.write(wsMessage{ID: m.ID, Type: "complete"})
 		return
 	}
@@ -467,7 +534,7 @@ func (c *wsSession) subscribe(start time.Time, m wsMessage) {
 		defer func() {
 			if r := recover(); r != nil {
 				c.t.s.log.Error().Interface("panic", r).Msg("subscription: operation failed")
-				responses = graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{Message: "internal error"}}})
+				responses = graphql.OneShot(&graphql.Response{Errors: gqlerror.List{internalError("the operation failed")}})
 			}
 		}()
 		responses, ctx = c.exec.DispatchOperation(ctx, rc)
@@ -480,11 +547,13 @@ func (c *wsSession) subscribe(start time.Time, m wsMessage) {
 		return
 	}
 	go func() {
-		defer c.finish(op, true)
+		complete := true
+		defer func() { c.finish(op, complete) }()
 		defer func() {
 			if r := recover(); r != nil {
 				c.t.s.log.Error().Interface("panic", r).Msg("subscription: operation failed")
-				c.sendErrors(op.id, &gqlerror.Error{Message: "internal error"})
+				c.sendErrors(op.id, internalError("the operation failed"))
+				complete = false // nothing follows an error
 			}
 		}()
 		for {
@@ -492,13 +561,9 @@ func (c *wsSession) subscribe(start time.Time, m wsMessage) {
 			if resp == nil {
 				return
 			}
-			c.mu.Lock()
-			done := op.done
-			c.mu.Unlock()
-			if done {
+			if !c.sendUnlessDone(op, resp) {
 				return
 			}
-			c.sendResponse(op.id, resp)
 		}
 	}()
 }

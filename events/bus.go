@@ -44,6 +44,9 @@ type Bus struct {
 	feeds     map[string]map[string]struct{}
 	feedCount int
 	feedMatch *feedMatcher
+	// callerFeeds counts, for each caller, its subscriptions of each feed
+	// topic: its distinct feeds are the map's length.
+	callerFeeds map[string]map[string]int
 
 	remote Remote // nil: this process only
 
@@ -69,7 +72,7 @@ func New(opts Options) *Bus {
 		opts.Buffer = DefaultBuffer
 	}
 	b := &Bus{opts: opts, topics: map[string]map[*Subscription]struct{}{}, callers: map[string]int{},
-		feeds: map[string]map[string]struct{}{}}
+		feeds: map[string]map[string]struct{}{}, callerFeeds: map[string]map[string]int{}}
 	b.published = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hbgraph_events_published_total", Help: "Events published by this replica's mutations, by kind.",
 	}, []string{"kind"})
@@ -238,6 +241,12 @@ func (b *Bus) Subscribe(ctx context.Context, topic string, send func(*Event) boo
 		}
 	}
 	newFeed := isFeedTopic(topic) && len(b.topics[topic]) == 0
+	if conn != nil && isFeedTopic(topic) && b.feedMatch != nil && b.feedMatch.perCaller > 0 {
+		if feeds := b.callerFeeds[conn.Caller]; feeds[topic] == 0 && len(feeds) >= b.feedMatch.perCaller {
+			b.refused.WithLabelValues("caller_feeds").Inc()
+			return nil, ErrTooManyFeedsForCaller
+		}
+	}
 	if newFeed && b.feedMatch != nil && b.feedCount >= b.feedMatch.readers {
 		b.refused.WithLabelValues("feeds").Inc()
 		return nil, ErrTooManyFeeds
@@ -245,6 +254,14 @@ func (b *Bus) Subscribe(ctx context.Context, topic string, send func(*Event) boo
 	if conn != nil {
 		conn.active.Add(1)
 		b.callers[conn.Caller]++
+		if isFeedTopic(topic) {
+			feeds := b.callerFeeds[conn.Caller]
+			if feeds == nil {
+				feeds = map[string]int{}
+				b.callerFeeds[conn.Caller] = feeds
+			}
+			feeds[topic]++
+		}
 	}
 	s := &Subscription{send: send, end: end, bus: b, topic: topic, conn: conn}
 	subs := b.topics[topic]
@@ -313,6 +330,14 @@ func (b *Bus) removeLocked(s *Subscription) {
 		c.active.Add(-1)
 		if b.callers[c.Caller]--; b.callers[c.Caller] <= 0 {
 			delete(b.callers, c.Caller)
+		}
+		if feeds := b.callerFeeds[c.Caller]; feeds != nil && isFeedTopic(s.topic) {
+			if feeds[s.topic]--; feeds[s.topic] <= 0 {
+				delete(feeds, s.topic)
+			}
+			if len(feeds) == 0 {
+				delete(b.callerFeeds, c.Caller)
+			}
 		}
 	}
 }

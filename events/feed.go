@@ -47,11 +47,17 @@ type FeedOptions struct {
 	// Queue is how many posts may wait for their check. 0:
 	// DefaultFeedQueue.
 	Queue int
+	// PerCaller caps the distinct feeds one caller's subscriptions watch
+	// (Conn.Caller), so that no caller takes every one of Readers' places.
+	// 0: DefaultFeedsPerCaller; negative: no cap.
+	PerCaller int
 }
 
 const (
 	DefaultFeedReaders = 1000
 	DefaultFeedQueue   = 1024
+	// DefaultFeedsPerCaller is FeedOptions.PerCaller's default.
+	DefaultFeedsPerCaller = 10
 	// feedCheckTimeout bounds one post's check.
 	feedCheckTimeout = 5 * time.Second
 )
@@ -59,9 +65,14 @@ const (
 // ErrTooManyFeeds: FeedOptions.Readers feeds are watched here already.
 var ErrTooManyFeeds = errors.New("events: too many home feeds watched")
 
+// ErrTooManyFeedsForCaller: the caller's subscriptions watch
+// FeedOptions.PerCaller feeds already.
+var ErrTooManyFeedsForCaller = errors.New("events: the caller watches too many home feeds")
+
 type feedMatcher struct {
 	following Following
 	readers   int
+	perCaller int // < 0: no cap
 	queue     chan *Event
 	done      chan struct{}
 	closeOnce sync.Once
@@ -79,7 +90,10 @@ func (b *Bus) SetFeeds(o FeedOptions) {
 	if o.Queue <= 0 {
 		o.Queue = DefaultFeedQueue
 	}
-	m := &feedMatcher{following: o.Following, readers: o.Readers,
+	if o.PerCaller == 0 {
+		o.PerCaller = DefaultFeedsPerCaller
+	}
+	m := &feedMatcher{following: o.Following, readers: o.Readers, perCaller: o.PerCaller,
 		queue: make(chan *Event, o.Queue), done: make(chan struct{})}
 	m.checked = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "hbgraph_events_feed_checks_total", Help: "Posts checked against the home feeds this replica's subscriptions watch (articlePosted(feedOf:)).",

@@ -120,3 +120,41 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition not reached")
 }
+
+// TestBusFeedsPerCaller: one caller watches at most PerCaller distinct
+// feeds, across its connections (a second subscription of one of them is
+// free), so that it cannot take every feed of the replica; another caller
+// is not held back, and an ended feed frees the caller's place.
+func TestBusFeedsPerCaller(t *testing.T) {
+	b := New(Options{})
+	defer b.Close()
+	b.SetFeeds(FeedOptions{Following: (&following{}).check, Readers: 10, PerCaller: 2})
+	alice1 := WithConn(context.Background(), &Conn{Caller: "sub:alice"})
+	alice2 := WithConn(context.Background(), &Conn{Caller: "sub:alice"})
+	bob := WithConn(context.Background(), &Conn{Caller: "sub:bob"})
+	rCtx, endR := context.WithCancel(alice1)
+	qCtx, endQ := context.WithCancel(alice2)
+	for _, sub := range []struct {
+		ctx    context.Context
+		reader string
+	}{{rCtx, "r"}, {qCtx, "q"}, {alice2, "r"}, {bob, "p"}, {bob, "o"}} {
+		if _, _, err := b.Channel(sub.ctx, FeedTopic(sub.reader, "follows")); err != nil {
+			t.Fatalf("%s: %v", sub.reader, err)
+		}
+	}
+	if _, _, err := b.Channel(alice2, FeedTopic("p", "follows")); !errors.Is(err, ErrTooManyFeedsForCaller) {
+		t.Fatalf("alice's third feed: %v", err)
+	}
+	// r's first subscription ends: alice still watches r (its second).
+	endR()
+	waitFor(t, func() bool { return b.Active() == 4 })
+	if _, _, err := b.Channel(alice1, FeedTopic("p", "follows")); !errors.Is(err, ErrTooManyFeedsForCaller) {
+		t.Fatalf("alice's third feed after one of two subscriptions of r ended: %v", err)
+	}
+	// q ends: alice may watch p.
+	endQ()
+	waitFor(t, func() bool { return b.Active() == 3 })
+	if _, _, err := b.Channel(alice1, FeedTopic("p", "follows")); err != nil {
+		t.Fatalf("alice's feed after q ended: %v", err)
+	}
+}

@@ -174,6 +174,9 @@ func TestSubscriptionFeedOfLimits(t *testing.T) {
 	if code := c.closeStatus(10 * time.Second); code != 4401 {
 		t.Fatalf("no token: closed with %d, want 4401", code)
 	}
+	for _, id := range []string{"r", "q"} { // a feed is a node's
+		s.as(t, p.user("alice"), `mutation($id: ID!) { createNode(id: $id) { id } }`, map[string]any{"id": id}).ok(t, nil)
+	}
 	auth := map[string]any{"Authorization": "Bearer " + p.user("alice")}
 	c = connectWS(t, s, auth)
 	first := c.subscribe(feedOfSub, map[string]any{"r": "r"})

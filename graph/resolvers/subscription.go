@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -241,6 +242,11 @@ func (r *subscriptionResolver) feedPosted(ctx context.Context, reader string) (<
 	if err := r.Store.CheckFeedKept(feedOfType); err != nil {
 		return nil, err
 	}
+	// A feed's place on the replica is for a node's: an id of none would
+	// take one for nothing.
+	if err := nodeExists(ctx, r.Store, reader); err != nil {
+		return nil, err
+	}
 	ch, err := subscribe(ctx, r.Events, events.FeedTopic(reader, feedOfType), func(ev *events.Event) (*model.ArticleEdge, bool) {
 		if ev.Article == nil {
 			return nil, false
@@ -251,10 +257,33 @@ func (r *subscriptionResolver) feedPosted(ctx context.Context, reader string) (<
 		}
 		return &model.ArticleEdge{Cursor: cursor, Node: model.Article{Article: *ev.Article}}, true
 	})
-	if errors.Is(err, events.ErrTooManyFeeds) {
+	switch {
+	case errors.Is(err, events.ErrTooManyFeeds):
 		return nil, subscriptionError(codes.RateLimited, "too many home feeds are watched on this server: try again later")
+	case errors.Is(err, events.ErrTooManyFeedsForCaller):
+		return nil, subscriptionError(codes.RateLimited, "you watch too many home feeds (--subscriptions-feeds-per-caller): end one before watching another")
 	}
 	return ch, err
+}
+
+// nodeExists is nil when node id exists, else a NOT_FOUND error.
+func nodeExists(ctx context.Context, st *store.Store, id string) error {
+	get, err := store.NodeGet(id)
+	if err != nil {
+		return err
+	}
+	rows, err := st.Read(ctx, []store.Get{get})
+	if err != nil {
+		return err
+	}
+	n, err := rows[0].Node(id)
+	if err != nil {
+		return err
+	}
+	if n == nil {
+		return subscriptionError(codes.NotFound, fmt.Sprintf("no node %q: its feed cannot be watched", id))
+	}
+	return nil
 }
 
 func (r *subscriptionResolver) relationshipChanged(ctx context.Context, nodeID, relType string, direction model.Direction) (<-chan *model.RelationshipEvent, error) {
