@@ -678,7 +678,9 @@ func (s *Store) checkCandidates(ctx context.Context, reader, relType string, can
 
 // followedWide returns the wide authors of relType (at most
 // MaxWideAuthors) that reader follows: one scan of the wide set, and one
-// batch of Gets of reader's relationships to them.
+// batch of Gets of reader's relationships to them with both ends' rows
+// (Row.Relationship), so that a follow whose reader or author is being
+// deleted, or whose deletion crashed half-way, merges nothing.
 func (s *Store) followedWide(ctx context.Context, reader, relType string) ([]string, error) {
 	prefix := keys.WideAuthorPrefix(relType)
 	rows, err := s.scan(ctx, scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix,
@@ -686,31 +688,39 @@ func (s *Store) followedWide(ctx context.Context, reader, relType string) ([]str
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
+	start, err := NodeGet(reader)
+	if err != nil {
+		return nil, err
+	}
 	authors := make([]string, 0, len(rows))
-	gets := make([]Get, 0, len(rows))
+	gets := []Get{start}
 	for _, rw := range rows {
 		_, author, err := keys.DecodeWideAuthor(rw.key)
 		if err != nil || author == reader {
 			continue
 		}
-		g, err := RelationshipKey{Start: reader, Type: relType, End: author}.Get()
+		rel, _, end, err := RelationshipKey{Start: reader, Type: relType, End: author}.Gets()
 		if err != nil {
 			continue
 		}
-		authors, gets = append(authors, author), append(gets, g)
+		authors, gets = append(authors, author), append(gets, rel, end)
+	}
+	if len(authors) == 0 {
+		return nil, nil
 	}
 	got, err := s.Read(ctx, gets)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for i, r := range got {
-		_, ok, err := decodeEntity(r.key, r.cells)
+	for i, author := range authors {
+		rk := RelationshipKey{Start: reader, Type: relType, End: author}
+		rel, err := got[1+2*i].Relationship(rk, got[0], got[2+2*i])
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			out = append(out, authors[i])
+		if rel != nil {
+			out = append(out, author)
 		}
 	}
 	return out, nil
