@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 // A wide author's articles leave a reader's feed as soon as a detach
@@ -32,5 +33,41 @@ func TestFeedWideFollowWithEndBeingDeleted(t *testing.T) {
 				t.Errorf("r's feed while %s is being deleted: %v", victim, got)
 			}
 		})
+	}
+}
+
+// A repair by a store that keeps fewer feed types than the serving one
+// (hbgraph repair without its --feed-types) keeps the rows of the others
+// that a read would return (review finding 9): nothing writes them again.
+func TestFeedRepairKeepsRowsOfOtherTypes(t *testing.T) {
+	clk := newFakeClock()
+	db := openTestEngine(t, clk)
+	serving, err := New(db, Options{Clock: clk.Now, Feed: FeedOptions{Types: []string{"follows", "likes"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"r", "a"} {
+		mustNode(t, serving, id, nil)
+	}
+	mustRel(t, serving, "r", "likes", "a", nil)
+	mustPost(t, serving, "a", "liked")
+	clk.Advance(2 * time.Minute)
+	repairer, err := New(db, Options{Clock: clk.Now, Feed: FeedOptions{Types: []string{"follows"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report, err := repairer.Repair(bg); err != nil || report[fixFeedStale] != 0 {
+		t.Fatalf("repair: %v %v", report, err)
+	}
+	p, err := serving.Feed(bg, "r", "likes", PageRequest{Size: 5})
+	if err != nil || len(p.Articles) != 1 {
+		t.Fatalf("r's likes feed after the repair: %v %v", p.Articles, err)
+	}
+	// A stale row of that type still goes.
+	if err := serving.DeleteRelationship(bg, RelationshipKey{"r", "likes", "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if report, err := repairer.Repair(bg); err != nil || report[fixFeedStale] != 1 {
+		t.Fatalf("repair of a stale row: %v %v", report, err)
 	}
 }
