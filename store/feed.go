@@ -248,6 +248,13 @@ func (s *Store) backfillFollow(ctx context.Context, rel Relationship) error {
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return err
 	}
+	wide, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, keys.WideAuthor(rel.Type, rel.End))
+	if err != nil {
+		return err
+	}
+	if len(wide) > 0 {
+		return nil // a read merges its timeline (the row is never taken back)
+	}
 	prefix := keys.TimelinePrefix(rel.End)
 	rows, err := s.scan(ctx, scanRange{table: keys.TableArticles, family: keys.FamilyArticles,
 		start: prefix, stop: keys.PrefixEnd(prefix), limit: s.feed.Backfill, keyOnly: true, dataOnly: true})

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 // A wide author's articles leave a reader's feed as soon as a detach
@@ -69,5 +71,29 @@ func TestFeedRepairKeepsRowsOfOtherTypes(t *testing.T) {
 	}
 	if report, err := repairer.Repair(bg); err != nil || report[fixFeedStale] != 1 {
 		t.Fatalf("repair of a stale row: %v %v", report, err)
+	}
+}
+
+// A follow of a wide author writes no feed rows (review finding 10): a
+// read merges its timeline, so a backfill would only duplicate it.
+func TestFeedNoBackfillOfWideAuthor(t *testing.T) {
+	clk := newFakeClock()
+	s := newFeedStore(t, clk, FeedOptions{FanoutMax: 1})
+	for _, id := range []string{"r", "q", "z", "a"} {
+		mustNode(t, s, id, nil)
+	}
+	mustRel(t, s, "r", "follows", "a", nil)
+	mustRel(t, s, "q", "follows", "a", nil)
+	mustPost(t, s, "a", "wide post") // a is wide
+	clk.Advance(time.Millisecond)
+	mustRel(t, s, "z", "follows", "a", nil)
+	prefix := keys.FeedPrefix("z", "follows")
+	rows, err := s.scan(bg, scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix,
+		stop: keys.PrefixEnd(prefix), keyOnly: true})
+	if err != nil || len(rows) != 0 {
+		t.Errorf("z's feed rows after following a wide author: %d %v", len(rows), err)
+	}
+	if got := feedTitles(t, s, "z", 5, false); len(got) != 1 {
+		t.Errorf("z's feed: %v", got)
 	}
 }
