@@ -56,8 +56,11 @@ const (
 	MaxWideAuthors = 1000
 	// feedRounds bounds the batches of candidates a feed page validates:
 	// stale rows (an unfollow, a deleted article) beyond that leave the
-	// page short, with its next page flag set.
-	feedRounds = 4
+	// page short, with its next page flag set. Each round checks twice
+	// the candidates of the one before (n+1, 2(n+1), ...: 15(n+1) in
+	// all), at most feedRoundMax, which bounds the articles a round holds.
+	feedRounds   = 4
+	feedRoundMax = 2 * (MaxPageSize + 1)
 )
 
 // Fault points of the feed's writes.
@@ -424,7 +427,7 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 	chunk := want
 	round := 0
 	for ; round < feedRounds && len(out) < want; round++ {
-		cands, err := s.takeCandidates(ctx, sources, want-len(out), chunk, req.Backward, last)
+		cands, err := s.takeCandidates(ctx, sources, min(max(chunk, want-len(out)), feedRoundMax), chunk, req.Backward, last)
 		if err != nil {
 			return ArticlePage{}, err
 		}
@@ -446,7 +449,7 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 			}
 			out, outRows, outKeys = append(out, *a), append(outRows, rows[i]), append(outKeys, key)
 		}
-		chunk *= 2
+		chunk = min(2*chunk, feedRoundMax)
 	}
 	more := len(out) > req.Size
 	if !more && len(out) < want {

@@ -2,6 +2,8 @@ package store
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -95,5 +97,41 @@ func TestFeedNoBackfillOfWideAuthor(t *testing.T) {
 	}
 	if got := feedTitles(t, s, "z", 5, false); len(got) != 1 {
 		t.Errorf("z's feed: %v", got)
+	}
+}
+
+// A page checks up to 15 times its size+1 candidates before it ends short
+// (review finding 7): 4 rounds, each twice the one before. 20 deleted
+// articles above 2 live ones: a page of 2 finds both.
+func TestFeedStaleRoundsDouble(t *testing.T) {
+	clk := newFakeClock()
+	s := newFeedStore(t, clk, FeedOptions{})
+	for _, id := range []string{"r", "a"} {
+		mustNode(t, s, id, nil)
+	}
+	mustRel(t, s, "r", "follows", "a", nil)
+	mustPost(t, s, "a", "live0")
+	mustPost(t, s, "a", "live1")
+	for i := range 20 {
+		clk.Advance(time.Millisecond)
+		gone := mustPost(t, s, "a", fmt.Sprintf("gone%d", i))
+		if err := s.DeleteArticle(bg, gone.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := s.Feed(bg, "r", "follows", PageRequest{Size: 2})
+	if err != nil || len(p.Articles) != 2 || p.HasNext {
+		t.Fatalf("first page: %d articles, hasNext %v, %v", len(p.Articles), p.HasNext, err)
+	}
+	// Past the bound the page ends short and goes on where it stopped.
+	for i := range 60 {
+		clk.Advance(time.Millisecond)
+		gone := mustPost(t, s, "a", fmt.Sprintf("more%d", i))
+		if err := s.DeleteArticle(bg, gone.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := feedTitles(t, s, "r", 2, false); !slices.Equal(got, []string{"live1", "live0"}) {
+		t.Errorf("paged: %v", got)
 	}
 }
