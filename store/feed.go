@@ -7,8 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hbgraph/hbgraph/store/keys"
 	"github.com/tsuna/gohbase/hrpc"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 // The home feed (docs/design.md, "The home feed"): Feed lists the articles
@@ -313,13 +315,13 @@ func comparePos(a, b feedPos) int {
 	return 0
 }
 
-// feedCand is one candidate of a page: a feed row (to check) or a wide
-// author's timeline row (an article read, its follow checked).
+// feedCand is one candidate of a page: a feed row (its article and
+// follow to check) or a wide author's timeline row (its article to read;
+// followedWide checked the follow).
 type feedCand struct {
 	pos     feedPos
 	feedRow bool
-	ts      int64    // a feed row's timestamp
-	cells   rowCells // a timeline row's cells
+	ts      int64 // a feed row's timestamp
 }
 
 // feedSource is one sorted stream of candidates: the reader's feed rows,
@@ -490,8 +492,12 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 // takeCandidates merges the sources' next n candidates in page order (a
 // k-way merge; an article both fanned out and on a wide author's timeline,
 // an author that became wide, is taken once), reading a source's next
-// chunk when its buffer runs dry.
+// chunk when its buffer runs dry: those dry at the start (every source, on
+// a page's first round) all at once.
 func (s *Store) takeCandidates(ctx context.Context, sources []*feedSource, n, chunk int, backward bool, last *feedPos) ([]feedCand, error) {
+	if err := s.fillDry(ctx, sources, chunk, backward); err != nil {
+		return nil, err
+	}
 	var out []feedCand
 	for len(out) < n {
 		var best *feedSource
@@ -538,11 +544,41 @@ func before(a, b feedPos, backward bool) bool {
 	return c < 0
 }
 
-// fill reads src's next chunk of rows.
+// feedFillWorkers bounds the sources fillDry reads at once.
+const feedFillWorkers = 16
+
+// fillDry fills the sources whose buffers are empty, concurrently: a
+// reader following k wide authors waits for about one scan, not k.
+func (s *Store) fillDry(ctx context.Context, sources []*feedSource, chunk int, backward bool) error {
+	var dry []*feedSource
+	for _, src := range sources {
+		if len(src.buf) == 0 && !src.done {
+			dry = append(dry, src)
+		}
+	}
+	if len(dry) <= 1 {
+		for _, src := range dry {
+			if err := s.fill(ctx, src, chunk, backward); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(feedFillWorkers)
+	for _, src := range dry {
+		g.Go(func() error { return s.fill(gctx, src, chunk, backward) })
+	}
+	return g.Wait()
+}
+
+// fill reads src's next chunk of rows. A wide author's timeline is read
+// keys only: the articles of the candidates taken are read with their
+// check (checkCandidates), so a page holds no bodies beyond those.
 func (s *Store) fill(ctx context.Context, src *feedSource, chunk int, backward bool) error {
 	r := scanRange{table: keys.TableGraph, family: keys.FamilyGraph, limit: chunk, compact: true, dataOnly: true}
 	if src.author != "" {
-		r.table, r.family = keys.TableArticles, keys.FamilyArticles
+		r.table, r.family, r.keyOnly = keys.TableArticles, keys.FamilyArticles, true
 	}
 	if backward {
 		r.reversed, r.start, r.stop = true, src.bound, src.prefix
@@ -580,7 +616,7 @@ func (s *Store) fill(ctx context.Context, src *feedSource, chunk int, backward b
 			if err != nil {
 				continue
 			}
-			c.pos, c.cells = k, rw.raw
+			c.pos = k
 		}
 		src.buf = append(src.buf, c)
 	}
@@ -599,10 +635,10 @@ func (s *Store) fill(ctx context.Context, src *feedSource, chunk int, backward b
 	return nil
 }
 
-// checkCandidates reads what the candidates need (each feed row's article,
-// and the follow of each distinct author: its relationship row and its
-// ends) in one batch of Gets, and returns each candidate's article, or nil
-// for a stale one.
+// checkCandidates reads what the candidates need (each one's article, and
+// for feed rows the follow of each distinct author: its relationship row
+// and its ends) in one batch of Gets, and returns each candidate's
+// article, or nil for a stale one.
 func (s *Store) checkCandidates(ctx context.Context, reader, relType string, cands []feedCand) ([]*Article, []articleRow, error) {
 	var gets []Get
 	at := map[Get]int{}
@@ -617,12 +653,13 @@ func (s *Store) checkCandidates(ctx context.Context, reader, relType string, can
 	type need struct{ art, rel, start, end int }
 	needs := make([]need, len(cands))
 	for i, c := range cands {
-		if !c.feedRow {
-			continue
-		}
 		row, err := c.pos.Key()
 		if err != nil {
 			return nil, nil, err
+		}
+		if !c.feedRow {
+			needs[i].art = add(Get{keys.TableArticles, string(row)})
+			continue
 		}
 		rk := RelationshipKey{Start: reader, Type: relType, End: c.pos.Author}
 		rel, start, end, err := rk.Gets()
@@ -641,33 +678,16 @@ func (s *Store) checkCandidates(ctx context.Context, reader, relType string, can
 	arts := make([]*Article, len(cands))
 	out := make([]articleRow, len(cands))
 	for i, c := range cands {
-		if !c.feedRow {
-			key, err := c.pos.Key()
-			if err != nil {
-				return nil, nil, err
-			}
-			a, ok, err := decodeArticleCells(key, c.cells)
-			if err != nil {
-				return nil, nil, err
-			}
-			if !ok {
-				continue
-			}
-			art, err := articleFrom(c.pos, a)
-			if err != nil {
-				return nil, nil, err
-			}
-			arts[i], out[i] = &art, articleRow{c.pos, c.cells}
-			continue
-		}
 		n := needs[i]
-		rk := RelationshipKey{Start: reader, Type: relType, End: c.pos.Author}
-		rel, err := rows[n.rel].Relationship(rk, rows[n.start], rows[n.end])
-		if err != nil {
-			return nil, nil, err
-		}
-		if rel == nil || c.ts < rel.Created.UnixMilli() {
-			continue // unfollowed (or the row of an earlier follow)
+		if c.feedRow {
+			rk := RelationshipKey{Start: reader, Type: relType, End: c.pos.Author}
+			rel, err := rows[n.rel].Relationship(rk, rows[n.start], rows[n.end])
+			if err != nil {
+				return nil, nil, err
+			}
+			if rel == nil || c.ts < rel.Created.UnixMilli() {
+				continue // unfollowed (or the row of an earlier follow)
+			}
 		}
 		ar := rows[n.art]
 		a, ok, err := decodeArticleCells(ar.key, ar.cells)

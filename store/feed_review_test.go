@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,5 +135,49 @@ func TestFeedStaleRoundsDouble(t *testing.T) {
 	}
 	if got := feedTitles(t, s, "r", 2, false); !slices.Equal(got, []string{"live1", "live0"}) {
 		t.Errorf("paged: %v", got)
+	}
+}
+
+// bytesCounter sums what a request's reads returned.
+type bytesCounter struct {
+	mu    sync.Mutex
+	bytes int
+}
+
+func (c *bytesCounter) StoreCall(call Call) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bytes += call.BytesRead
+}
+
+// A page merging k wide authors reads their timelines keys only, and the
+// articles of the candidates it takes alone (review finding 2): not k
+// chunks of article bodies.
+func TestFeedWideTimelinesReadKeysOnly(t *testing.T) {
+	clk := newFakeClock()
+	s := newFeedStore(t, clk, FeedOptions{FanoutMax: 1})
+	body := strings.Repeat("x", 10_000)
+	mustNode(t, s, "r", nil)
+	mustNode(t, s, "q", nil)
+	for i := range 5 {
+		a := fmt.Sprintf("a%d", i)
+		mustNode(t, s, a, nil)
+		mustRel(t, s, "r", "follows", a, nil)
+		mustRel(t, s, "q", "follows", a, nil) // wide
+		for j := range 3 {
+			clk.Advance(time.Millisecond)
+			if _, err := s.PostArticle(bg, a, fmt.Sprintf("%s-%d", a, j), body, "c"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var c bytesCounter
+	p, err := s.Feed(WithTracer(bg, &c), "r", "follows", PageRequest{Size: 1})
+	if err != nil || len(p.Articles) != 1 || p.Articles[0].Title != "a4-2" {
+		t.Fatalf("page: %v %v", p.Articles, err)
+	}
+	// The page's candidate and its lookahead: two bodies, and keys.
+	if c.bytes > 3*len(body) {
+		t.Errorf("a page of 1 over 5 wide authors read %d bytes, bodies of %d", c.bytes, len(body))
 	}
 }
