@@ -22,7 +22,8 @@ import (
 // the article); an author with more is "wide": a row lists it
 // (keys.WideAuthorLayout), its posts are not fanned out, and a read merges
 // the timelines of the wide authors the reader follows. A page's cost is
-// then flat in the number of followees.
+// then flat in the number of followees that are not wide, plus one
+// key-only scan (run concurrently) per wide author followed.
 //
 // Convergent and lazy: unfollowing, deleting an article or a node leaves
 // feed rows behind, which a read skips (it checks each candidate's article
