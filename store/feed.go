@@ -7,8 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hbgraph/hbgraph/store/keys"
 	"github.com/tsuna/gohbase/hrpc"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hbgraph/hbgraph/store/keys"
 )
 
 // The home feed (docs/design.md, "The home feed"): Feed lists the articles
@@ -20,7 +22,8 @@ import (
 // the article); an author with more is "wide": a row lists it
 // (keys.WideAuthorLayout), its posts are not fanned out, and a read merges
 // the timelines of the wide authors the reader follows. A page's cost is
-// then flat in the number of followees.
+// then flat in the number of followees that are not wide, plus one
+// key-only scan (run concurrently) per wide author followed.
 //
 // Convergent and lazy: unfollowing, deleting an article or a node leaves
 // feed rows behind, which a read skips (it checks each candidate's article
@@ -56,8 +59,11 @@ const (
 	MaxWideAuthors = 1000
 	// feedRounds bounds the batches of candidates a feed page validates:
 	// stale rows (an unfollow, a deleted article) beyond that leave the
-	// page short, with its next page flag set.
-	feedRounds = 4
+	// page short, with its next page flag set. Each round checks twice
+	// the candidates of the one before (n+1, 2(n+1), ...: 15(n+1) in
+	// all), at most feedRoundMax, which bounds the articles a round holds.
+	feedRounds   = 4
+	feedRoundMax = 2 * (MaxPageSize + 1)
 )
 
 // Fault points of the feed's writes.
@@ -248,6 +254,13 @@ func (s *Store) backfillFollow(ctx context.Context, rel Relationship) error {
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return err
 	}
+	wide, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, keys.WideAuthor(rel.Type, rel.End))
+	if err != nil {
+		return err
+	}
+	if len(wide) > 0 {
+		return nil // a read merges its timeline (the row is never taken back)
+	}
 	prefix := keys.TimelinePrefix(rel.End)
 	rows, err := s.scan(ctx, scanRange{table: keys.TableArticles, family: keys.FamilyArticles,
 		start: prefix, stop: keys.PrefixEnd(prefix), limit: s.feed.Backfill, keyOnly: true, dataOnly: true})
@@ -303,13 +316,13 @@ func comparePos(a, b feedPos) int {
 	return 0
 }
 
-// feedCand is one candidate of a page: a feed row (to check) or a wide
-// author's timeline row (an article read, its follow checked).
+// feedCand is one candidate of a page: a feed row (its article and
+// follow to check) or a wide author's timeline row (its article to read;
+// followedWide checked the follow).
 type feedCand struct {
 	pos     feedPos
 	feedRow bool
-	ts      int64    // a feed row's timestamp
-	cells   rowCells // a timeline row's cells
+	ts      int64 // a feed row's timestamp
 }
 
 // feedSource is one sorted stream of candidates: the reader's feed rows,
@@ -417,7 +430,7 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 	chunk := want
 	round := 0
 	for ; round < feedRounds && len(out) < want; round++ {
-		cands, err := s.takeCandidates(ctx, sources, want-len(out), chunk, req.Backward, last)
+		cands, err := s.takeCandidates(ctx, sources, min(max(chunk, want-len(out)), feedRoundMax), chunk, req.Backward, last)
 		if err != nil {
 			return ArticlePage{}, err
 		}
@@ -439,7 +452,7 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 			}
 			out, outRows, outKeys = append(out, *a), append(outRows, rows[i]), append(outKeys, key)
 		}
-		chunk *= 2
+		chunk = min(2*chunk, feedRoundMax)
 	}
 	more := len(out) > req.Size
 	if !more && len(out) < want {
@@ -480,8 +493,12 @@ func (s *Store) Feed(ctx context.Context, reader, relType string, req PageReques
 // takeCandidates merges the sources' next n candidates in page order (a
 // k-way merge; an article both fanned out and on a wide author's timeline,
 // an author that became wide, is taken once), reading a source's next
-// chunk when its buffer runs dry.
+// chunk when its buffer runs dry: those dry at the start (every source, on
+// a page's first round) all at once.
 func (s *Store) takeCandidates(ctx context.Context, sources []*feedSource, n, chunk int, backward bool, last *feedPos) ([]feedCand, error) {
+	if err := s.fillDry(ctx, sources, chunk, backward); err != nil {
+		return nil, err
+	}
 	var out []feedCand
 	for len(out) < n {
 		var best *feedSource
@@ -528,11 +545,41 @@ func before(a, b feedPos, backward bool) bool {
 	return c < 0
 }
 
-// fill reads src's next chunk of rows.
+// feedFillWorkers bounds the sources fillDry reads at once.
+const feedFillWorkers = 16
+
+// fillDry fills the sources whose buffers are empty, concurrently: a
+// reader following k wide authors waits for about one scan, not k.
+func (s *Store) fillDry(ctx context.Context, sources []*feedSource, chunk int, backward bool) error {
+	var dry []*feedSource
+	for _, src := range sources {
+		if len(src.buf) == 0 && !src.done {
+			dry = append(dry, src)
+		}
+	}
+	if len(dry) <= 1 {
+		for _, src := range dry {
+			if err := s.fill(ctx, src, chunk, backward); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(feedFillWorkers)
+	for _, src := range dry {
+		g.Go(func() error { return s.fill(gctx, src, chunk, backward) })
+	}
+	return g.Wait()
+}
+
+// fill reads src's next chunk of rows. A wide author's timeline is read
+// keys only: the articles of the candidates taken are read with their
+// check (checkCandidates), so a page holds no bodies beyond those.
 func (s *Store) fill(ctx context.Context, src *feedSource, chunk int, backward bool) error {
 	r := scanRange{table: keys.TableGraph, family: keys.FamilyGraph, limit: chunk, compact: true, dataOnly: true}
 	if src.author != "" {
-		r.table, r.family = keys.TableArticles, keys.FamilyArticles
+		r.table, r.family, r.keyOnly = keys.TableArticles, keys.FamilyArticles, true
 	}
 	if backward {
 		r.reversed, r.start, r.stop = true, src.bound, src.prefix
@@ -570,7 +617,7 @@ func (s *Store) fill(ctx context.Context, src *feedSource, chunk int, backward b
 			if err != nil {
 				continue
 			}
-			c.pos, c.cells = k, rw.raw
+			c.pos = k
 		}
 		src.buf = append(src.buf, c)
 	}
@@ -589,10 +636,10 @@ func (s *Store) fill(ctx context.Context, src *feedSource, chunk int, backward b
 	return nil
 }
 
-// checkCandidates reads what the candidates need (each feed row's article,
-// and the follow of each distinct author: its relationship row and its
-// ends) in one batch of Gets, and returns each candidate's article, or nil
-// for a stale one.
+// checkCandidates reads what the candidates need (each one's article, and
+// for feed rows the follow of each distinct author: its relationship row
+// and its ends) in one batch of Gets, and returns each candidate's
+// article, or nil for a stale one.
 func (s *Store) checkCandidates(ctx context.Context, reader, relType string, cands []feedCand) ([]*Article, []articleRow, error) {
 	var gets []Get
 	at := map[Get]int{}
@@ -607,12 +654,13 @@ func (s *Store) checkCandidates(ctx context.Context, reader, relType string, can
 	type need struct{ art, rel, start, end int }
 	needs := make([]need, len(cands))
 	for i, c := range cands {
-		if !c.feedRow {
-			continue
-		}
 		row, err := c.pos.Key()
 		if err != nil {
 			return nil, nil, err
+		}
+		if !c.feedRow {
+			needs[i].art = add(Get{keys.TableArticles, string(row)})
+			continue
 		}
 		rk := RelationshipKey{Start: reader, Type: relType, End: c.pos.Author}
 		rel, start, end, err := rk.Gets()
@@ -631,33 +679,16 @@ func (s *Store) checkCandidates(ctx context.Context, reader, relType string, can
 	arts := make([]*Article, len(cands))
 	out := make([]articleRow, len(cands))
 	for i, c := range cands {
-		if !c.feedRow {
-			key, err := c.pos.Key()
-			if err != nil {
-				return nil, nil, err
-			}
-			a, ok, err := decodeArticleCells(key, c.cells)
-			if err != nil {
-				return nil, nil, err
-			}
-			if !ok {
-				continue
-			}
-			art, err := articleFrom(c.pos, a)
-			if err != nil {
-				return nil, nil, err
-			}
-			arts[i], out[i] = &art, articleRow{c.pos, c.cells}
-			continue
-		}
 		n := needs[i]
-		rk := RelationshipKey{Start: reader, Type: relType, End: c.pos.Author}
-		rel, err := rows[n.rel].Relationship(rk, rows[n.start], rows[n.end])
-		if err != nil {
-			return nil, nil, err
-		}
-		if rel == nil || c.ts < rel.Created.UnixMilli() {
-			continue // unfollowed (or the row of an earlier follow)
+		if c.feedRow {
+			rk := RelationshipKey{Start: reader, Type: relType, End: c.pos.Author}
+			rel, err := rows[n.rel].Relationship(rk, rows[n.start], rows[n.end])
+			if err != nil {
+				return nil, nil, err
+			}
+			if rel == nil || c.ts < rel.Created.UnixMilli() {
+				continue // unfollowed (or the row of an earlier follow)
+			}
 		}
 		ar := rows[n.art]
 		a, ok, err := decodeArticleCells(ar.key, ar.cells)
@@ -678,7 +709,9 @@ func (s *Store) checkCandidates(ctx context.Context, reader, relType string, can
 
 // followedWide returns the wide authors of relType (at most
 // MaxWideAuthors) that reader follows: one scan of the wide set, and one
-// batch of Gets of reader's relationships to them.
+// batch of Gets of reader's relationships to them with both ends' rows
+// (Row.Relationship), so that a follow whose reader or author is being
+// deleted, or whose deletion crashed half-way, merges nothing.
 func (s *Store) followedWide(ctx context.Context, reader, relType string) ([]string, error) {
 	prefix := keys.WideAuthorPrefix(relType)
 	rows, err := s.scan(ctx, scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix,
@@ -686,31 +719,39 @@ func (s *Store) followedWide(ctx context.Context, reader, relType string) ([]str
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
+	start, err := NodeGet(reader)
+	if err != nil {
+		return nil, err
+	}
 	authors := make([]string, 0, len(rows))
-	gets := make([]Get, 0, len(rows))
+	gets := []Get{start}
 	for _, rw := range rows {
 		_, author, err := keys.DecodeWideAuthor(rw.key)
 		if err != nil || author == reader {
 			continue
 		}
-		g, err := RelationshipKey{Start: reader, Type: relType, End: author}.Get()
+		rel, _, end, err := RelationshipKey{Start: reader, Type: relType, End: author}.Gets()
 		if err != nil {
 			continue
 		}
-		authors, gets = append(authors, author), append(gets, g)
+		authors, gets = append(authors, author), append(gets, rel, end)
+	}
+	if len(authors) == 0 {
+		return nil, nil
 	}
 	got, err := s.Read(ctx, gets)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for i, r := range got {
-		_, ok, err := decodeEntity(r.key, r.cells)
+	for i, author := range authors {
+		rk := RelationshipKey{Start: reader, Type: relType, End: author}
+		rel, err := got[1+2*i].Relationship(rk, got[0], got[2+2*i])
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			out = append(out, authors[i])
+		if rel != nil {
+			out = append(out, author)
 		}
 	}
 	return out, nil

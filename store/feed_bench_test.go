@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hbgraph/hbgraph/store/hbasefault"
 )
 
 // The home feed's benchmarks (run them with
@@ -117,6 +119,79 @@ func BenchmarkFeedPage(b *testing.B) {
 				b.ReportMetric(float64(c.calls)/float64(b.N), "calls/op")
 				b.ReportMetric(float64(c.scans)/float64(b.N), "scans/op")
 			})
+		}
+	}
+}
+
+// BenchmarkFeedPageWide is a page of a reader following 10 authors whose
+// posts fan out and 0, 10 or 100 wide ones (two followers each, over a
+// --feed-fanout-max of 1), posts spread over all of them: the cost a page
+// pays for each wide followee's timeline it merges, on the embedded engine
+// as it is and with a round trip of 1 ms added to every call (rtt=1ms, as
+// on a cluster: the scans of the timelines overlap).
+func BenchmarkFeedPageWide(b *testing.B) {
+	for _, wide := range []int{0, 10, 100} {
+		clk := newFakeClock()
+		fc := hbasefault.New(openTestEngine(b, clk))
+		s, err := New(fc, Options{Clock: clk.Now, Feed: FeedOptions{Types: []string{"follows"}, FanoutMax: 1}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var authors, wideAuthors []string
+		for i := range 10 {
+			authors = append(authors, fmt.Sprintf("author%05d", i))
+		}
+		for i := range wide {
+			wideAuthors = append(wideAuthors, fmt.Sprintf("wide%05d", i))
+		}
+		importFollows(b, s, []string{"reader"}, authors)
+		importFollows(b, s, []string{"other"}, wideAuthors)
+		var rels []RelationshipImport
+		at := time.UnixMilli(testClockStart - 60_000)
+		for _, w := range wideAuthors {
+			rels = append(rels, RelationshipImport{Key: RelationshipKey{"reader", "follows", w}, Created: at, Updated: at})
+		}
+		if outs, err := s.ImportRelationships(bg, rels); err != nil {
+			b.Fatal(err)
+		} else {
+			for _, o := range outs {
+				if o.Err != nil {
+					b.Fatal(o.Err)
+				}
+			}
+		}
+		all := append(append([]string(nil), authors...), wideAuthors...)
+		for i := range max(120, 2*len(all)) {
+			if _, err := s.PostArticle(bg, all[i%len(all)], fmt.Sprintf("t%d", i), "a body", "c"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, rtt := range []time.Duration{0, time.Millisecond} {
+			fc.SetLatency(rtt)
+			for _, page := range []int{1, 5} {
+				b.Run(fmt.Sprintf("wide=%d/rtt=%v/page=%d", wide, rtt, page), func(b *testing.B) {
+					req := PageRequest{Size: 20}
+					for range page - 1 {
+						p, err := s.Feed(bg, "reader", "follows", req)
+						if err != nil || len(p.Articles) != 20 {
+							b.Fatal(len(p.Articles), err)
+						}
+						req.Cursor = p.Cursors.At(19)
+					}
+					var c callCounter
+					ctx := WithTracer(bg, &c)
+					b.ReportAllocs()
+					b.ResetTimer()
+					for range b.N {
+						p, err := s.Feed(ctx, "reader", "follows", req)
+						if err != nil || len(p.Articles) != 20 {
+							b.Fatal(len(p.Articles), err)
+						}
+					}
+					b.ReportMetric(float64(c.calls)/float64(b.N), "calls/op")
+					b.ReportMetric(float64(c.scans)/float64(b.N), "scans/op")
+				})
+			}
 		}
 	}
 }

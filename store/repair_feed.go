@@ -30,8 +30,11 @@ const feedStaleAge = time.Minute
 
 // repairFeeds finishes the fan-outs a crash (or an import) left pending
 // (FinishFanouts) and deletes the feed rows no read would return: of an
-// article gone, of a follow gone or newer than the row, of a type whose
-// feed is no longer kept. Without kept types it does nothing.
+// article gone, of a follow gone or newer than the row. Rows of a type
+// this store does not keep (a repair run without the serving
+// --feed-types, or a type dropped for a while) are judged by the same
+// rules, never deleted for their type alone: nothing would write them
+// again. Without kept types it does nothing.
 func (s *Store) repairFeeds(ctx context.Context, fix func(kind string, n int)) error {
 	if !s.feedPending() {
 		return nil
@@ -209,10 +212,6 @@ func (s *Store) staleOf(ctx context.Context, chunk []staleFeedRow) ([]staleFeedR
 	needs := make([]need, len(chunk))
 	var stale []staleFeedRow
 	for i, r := range chunk {
-		needs[i].art = -1
-		if !s.FeedKept(r.f.Type) {
-			continue // stale: told apart below
-		}
 		row, err := r.f.Article.Key()
 		if err != nil {
 			return nil, err
