@@ -274,24 +274,14 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		// A relationship of an end deleted since it was made (and
 		// created again), which its create or the deletion is taking
 		// away: it reads as absent, and is not there to be created over.
+		// (An answer: the index rows of an earlier try of ours go.)
+		if err := s.unindexLostTry(ctx, k, rel, ends); err != nil {
+			return Relationship{}, err
+		}
 		return Relationship{}, fmt.Errorf("create relationship: a relationship of a deleted node of the same id is being removed; try again: %w", ErrConflict)
 	case live:
-		if p := rel.pending; p != nil && p.op == op && p.created != rel.created {
-			// An earlier try of ours wrote index rows, and another
-			// create won the row: ours index nothing.
-			if err := s.deleteIndexRows(ctx, k, entity{created: p.created, updated: p.created}); err != nil {
-				return Relationship{}, err
-			}
-		}
-		// The same when a third create's xp has replaced ours since: our
-		// intents say which index rows we wrote.
-		for _, r := range ends.rows {
-			if in, ok := ownIntent(r.cells, op); ok && in.created != 0 && in.created != rel.created {
-				if err := s.deleteIndexRows(ctx, k, entity{created: in.created, updated: in.created}); err != nil {
-					return Relationship{}, err
-				}
-				break
-			}
+		if err := s.unindexLostTry(ctx, k, rel, ends); err != nil {
+			return Relationship{}, err
 		}
 		return Relationship{}, fmt.Errorf("create relationship: %w", ErrAlreadyExists)
 	default:
@@ -544,6 +534,26 @@ func (s *Store) unindexEarlierTry(ctx context.Context, k RelationshipKey, rel en
 		}
 		if err := s.deleteIndexRows(ctx, k, entity{created: t, updated: t}); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// unindexLostTry deletes the index rows an earlier try of the ctx's op
+// wrote for k when another create's row (rel, live) has the key: they
+// index nothing. Their creation time is in the row's xp if it is still
+// the op's, or else in the op's intents on the ends (read as ends: a
+// third create's xp may have replaced ours).
+func (s *Store) unindexLostTry(ctx context.Context, k RelationshipKey, rel entity, ends relEnds) error {
+	op := opOf(ctx)
+	if p := rel.pending; p != nil && p.op == op && p.created != rel.created {
+		if err := s.deleteIndexRows(ctx, k, entity{created: p.created, updated: p.created}); err != nil {
+			return err
+		}
+	}
+	for _, r := range ends.rows {
+		if in, ok := ownIntent(r.cells, op); ok && in.created != 0 && in.created != rel.created {
+			return s.deleteIndexRows(ctx, k, entity{created: in.created, updated: in.created})
 		}
 	}
 	return nil

@@ -432,3 +432,58 @@ func TestCreateRelationshipRetryOverAnOldUndo(t *testing.T) {
 	}
 	checkGraphInvariants(t, sc)
 }
+
+// TestCreateRelationshipConflictRemovesItsIndexRows: a create cut short
+// after its index rows whose retry finds the key taken by a row made for
+// an earlier node of an end's id (being taken away: CONFLICT) left the
+// index rows of its earlier try for good: an index row listing the
+// relationship with no row of its creation (the concurrent replica
+// simulation, seed 66646: "index row n1 likes n3 lists a missing node";
+// seed 2081: a relationship with two pairs of index rows). Every definite
+// answer but success deletes the index rows an earlier try wrote, as
+// ALREADY_EXISTS does.
+func TestCreateRelationshipConflictRemovesItsIndexRows(t *testing.T) {
+	k := RelationshipKey{"a", "knows", "b"}
+	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
+	opD := WithOp(bg, DeriveOpID("dave", "key-D", "0", "createRelationship", k.ID()))
+	clk := newFakeClock()
+	clk.step = 1
+	ss := storesOnOneEngine(t, clk, 3)
+	sc, sd, se := ss[0], ss[1], ss[2]
+	mustNode(t, se, "a", nil)
+	mustNode(t, se, "b", nil)
+	var cErr error
+	rowed, rechecked := false, false
+	sd.fault = func(p string) error {
+		switch {
+		case p == pointRelationshipRow && !rowed:
+			rowed = true
+			// D has its intents and index rows. b is deleted (its detach
+			// takes D's index rows) and created again; C's first try
+			// writes its index rows and is cut short.
+			if err := se.DeleteNode(bg, "b", true); err != nil {
+				t.Errorf("delete b: %v", err)
+			}
+			mustNode(t, se, "b", nil)
+			sc.fault = crashAtPoint(pointRelationshipRow)
+			if _, err := sc.CreateRelationship(opC, k, Properties{"by": "c"}); !errors.Is(err, errCrash) {
+				t.Errorf("C's first try: %v", err)
+			}
+			sc.fault = nil
+		case p == pointRelationshipRecheck && !rechecked:
+			rechecked = true
+			// D's row, made for the b deleted, is there: C's retry.
+			_, cErr = sc.CreateRelationship(opC, k, Properties{"by": "c"})
+		}
+		return nil
+	}
+	_, dErr := sd.CreateRelationship(opD, k, Properties{"by": "d"})
+	sd.fault = nil
+	if !rechecked {
+		t.Fatalf("D never reached its recheck: %v", dErr)
+	}
+	if !errors.Is(dErr, ErrNotFound) || !errors.Is(cErr, ErrConflict) {
+		t.Fatalf("D answered %v, C's retry %v: want not found (b was replaced) and conflict", dErr, cErr)
+	}
+	checkGraphInvariants(t, sc)
+}

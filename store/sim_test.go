@@ -32,12 +32,12 @@ package store
 // the K seeds from N on. make soak runs many seeds, longer.
 //
 // The defaults are the serial run make test's unit runs: seeds 1-20, one
-// operation at a time (-sim.serial), every fault (-sim.faults=all). make
-// test also runs the concurrent one, -sim.serial=false, over the same seeds
-// (make sim-concurrent); it holds over seeds 1-2000 (make sim-soak; it
-// failed on 1 to 5 a run before issue 23's last round, a relationship
-// create racing an end's deletion, or a deletion racing a node's create:
-// docs/design.md, "Deleting a node"). A
+// operation at a time (-sim.serial), every fault (-sim.faults=all). The
+// concurrent one, -sim.serial=false (make sim-concurrent over the same
+// seeds, make sim-soak over 2,000), fails on about one seed in 8,000 (2 to
+// 4 of seeds 1-2000 a run before issue 23's last round: a relationship
+// create racing an end's deletion, or a deletion racing a node's create;
+// docs/design.md, "Deleting a node"), and joins make test when it holds. A
 // failure of a history prints where the longest linearization the checker
 // found stops, and the operations it could not place next.
 
