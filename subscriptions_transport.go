@@ -124,6 +124,7 @@ type wsSession struct {
 	mu     sync.Mutex
 	ops    map[string]*wsOperation
 	queue  []*wsOperation // live subscriptions with values to send
+	ending int            // operations gone from ops whose complete is being written
 	pong   bool           // a pong came since the last ping
 	closed bool
 	wake   chan struct{}
@@ -149,11 +150,12 @@ type wsOperation struct {
 	done      bool
 }
 
-// operations is the number of the session's operations not yet over.
+// operations is the number of the session's operations not yet over,
+// their complete written.
 func (c *wsSession) operations() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.ops)
+	return len(c.ops) + c.ending
 }
 
 // wsMessage is a graphql-transport-ws message.
@@ -424,12 +426,18 @@ func (c *wsSession) endSending(op *wsOperation, complete bool) {
 	}
 	op.done = true
 	if c.ops[op.id] == op {
-		delete(c.ops, op.id)
+		delete(c.ops, op.id) // its id may be used again once complete is sent
+	}
+	if complete {
+		c.ending++ // a shutdown waits for the complete to be written
 	}
 	c.mu.Unlock()
 	op.cancel()
 	if complete {
 		c.write(wsMessage{ID: op.id, Type: "complete"})
+		c.mu.Lock()
+		c.ending--
+		c.mu.Unlock()
 	}
 }
 
