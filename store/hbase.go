@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hbgraph/hbgraph/store/keys"
+	"github.com/hbgraph/hbgraph/store/pagescan"
 )
 
 // Call describes one round trip to HBase, reported to the Tracer of the
@@ -634,11 +635,26 @@ type row struct {
 	ts    int64    // the newest cell timestamp
 }
 
+// dataFamily is the family a dataOnly scan of a table reads alone
+// (readOptions): "" for a table read whole.
+var dataFamily = func() map[string]string {
+	m := map[string]string{}
+	for table, fams := range keys.Tables() {
+		if keys.HasOnceColumns(table) {
+			m[table] = fams[0]
+		}
+	}
+	return m
+}()
+
 // scan reads up to r.limit rows of r in one scanner with one deadline.
 func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	call := Call{Op: "Scan", Table: r.table, StartRow: r.start, StopRow: r.stop, Reversed: r.reversed, Start: time.Now()}
+	if ps, ok := s.hc.(pagescan.Scanner); ok && r.compact && !r.keyOnly && r.limit > 0 {
+		return s.scanPage(ctx, ps, r, call)
+	}
 	opts := readOptions(r.table, r.dataOnly)
 	if r.limit > 0 {
 		opts = append(opts, hrpc.NumberOfRows(uint32(r.limit)))
@@ -680,6 +696,39 @@ func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 			out.cells = rowCells(res.Cells).asMap()
 		}
 		for _, c := range res.Cells {
+			if c.Timestamp != nil && int64(*c.Timestamp) > out.ts {
+				out.ts = int64(*c.Timestamp)
+			}
+		}
+		rows = append(rows, out)
+	}
+	call.RowsRead = len(rows)
+	trace(ctx, call)
+	return rows, nil
+}
+
+// scanPage is scan of a compact page (r.limit rows at most) through an
+// engine that answers it directly (pagescan).
+func (s *Store) scanPage(ctx context.Context, ps pagescan.Scanner, r scanRange, call Call) ([]row, error) {
+	sc := [1]pagescan.Scan{{Start: r.start, Stop: r.stop, Reversed: r.reversed, Limit: r.limit}}
+	if r.dataOnly {
+		sc[0].Family = dataFamily[r.table]
+	}
+	var page [1]pagescan.Page
+	ps.ScanPages(ctx, r.table, sc[:], page[:])
+	if err := page[0].Err; err != nil {
+		call.Err = err
+		trace(ctx, call)
+		return nil, classify("scan "+r.table, err)
+	}
+	rows := make([]row, 0, len(page[0].Rows))
+	for _, cells := range page[0].Rows {
+		if len(cells) == 0 {
+			continue
+		}
+		out := row{key: cells[0].Row, raw: cells}
+		call.countCells(cells)
+		for _, c := range cells {
 			if c.Timestamp != nil && int64(*c.Timestamp) > out.ts {
 				out.ts = int64(*c.Timestamp)
 			}
