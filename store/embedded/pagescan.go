@@ -24,14 +24,12 @@ func (c *Client) ScanPages(ctx context.Context, table string, scans []pagescan.S
 		}
 		return
 	}
-	var q *query // shared by the scans of one family: fetch only reads it
 	for i, sc := range scans {
-		if q == nil || familyName(q) != sc.Family {
-			if q, err = familyQuery(t, sc.Family); err != nil {
-				pages[i] = pagescan.Page{Err: err}
-				q = nil
-				continue
-			}
+		q, ok := t.pageQueries[sc.Family]
+		if !ok {
+			_, err := t.family([]byte(sc.Family))
+			pages[i] = pagescan.Page{Err: err}
+			continue
 		}
 		limit := sc.Limit
 		if limit <= 0 {
@@ -60,26 +58,6 @@ func (c *Client) scanTable(name string) (*table, error) {
 	}
 	defer c.leave()
 	return c.table([]byte(name))
-}
-
-// familyQuery selects family name of t whole, as a scan naming the
-// family alone does (newQuery), or every family for "".
-func familyQuery(t *table, name string) (*query, error) {
-	if name == "" {
-		return &query{t: t}, nil
-	}
-	fam, err := t.family([]byte(name))
-	if err != nil {
-		return nil, err
-	}
-	return &query{t: t, only: fam}, nil
-}
-
-func familyName(q *query) string {
-	if q.only == nil {
-		return ""
-	}
-	return q.only.name
 }
 
 // hrpcRows are rows as hrpc cells, not copied: hrpc.Cell is defined as
