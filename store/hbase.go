@@ -651,10 +651,13 @@ var dataFamily = func() map[string]string {
 func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
-	call := Call{Op: "Scan", Table: r.table, StartRow: r.start, StopRow: r.stop, Reversed: r.reversed, Start: time.Now()}
-	if ps, ok := s.hc.(pagescan.Scanner); ok && r.compact && !r.keyOnly && r.limit > 0 {
-		return s.scanPage(ctx, ps, r, call)
+	if ps, ok := s.hc.(pagescan.Scanner); ok && r.isPage() {
+		var rows [1][]row
+		var errs [1]error
+		s.scanPagesWith(ctx, ps, []scanRange{r}, rows[:], errs[:])
+		return rows[0], errs[0]
 	}
+	call := Call{Op: "Scan", Table: r.table, StartRow: r.start, StopRow: r.stop, Reversed: r.reversed, Start: time.Now()}
 	opts := readOptions(r.table, r.dataOnly)
 	if r.limit > 0 {
 		opts = append(opts, hrpc.NumberOfRows(uint32(r.limit)))
@@ -707,37 +710,72 @@ func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 	return rows, nil
 }
 
-// scanPage is scan of a compact page (r.limit rows at most) through an
-// engine that answers it directly (pagescan).
-func (s *Store) scanPage(ctx context.Context, ps pagescan.Scanner, r scanRange, call Call) ([]row, error) {
-	sc := [1]pagescan.Scan{{Start: r.start, Stop: r.stop, Reversed: r.reversed, Limit: r.limit}}
-	if r.dataOnly {
-		sc[0].Family = dataFamily[r.table]
+// isPage tells whether r is a compact page that a pagescan.Scanner can
+// answer.
+func (r *scanRange) isPage() bool { return r.compact && !r.keyOnly && r.limit > 0 }
+
+// scanPages reads the pages rs (each isPage, all of one table), in one
+// engine call when the engine can (pagescan), with one deadline: rows[i]
+// and errs[i] answer rs[i]. Each page is still a Call to the tracer.
+func (s *Store) scanPages(ctx context.Context, rs []scanRange) ([][]row, []error) {
+	rows := make([][]row, len(rs))
+	errs := make([]error, len(rs))
+	ps, ok := s.hc.(pagescan.Scanner)
+	if !ok {
+		for i := range rs {
+			rows[i], errs[i] = s.scan(ctx, rs[i])
+		}
+		return rows, errs
 	}
-	var page [1]pagescan.Page
-	ps.ScanPages(ctx, r.table, sc[:], page[:])
-	if err := page[0].Err; err != nil {
-		call.Err = err
-		trace(ctx, call)
-		return nil, classify("scan "+r.table, err)
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	s.scanPagesWith(ctx, ps, rs, rows, errs)
+	return rows, errs
+}
+
+// scanPagesWith is scanPages through ps, ctx bounding the call.
+func (s *Store) scanPagesWith(ctx context.Context, ps pagescan.Scanner, rs []scanRange, rows [][]row, errs []error) {
+	start := time.Now()
+	var scanBuf [1]pagescan.Scan
+	var pageBuf [1]pagescan.Page
+	scans, pages := scanBuf[:0], pageBuf[:]
+	if len(rs) > 1 {
+		scans, pages = make([]pagescan.Scan, 0, len(rs)), make([]pagescan.Page, len(rs))
 	}
-	rows := make([]row, 0, len(page[0].Rows))
-	for _, cells := range page[0].Rows {
-		if len(cells) == 0 {
+	for _, r := range rs {
+		sc := pagescan.Scan{Start: r.start, Stop: r.stop, Reversed: r.reversed, Limit: r.limit}
+		if r.dataOnly {
+			sc.Family = dataFamily[r.table]
+		}
+		scans = append(scans, sc)
+	}
+	ps.ScanPages(ctx, rs[0].table, scans, pages)
+	for i, r := range rs {
+		call := Call{Op: "Scan", Table: r.table, StartRow: r.start, StopRow: r.stop, Reversed: r.reversed, Start: start}
+		if err := pages[i].Err; err != nil {
+			call.Err = err
+			trace(ctx, call)
+			errs[i] = classify("scan "+r.table, err)
 			continue
 		}
-		out := row{key: cells[0].Row, raw: cells}
-		call.countCells(cells)
-		for _, c := range cells {
-			if c.Timestamp != nil && int64(*c.Timestamp) > out.ts {
-				out.ts = int64(*c.Timestamp)
+		out := make([]row, 0, len(pages[i].Rows))
+		for _, cells := range pages[i].Rows {
+			if len(cells) == 0 {
+				continue
 			}
+			rw := row{key: cells[0].Row, raw: cells}
+			call.countCells(cells)
+			for _, c := range cells {
+				if c.Timestamp != nil && int64(*c.Timestamp) > rw.ts {
+					rw.ts = int64(*c.Timestamp)
+				}
+			}
+			out = append(out, rw)
 		}
-		rows = append(rows, out)
+		call.RowsRead = len(out)
+		trace(ctx, call)
+		rows[i] = out
 	}
-	call.RowsRead = len(rows)
-	trace(ctx, call)
-	return rows, nil
 }
 
 // scanAll visits every row of [start, stop) in chunks of chunkRows, each
