@@ -736,10 +736,17 @@ func (s *Store) scanPages(ctx context.Context, rs []scanRange) ([][]row, []error
 // scanPagesWith is scanPages through ps, ctx bounding the call.
 func (s *Store) scanPagesWith(ctx context.Context, ps pagescan.Scanner, rs []scanRange, rows [][]row, errs []error) {
 	start := time.Now()
-	var scanBuf [1]pagescan.Scan
-	var pageBuf [1]pagescan.Page
-	scans, pages := scanBuf[:0], pageBuf[:]
-	if len(rs) > 1 {
+	var scans []pagescan.Scan
+	var pages []pagescan.Page
+	if len(rs) == 1 {
+		// One allocation for both: what goes to an interface's method
+		// escapes to the heap.
+		one := new(struct {
+			scan [1]pagescan.Scan
+			page [1]pagescan.Page
+		})
+		scans, pages = one.scan[:0], one.page[:]
+	} else {
 		scans, pages = make([]pagescan.Scan, 0, len(rs)), make([]pagescan.Page, len(rs))
 	}
 	for _, r := range rs {

@@ -57,6 +57,9 @@ func (c *Client) scanTable(name string) (*table, error) {
 		return nil, err
 	}
 	defer c.leave()
+	if t, ok := c.tables[name]; ok { // no []byte of the name: it would escape
+		return t, nil
+	}
 	return c.table([]byte(name))
 }
 
