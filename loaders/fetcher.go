@@ -177,15 +177,39 @@ func (f *Fetcher) read(ctx context.Context, round int, w *Wave) {
 			w.adjRes[i] = result[store.RelationshipPage]{page, err}
 		})
 	}
+	var batch []int // article pages read in one store call (indexes into w.art)
 	for i, k := range w.art {
 		if r, ok := f.art[k]; ok {
 			w.artRes[i] = r
 			cached++
 			continue
 		}
+		if k.Feed == "" {
+			batch = append(batch, i)
+			continue
+		}
 		calls = append(calls, func() {
 			page, err := k.read(ctx, f.s)
 			w.artRes[i] = result[store.ArticlePage]{page, err}
+		})
+	}
+	if len(batch) == 1 { // a batch of one costs more than the call alone
+		k := w.art[batch[0]]
+		calls = append(calls, func() {
+			page, err := k.read(ctx, f.s)
+			w.artRes[batch[0]] = result[store.ArticlePage]{page, err}
+		})
+	} else if len(batch) > 1 {
+		calls = append(calls, func() {
+			reqs := make([]store.ArticlesRequest, len(batch))
+			for j, i := range batch {
+				k := w.art[i]
+				reqs[j] = store.ArticlesRequest{Author: k.Author, Query: k.query(), Page: k.Page}
+			}
+			pages, errs := f.s.ArticlesBatch(ctx, reqs)
+			for j, i := range batch {
+				w.artRes[i] = result[store.ArticlePage]{pages[j], errs[j]}
+			}
 		})
 	}
 	runAll(f.cfg.ScanConcurrency, calls)

@@ -1004,31 +1004,95 @@ func (p ArticlePage) Primed() []Primed {
 // ErrInvalidInput, as are a bad author id, category or page size. An
 // author with no articles, or no node, has an empty page.
 func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, req PageRequest) (ArticlePage, error) {
-	if err := validateID("author id", authorID); err != nil {
+	p, done, err := s.planArticles(ctx, authorID, q, req)
+	if err != nil || done {
+		return p.page, err
+	}
+	rows, err := s.scan(ctx, p.r)
+	if err != nil {
 		return ArticlePage{}, err
+	}
+	return p.finish(rows)
+}
+
+// ArticlesRequest is one page of Articles.
+type ArticlesRequest struct {
+	Author string
+	Query  ArticleQuery
+	Page   PageRequest
+}
+
+// ArticlesBatch answers each request as Articles does (pages[i] and
+// errs[i] answer reqs[i]), scanning their pages in one engine call where
+// the engine can (pagescan): a wave's article pages.
+func (s *Store) ArticlesBatch(ctx context.Context, reqs []ArticlesRequest) ([]ArticlePage, []error) {
+	pages := make([]ArticlePage, len(reqs))
+	errs := make([]error, len(reqs))
+	plans := make([]articlesPlan, 0, len(reqs))
+	idx := make([]int, 0, len(reqs))
+	for i, rq := range reqs {
+		p, done, err := s.planArticles(ctx, rq.Author, rq.Query, rq.Page)
+		if err != nil || done {
+			pages[i], errs[i] = p.page, err
+			continue
+		}
+		plans = append(plans, p)
+		idx = append(idx, i)
+	}
+	if len(plans) == 0 {
+		return pages, errs
+	}
+	ranges := make([]scanRange, len(plans))
+	for j := range plans {
+		ranges[j] = plans[j].r
+	}
+	rows, scanErrs := s.scanPages(ctx, ranges)
+	for j, i := range idx {
+		if scanErrs[j] != nil {
+			errs[i] = scanErrs[j]
+			continue
+		}
+		pages[i], errs[i] = plans[j].finish(rows[j])
+	}
+	return pages, errs
+}
+
+// articlesPlan is an Articles page planned: its scan, or (done) the page
+// without one.
+type articlesPlan struct {
+	pagePlan
+	q    ArticleQuery
+	page ArticlePage
+}
+
+// planArticles checks an Articles request and plans its scan; done: the
+// page (p.page) needs none, or err.
+func (s *Store) planArticles(ctx context.Context, authorID string, q ArticleQuery, req PageRequest) (p articlesPlan, done bool, err error) {
+	if err := validateID("author id", authorID); err != nil {
+		return p, true, err
 	}
 	pr := pageRange{table: keys.TableArticles, family: keys.FamilyArticles}
 	if q.Category != "" {
 		if err := validateType("category", q.Category); err != nil {
-			return ArticlePage{}, err
+			return p, true, err
 		}
 		pr.layout, pr.prefix = keys.CategoryLayout, keys.CategoryPrefix(authorID, q.Category)
 	} else {
 		pr.layout, pr.prefix = keys.TimelineLayout, keys.TimelinePrefix(authorID)
 	}
 	if err := req.validate(); err != nil {
-		return ArticlePage{}, err
+		return p, true, err
 	}
 	if err := s.CheckArticleLayout(ctx); err != nil {
-		return ArticlePage{}, err
+		return p, true, err
 	}
 	if err := s.migrateAuthorFirst(ctx, authorID); err != nil {
-		return ArticlePage{}, err
+		return p, true, err
 	}
 	if req.Cursor != "" {
 		// Checked before the window: an empty window still rejects a bad cursor.
 		if _, err := pr.cursorRow(req.Cursor); err != nil {
-			return ArticlePage{}, err
+			return p, true, err
 		}
 	}
 	if q.PostedAfter != nil || q.PostedBefore != nil {
@@ -1041,17 +1105,35 @@ func (s *Store) Articles(ctx context.Context, authorID string, q ArticleQuery, r
 		}
 		lo, hi, err := keys.Window(pr.prefix, after, before)
 		if errors.Is(err, keys.ErrEmptyWindow) {
-			return ArticlePage{Articles: []Article{}}, nil
+			p.page = ArticlePage{Articles: []Article{}}
+			return p, true, nil
 		}
 		if err != nil {
-			return ArticlePage{}, invalid("postedAfter and postedBefore must be times after 1970")
+			return p, true, invalid("postedAfter and postedBefore must be times after 1970")
 		}
 		pr.lo, pr.hi = lo, hi
 	}
-	rows, cursors, info, err := s.page(ctx, pr, req)
+	pp, err := planPage(pr, req)
 	if err != nil {
-		return ArticlePage{}, err
+		return p, true, err
 	}
+	p.pagePlan, p.q = pp, q
+	if pp.none {
+		p.page, err = articlePageOf(q, nil, Cursors{}, pp.info)
+		return p, true, err
+	}
+	return p, false, nil
+}
+
+// finish is the page of the rows its scan read.
+func (p *articlesPlan) finish(rows []row) (ArticlePage, error) {
+	rows, cursors, info := p.pagePlan.finish(rows)
+	return articlePageOf(p.q, rows, cursors, info)
+}
+
+// articlePageOf is the page of articles of rows, a page of q.
+func articlePageOf(q ArticleQuery, rows []row, cursors Cursors, info PageInfo) (ArticlePage, error) {
+	var err error
 	// A category page's articles all share its category; a timeline's
 	// share a few.
 	categories := make([]string, 0, 8)

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hbgraph/hbgraph/store/keys"
+	"github.com/hbgraph/hbgraph/store/pagescan"
 )
 
 // Call describes one round trip to HBase, reported to the Tracer of the
@@ -634,10 +635,28 @@ type row struct {
 	ts    int64    // the newest cell timestamp
 }
 
+// dataFamily is the family a dataOnly scan of a table reads alone
+// (readOptions): "" for a table read whole.
+var dataFamily = func() map[string]string {
+	m := map[string]string{}
+	for table, fams := range keys.Tables() {
+		if keys.HasOnceColumns(table) {
+			m[table] = fams[0]
+		}
+	}
+	return m
+}()
+
 // scan reads up to r.limit rows of r in one scanner with one deadline.
 func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
+	if ps, ok := s.hc.(pagescan.Scanner); ok && r.isPage() {
+		var rows [1][]row
+		var errs [1]error
+		s.scanPagesWith(ctx, ps, []scanRange{r}, rows[:], errs[:])
+		return rows[0], errs[0]
+	}
 	call := Call{Op: "Scan", Table: r.table, StartRow: r.start, StopRow: r.stop, Reversed: r.reversed, Start: time.Now()}
 	opts := readOptions(r.table, r.dataOnly)
 	if r.limit > 0 {
@@ -689,6 +708,81 @@ func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 	call.RowsRead = len(rows)
 	trace(ctx, call)
 	return rows, nil
+}
+
+// isPage tells whether r is a compact page that a pagescan.Scanner can
+// answer.
+func (r *scanRange) isPage() bool { return r.compact && !r.keyOnly && r.limit > 0 }
+
+// scanPages reads the pages rs (each isPage, all of one table), in one
+// engine call when the engine can (pagescan), with one deadline: rows[i]
+// and errs[i] answer rs[i]. Each page is still a Call to the tracer.
+func (s *Store) scanPages(ctx context.Context, rs []scanRange) ([][]row, []error) {
+	rows := make([][]row, len(rs))
+	errs := make([]error, len(rs))
+	ps, ok := s.hc.(pagescan.Scanner)
+	if !ok {
+		for i := range rs {
+			rows[i], errs[i] = s.scan(ctx, rs[i])
+		}
+		return rows, errs
+	}
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	s.scanPagesWith(ctx, ps, rs, rows, errs)
+	return rows, errs
+}
+
+// scanPagesWith is scanPages through ps, ctx bounding the call.
+func (s *Store) scanPagesWith(ctx context.Context, ps pagescan.Scanner, rs []scanRange, rows [][]row, errs []error) {
+	start := time.Now()
+	var scans []pagescan.Scan
+	var pages []pagescan.Page
+	if len(rs) == 1 {
+		// One allocation for both: what goes to an interface's method
+		// escapes to the heap.
+		one := new(struct {
+			scan [1]pagescan.Scan
+			page [1]pagescan.Page
+		})
+		scans, pages = one.scan[:0], one.page[:]
+	} else {
+		scans, pages = make([]pagescan.Scan, 0, len(rs)), make([]pagescan.Page, len(rs))
+	}
+	for _, r := range rs {
+		sc := pagescan.Scan{Start: r.start, Stop: r.stop, Reversed: r.reversed, Limit: r.limit}
+		if r.dataOnly {
+			sc.Family = dataFamily[r.table]
+		}
+		scans = append(scans, sc)
+	}
+	ps.ScanPages(ctx, rs[0].table, scans, pages)
+	for i, r := range rs {
+		call := Call{Op: "Scan", Table: r.table, StartRow: r.start, StopRow: r.stop, Reversed: r.reversed, Start: start}
+		if err := pages[i].Err; err != nil {
+			call.Err = err
+			trace(ctx, call)
+			errs[i] = classify("scan "+r.table, err)
+			continue
+		}
+		out := make([]row, 0, len(pages[i].Rows))
+		for _, cells := range pages[i].Rows {
+			if len(cells) == 0 {
+				continue
+			}
+			rw := row{key: cells[0].Row, raw: cells}
+			call.countCells(cells)
+			for _, c := range cells {
+				if c.Timestamp != nil && int64(*c.Timestamp) > rw.ts {
+					rw.ts = int64(*c.Timestamp)
+				}
+			}
+			out = append(out, rw)
+		}
+		call.RowsRead = len(out)
+		trace(ctx, call)
+		rows[i] = out
+	}
 }
 
 // scanAll visits every row of [start, stop) in chunks of chunkRows, each

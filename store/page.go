@@ -113,9 +113,35 @@ func (pr pageRange) cursorRow(cursor string) ([]byte, error) {
 // starting at it (seed 001's paging rows). It returns the rows newest first
 // and their cursors.
 func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row, Cursors, PageInfo, error) {
-	var info PageInfo
+	p, err := planPage(pr, req)
+	if err != nil || p.none {
+		return nil, Cursors{}, p.info, err
+	}
+	rows, err := s.scan(ctx, p.r)
+	if err != nil {
+		return nil, Cursors{}, p.info, err
+	}
+	rows, cursors, info := p.finish(rows)
+	return rows, cursors, info, nil
+}
+
+// pagePlan is a page's scan (r), planned by planPage, and what makes the
+// page of its rows (finish); none: there is nothing to scan, and the page
+// is empty.
+type pagePlan struct {
+	pr        pageRange
+	req       PageRequest
+	r         scanRange
+	lo, hi    []byte
+	cursorRow []byte
+	info      PageInfo
+	none      bool
+}
+
+func planPage(pr pageRange, req PageRequest) (pagePlan, error) {
+	p := pagePlan{pr: pr, req: req}
 	if err := req.validate(); err != nil {
-		return nil, Cursors{}, info, err
+		return p, err
 	}
 	lo, hi := pr.lo, pr.hi
 	if lo == nil {
@@ -124,13 +150,15 @@ func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row,
 	if hi == nil {
 		hi = keys.PrefixEnd(pr.prefix)
 	}
+	p.lo, p.hi = lo, hi
 	var cursorRow []byte
 	if req.Cursor != "" {
 		var err error
 		if cursorRow, err = pr.cursorRow(req.Cursor); err != nil {
-			return nil, Cursors{}, info, err
+			return p, err
 		}
 	}
+	p.cursorRow = cursorRow
 	r := scanRange{table: pr.table, family: pr.family, limit: req.Size + 1, compact: true, dataOnly: true}
 	if req.NoLookahead {
 		r.limit = req.Size
@@ -140,7 +168,7 @@ func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row,
 		if cursorRow != nil && bytes.Compare(keys.After(cursorRow), lo) > 0 {
 			r.start = keys.After(cursorRow)
 		}
-		info.HasPrevious = cursorRow != nil
+		p.info.HasPrevious = cursorRow != nil
 	} else {
 		// Reversed: start is the high row (inclusive), stop the low one
 		// (exclusive). lo is a partial key, shorter than any row, so no row
@@ -150,20 +178,21 @@ func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row,
 			r.start = cursorRow
 			r.limit++ // the cursor row itself may come back
 		}
-		info.HasNext = cursorRow != nil
+		p.info.HasNext = cursorRow != nil
 	}
-	if req.Size == 0 && req.NoLookahead ||
-		bytes.Compare(r.start, r.stop) >= 0 && !r.reversed || r.reversed && bytes.Compare(r.start, r.stop) <= 0 {
-		return nil, Cursors{}, info, nil
-	}
-	rows, err := s.scan(ctx, r)
-	if err != nil {
-		return nil, Cursors{}, info, err
-	}
+	p.r = r
+	p.none = req.Size == 0 && req.NoLookahead ||
+		bytes.Compare(r.start, r.stop) >= 0 && !r.reversed || r.reversed && bytes.Compare(r.start, r.stop) <= 0
+	return p, nil
+}
+
+// finish is the page of the rows its scan read.
+func (p *pagePlan) finish(rows []row) ([]row, Cursors, PageInfo) {
+	pr, req, info := p.pr, p.req, p.info
 	kept := rows[:0]
 	for _, rw := range rows {
-		if !bytes.HasPrefix(rw.key, pr.prefix) || bytes.Compare(rw.key, lo) < 0 ||
-			bytes.Compare(rw.key, hi) >= 0 || (cursorRow != nil && bytes.Equal(rw.key, cursorRow)) {
+		if !bytes.HasPrefix(rw.key, pr.prefix) || bytes.Compare(rw.key, p.lo) < 0 ||
+			bytes.Compare(rw.key, p.hi) >= 0 || (p.cursorRow != nil && bytes.Equal(rw.key, p.cursorRow)) {
 			continue
 		}
 		kept = append(kept, rw)
@@ -183,7 +212,7 @@ func (s *Store) page(ctx context.Context, pr pageRange, req PageRequest) ([]row,
 	for i, rw := range kept {
 		cursors.rows[i] = rw.key
 	}
-	return kept, cursors, info, nil
+	return kept, cursors, info
 }
 
 // Cursors are the cursors of a page's rows, in its order. Each is made

@@ -141,6 +141,9 @@ type table struct {
 	region   hrpc.RegionInfo
 	families []*family // sorted by name, the order HBase returns cells in
 	byName   map[string]*family
+	// pageQueries select a family whole, or the whole row (""), for
+	// ScanPages: made once, as a query is only read once made.
+	pageQueries map[string]*query
 }
 
 type family struct {
@@ -167,6 +170,10 @@ func newTable(name string, families []string) *table {
 		fam := &family{index: i, name: f, bytes: []byte(f), esc: appendEscaped(nil, []byte(f))}
 		t.families = append(t.families, fam)
 		t.byName[f] = fam
+	}
+	t.pageQueries = map[string]*query{"": {t: t}}
+	for _, fam := range t.families {
+		t.pageQueries[fam.name] = &query{t: t, only: fam}
 	}
 	return t
 }

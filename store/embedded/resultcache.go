@@ -91,6 +91,9 @@ func rowCacheKey(dst, rowPrefix []byte) []byte { return append(append(dst, 'r'),
 // rowKeyBuf is room on the stack for most rows' cache keys.
 type rowKeyBuf [128]byte
 
+// cachedRowRoom is the room getRow makes for a cached row's cells.
+const cachedRowRoom = 512
+
 // getRow returns the row's cells when the cache holds them for the
 // selection families (the cells are the caller's), or else the stripe's
 // generation for a later putRow.
@@ -100,15 +103,21 @@ func (c *resultCache) getRow(t *table, stripe int, rowPrefix, row []byte, famili
 	gen := c.rowGens[stripe]
 	mu.Unlock()
 	var kb rowKeyBuf
-	v, ok := c.store.HasGet(nil, rowCacheKey(kb[:0], rowPrefix))
+	key := rowCacheKey(kb[:0], rowPrefix)
+	// The row's copy and the cached cells in one allocation, with room
+	// for most rows' cells (a larger row is copied once more; a miss,
+	// rare once the cache is warm, wastes it).
+	buf := make([]byte, len(row), len(row)+cachedRowRoom)
+	copy(buf, row)
+	v, ok := c.store.HasGet(buf, key)
 	if !ok {
 		return nil, false, gen
 	}
-	sig, rest, ok := readBytes(v)
+	sig, rest, ok := readBytes(v[len(row):])
 	if !ok || string(sig) != families {
 		return nil, false, gen
 	}
-	cells, _, ok := decodeCells(t, append([]byte(nil), row...), rest, &cellArena{})
+	cells, _, ok := decodeCells(t, v[:len(row):len(row)], rest, &cellArena{})
 	if !ok {
 		return nil, false, gen
 	}

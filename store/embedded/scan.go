@@ -72,7 +72,8 @@ func (c *Client) CacheRegions(table []byte) error {
 
 type scanner struct {
 	c        *Client
-	rpc      *hrpc.Scan
+	rpc      *hrpc.Scan // nil for ScanPages
+	ctx      context.Context
 	t        *table
 	q        *query
 	reversed bool
@@ -103,6 +104,7 @@ func (s *scanner) init() error {
 		return err
 	}
 	s.t = t
+	s.ctx = s.rpc.Context()
 	s.rpc.SetRegion(t.region)
 	req := s.rpc.ToProto().(*pb.ScanRequest)
 	scan := req.GetScan()
@@ -119,7 +121,15 @@ func (s *scanner) init() error {
 		s.pageSize = int(hrpc.DefaultNumberOfRows)
 	}
 	s.reversed = scan.GetReversed()
-	start, stop := scan.GetStartRow(), scan.GetStopRow()
+	s.setRange(scan.GetStartRow(), scan.GetStopRow())
+	return nil
+}
+
+// setRange sets the unread range to the scan's [start, stop) (reversed:
+// start down to stop) and notes the scan's key in the result cache; s.t,
+// s.q, s.reversed and s.pageSize are set.
+func (s *scanner) setRange(start, stop []byte) {
+	t := s.t
 	first, last := t.rowBounds(start, stop)
 	s.lower, s.upper = t.prefix, t.end
 	if !s.reversed {
@@ -149,7 +159,6 @@ func (s *scanner) init() error {
 		s.cacheKey, s.cacheable = scanKey(s.q, s.lower, s.upper, s.reversed, s.pageSize)
 		s.cachePrefix = scanPrefix(s.lower, s.upper)
 	}
-	return nil
 }
 
 // Next returns the next row, io.EOF after the last one.
@@ -169,11 +178,27 @@ func (s *scanner) next() (*pb.Result, error) {
 		if s.done {
 			return nil, io.EOF
 		}
-		s.page, s.err = s.fetch(s.pageSize)
+		var rows [][]*pb.Cell
+		rows, s.err = s.fetch(s.pageSize)
+		s.page = asResults(rows)
 	}
 	r := s.page[0]
 	s.page = s.page[1:]
 	return r, nil
+}
+
+// asResults are a page's rows as Next returns them: two allocations.
+func asResults(rows [][]*pb.Cell) []*pb.Result {
+	if len(rows) == 0 {
+		return nil
+	}
+	page := make([]*pb.Result, len(rows))
+	results := make([]pb.Result, len(rows))
+	for i, cells := range rows {
+		results[i].Cell = cells
+		page[i] = &results[i]
+	}
+	return page
 }
 
 // fail returns a pending error once; later calls see io.EOF.
@@ -200,8 +225,8 @@ func (s *scanner) GetScanMetrics() map[string]int64 {
 }
 
 // fetch reads up to n rows with cells from the unread range.
-func (s *scanner) fetch(n int) ([]*pb.Result, error) {
-	ctx := s.rpc.Context()
+func (s *scanner) fetch(n int) ([][]*pb.Cell, error) {
+	ctx := s.ctx
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -231,7 +256,7 @@ func (s *scanner) fetch(n int) ([]*pb.Result, error) {
 		return nil, fmt.Errorf("embedded: scan: %w", err)
 	}
 	defer it.Close()
-	var page []*pb.Result
+	var page [][]*pb.Cell
 	var (
 		// Stack space for most rows; cutCells copies out what is kept.
 		arenaBuf [1024]byte
@@ -270,7 +295,7 @@ func (s *scanner) fetch(n int) ([]*pb.Result, error) {
 			s.rowsFiltered++
 			continue
 		}
-		page = append(page, &pb.Result{Cell: cutCells(row, arena, kept)})
+		page = append(page, cutCells(row, arena, kept))
 		if keep {
 			rowsEnc = appendBytes(rowsEnc, row)
 			rowsEnc = appendCells(rowsEnc, arena, kept)
@@ -308,7 +333,7 @@ func (s *scanner) encodePage(nRows, nCells int, rows []byte) []byte {
 
 // fromCache is the first page of the scan from a cached one, b (nil on a
 // miss), the scanner left where the scan that filled it was.
-func (s *scanner) fromCache(b []byte) ([]*pb.Result, bool) {
+func (s *scanner) fromCache(b []byte) ([][]*pb.Cell, bool) {
 	if b == nil {
 		return nil, false
 	}
@@ -331,8 +356,7 @@ func (s *scanner) fromCache(b []byte) ([]*pb.Result, bool) {
 	if counts[3] > uint64(len(b)) || counts[4] > uint64(len(b)) {
 		return nil, false
 	}
-	page := make([]*pb.Result, counts[3])
-	results := make([]pb.Result, counts[3])  // one allocation for the page's rows
+	page := make([][]*pb.Cell, counts[3])
 	arena := cellArena{hint: int(counts[4])} // the page's cells in one slab
 	for i := range page {
 		row, rest, ok := readBytes(b)
@@ -343,8 +367,7 @@ func (s *scanner) fromCache(b []byte) ([]*pb.Result, bool) {
 		if cells, b, ok = decodeCells(s.t, row[:len(row):len(row)], rest, &arena); !ok {
 			return nil, false
 		}
-		results[i].Cell = cells
-		page[i] = &results[i]
+		page[i] = cells
 	}
 	s.lower, s.upper, s.done = lower[:len(lower):len(lower)], upper[:len(upper):len(upper)], counts[0] == 1
 	s.rowsScanned += int64(counts[1])
@@ -406,9 +429,9 @@ func (s *scannerV2) Scan(rows uint32) (*hrpc.ScanResponseV2, error) {
 	resp := &pb.ScanResponse{MoreResultsInRegion: proto.Bool(!s.done)}
 	var blocks []byte
 	for _, r := range page {
-		resp.CellsPerResult = append(resp.CellsPerResult, uint32(len(r.Cell)))
+		resp.CellsPerResult = append(resp.CellsPerResult, uint32(len(r)))
 		resp.PartialFlagPerResult = append(resp.PartialFlagPerResult, false)
-		for _, cell := range r.Cell {
+		for _, cell := range r {
 			blocks = appendCellBlock(blocks, cell)
 		}
 	}
