@@ -34,10 +34,55 @@ func (s *Store) nodesExistNow(ctx context.Context, ids ...string) (bool, error) 
 
 // indexRowLiveNow reports whether the adjacency row ix is an index row of
 // a relationship that exists now: one created after the scan passed its
-// relationship row, whose index rows are then no orphans.
+// relationship row, whose index rows are then no orphans. Or of one being
+// created (createInFlight): CreateRelationship writes the index rows
+// before the row, and deleting them between the two would leave the
+// relationship, once made, with none.
 func (s *Store) indexRowLiveNow(ctx context.Context, ix []byte) (bool, error) {
-	_, live, err := s.relationshipOfIndexRow(ctx, ix)
-	return live, err
+	a, err := keys.DecodeAdjacency(ix)
+	if err != nil {
+		return false, err
+	}
+	k := relationshipOf(a)
+	e, ok, err := s.readRelationshipRow(ctx, k.row())
+	if err != nil {
+		return false, err
+	}
+	if !ok || e.created != a.Created {
+		return s.createInFlight(ctx, k, e, a.Created)
+	}
+	return true, nil
+}
+
+// createInFlight reports whether relationship k, its row read as e, is
+// being created at created: the create claimed that time in xp (younger
+// than staleAfter, the row not made with it) and recorded it in its
+// intents on both ends, as it does before it writes the index rows. A
+// create cut short there reads the same until staleAfter: its index rows
+// are left to a Repair after that. One whose intent an end's deletion has
+// undone, or whose end is gone, makes no relationship that stays (its
+// recheck takes its row back), so its index rows may go.
+func (s *Store) createInFlight(ctx context.Context, k RelationshipKey, e entity, created int64) (bool, error) {
+	p := e.pending
+	if p == nil || p.created != created || s.stale(p.created) ||
+		e.created == p.created || e.gone != nil && e.gone.created == p.created {
+		return false, nil
+	}
+	for _, id := range []string{k.Start, k.End} {
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(id))
+		if err != nil {
+			return false, err
+		}
+		n, live, err := decodeEntity(keys.Node(id), c)
+		if err != nil || !live {
+			return false, err
+		}
+		in, ok := ownIntent(c, p.op)
+		if !ok || in.created != created || in.node != n.created || in.undoneBy != (OpID{}) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // relationshipOfIndexRow returns the relationship that the adjacency row
