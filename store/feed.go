@@ -641,16 +641,8 @@ func (s *Store) fill(ctx context.Context, src *feedSource, chunk int, backward b
 // and its ends) in one batch of Gets, and returns each candidate's
 // article, or nil for a stale one.
 func (s *Store) checkCandidates(ctx context.Context, reader, relType string, cands []feedCand) ([]*Article, []articleRow, error) {
-	var gets []Get
-	at := map[Get]int{}
-	add := func(g Get) int {
-		if i, ok := at[g]; ok {
-			return i
-		}
-		at[g] = len(gets)
-		gets = append(gets, g)
-		return len(gets) - 1
-	}
+	var set getSet
+	add := set.add
 	type need struct{ art, rel, start, end int }
 	needs := make([]need, len(cands))
 	for i, c := range cands {
@@ -670,9 +662,9 @@ func (s *Store) checkCandidates(ctx context.Context, reader, relType string, can
 		needs[i] = need{art: add(Get{keys.TableArticles, string(row)}), rel: add(rel), start: add(start), end: add(end)}
 	}
 	var rows []Row
-	if len(gets) > 0 {
+	if len(set.gets) > 0 {
 		var err error
-		if rows, err = s.Read(ctx, gets); err != nil {
+		if rows, err = s.Read(ctx, set.gets); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -755,4 +747,23 @@ func (s *Store) followedWide(ctx context.Context, reader, relType string) ([]str
 		}
 	}
 	return out, nil
+}
+
+// getSet collects distinct Gets in the order first asked for, to be read
+// in one batch: add returns a Get's index in gets.
+type getSet struct {
+	gets []Get
+	at   map[Get]int
+}
+
+func (g *getSet) add(x Get) int {
+	if i, ok := g.at[x]; ok {
+		return i
+	}
+	if g.at == nil {
+		g.at = map[Get]int{}
+	}
+	g.at[x] = len(g.gets)
+	g.gets = append(g.gets, x)
+	return len(g.gets) - 1
 }

@@ -198,16 +198,8 @@ func (s *Store) deleteStaleFeedRows(ctx context.Context) (int, error) {
 
 // staleOf returns the rows of chunk that no read returns.
 func (s *Store) staleOf(ctx context.Context, chunk []staleFeedRow) ([]staleFeedRow, error) {
-	var gets []Get
-	at := map[Get]int{}
-	add := func(g Get) int {
-		if i, ok := at[g]; ok {
-			return i
-		}
-		at[g] = len(gets)
-		gets = append(gets, g)
-		return len(gets) - 1
-	}
+	var set getSet
+	add := set.add
 	type need struct{ art, rel, start, end int }
 	needs := make([]need, len(chunk))
 	var stale []staleFeedRow
@@ -225,9 +217,9 @@ func (s *Store) staleOf(ctx context.Context, chunk []staleFeedRow) ([]staleFeedR
 		needs[i] = need{art: add(Get{keys.TableArticles, string(row)}), rel: add(rel), start: add(start), end: add(end)}
 	}
 	var rows []Row
-	if len(gets) > 0 {
+	if len(set.gets) > 0 {
 		var err error
-		if rows, err = s.Read(ctx, gets); err != nil {
+		if rows, err = s.Read(ctx, set.gets); err != nil {
 			return nil, err
 		}
 	}
