@@ -193,12 +193,17 @@ func (f *Fetcher) read(ctx context.Context, round int, w *Wave) {
 			w.artRes[i] = result[store.ArticlePage]{page, err}
 		})
 	}
-	if len(batch) == 1 { // a batch of one costs more than the call alone
-		k := w.art[batch[0]]
-		calls = append(calls, func() {
-			page, err := k.read(ctx, f.s)
-			w.artRes[batch[0]] = result[store.ArticlePage]{page, err}
-		})
+	// A batch of one costs more than the call alone; and a client that
+	// answers pages one call each (a cluster's) gets them sent at once,
+	// not one after another.
+	if len(batch) == 1 || !f.s.PagesInOneCall() {
+		for _, i := range batch {
+			k := w.art[i]
+			calls = append(calls, func() {
+				page, err := k.read(ctx, f.s)
+				w.artRes[i] = result[store.ArticlePage]{page, err}
+			})
+		}
 	} else if len(batch) > 1 {
 		calls = append(calls, func() {
 			reqs := make([]store.ArticlesRequest, len(batch))

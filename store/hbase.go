@@ -717,6 +717,15 @@ func (r *scanRange) isPage() bool { return r.compact && !r.keyOnly && r.limit > 
 // scanPages reads the pages rs (each isPage, all of one table), in one
 // engine call when the engine can (pagescan), with one deadline: rows[i]
 // and errs[i] answer rs[i]. Each page is still a Call to the tracer.
+// PagesInOneCall reports whether the client answers several page scans
+// in one call (the embedded engine, pagescan.Scanner): a caller then
+// batches a wave's pages (ArticlesBatch). On a cluster each page is an RPC
+// of its own, which a caller sends concurrently instead.
+func (s *Store) PagesInOneCall() bool {
+	_, ok := s.hc.(pagescan.Scanner)
+	return ok
+}
+
 func (s *Store) scanPages(ctx context.Context, rs []scanRange) ([][]row, []error) {
 	rows := make([][]row, len(rs))
 	errs := make([]error, len(rs))
