@@ -7,7 +7,7 @@ BIN    := $(CURDIR)/bin/hbgraph
 NPM_CI := npm ci --no-audit --no-fund
 
 .PHONY: test fmt-check generate-check vendor-check vet staticcheck unit sim-concurrent build \
-	federation-test client-test browser-test http-audit-test chromium bench bench-scale bench-roundtrips bench-feed bench-go peers-up peers-down soak sim-soak
+	federation-test client-test browser-test http-audit-test chromium bench bench-scale bench-roundtrips bench-floor bench-feed bench-go peers-up peers-down soak sim-soak
 
 test: fmt-check generate-check vendor-check vet staticcheck unit sim-concurrent federation-test client-test browser-test http-audit-test
 
@@ -112,6 +112,13 @@ bench-scale:
 # about a minute; no dataset needed).
 bench-roundtrips:
 	$(GO) run ./bench/run -roundtrips-only $(BENCH_ARGS)
+
+# Only "The HTTP floor" part of bench/RESULTS.md (issue 27): a bare net/http
+# handler, hbgraph's Q0 and Q1, open loop at the side by side's Q1 rate and
+# closed loop, 3 rounds; the peers need not be up. BENCH_ARGS=-floor-before=BIN
+# measures an older hbgraph in the same turns. About 5 minutes.
+bench-floor:
+	$(GO) run ./bench/run -floor $(BENCH_ARGS)
 
 # Only "The home feed and subscriptions" part of bench/RESULTS.md (Go
 # benchmarks: feed pages by followees, postArticle by followers, one post

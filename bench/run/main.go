@@ -31,6 +31,9 @@
 // (DIR/profiles/NAME.pprof; read it with `go tool pprof DIR/bin/hbgraph F`);
 // the profiler's own cost is then in hbgraph's CPU figures.
 //
+// -floor runs only `make bench-floor` (floor.go): a bare net/http handler,
+// hbgraph's Q0 and Q1, open and closed loop, p50/p99 and CPU per request.
+//
 // -scale runs only `make bench-scale` (scale.go): the side by side at each
 // of -scale-nodes, and the 2-hop query at 10, 50 and 100 followees.
 //
@@ -103,6 +106,13 @@ type config struct {
 	// feedSubs runs the feed's and the subscriptions' benchmarks after the
 	// round trips; feedSubsOnly runs nothing else.
 	feedSubs, feedSubsOnly bool
+	// floor runs only `make bench-floor` (floor.go): a bare net/http
+	// handler, Q0 and Q1 at floorRate and in the closed loop, floorRounds
+	// rounds; floorBefore is an older hbgraph measured in the same turns.
+	floor       bool
+	floorRate   float64
+	floorRounds int
+	floorBefore string
 }
 
 func parseConfig(args []string) (config, error) {
@@ -130,13 +140,17 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&cfg.scale, "scale", false, "run only how the cost grows (make bench-scale): the side by side at each -scale-nodes, and the 2-hop query at 10, 50 and 100 followees")
 	scaleNodes := fs.String("scale-nodes", "10000,100000", "dataset sizes of -scale, comma separated; the open loop runs at the first's rates")
 	fs.IntVar(&cfg.scaleRounds, "scale-rounds", 1, "rounds of each size's side by side and of each fan-out with -scale")
+	fs.BoolVar(&cfg.floor, "floor", false, "run only the HTTP floor (make bench-floor): a bare net/http handler, Q0 and Q1, open and closed loop")
+	fs.Float64Var(&cfg.floorRate, "floor-rate", defaultFloorRate, "the floor's open-loop rate, req/s (the side by side's for Q1)")
+	fs.IntVar(&cfg.floorRounds, "floor-rounds", 3, "rounds of the floor; the report takes medians")
+	fs.StringVar(&cfg.floorBefore, "floor-before", "", "an older hbgraph binary the floor measures in the same turns (a before/after)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 || cfg.scaleRounds < 1 || cfg.roundTripsBenchtime == "" {
+	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 || cfg.scaleRounds < 1 || cfg.floorRounds < 1 || cfg.floorRate <= 0 || cfg.roundTripsBenchtime == "" {
 		return cfg, errors.New("-concurrency, -duration, -peer-rounds and -scale-rounds must be positive, -roundtrips-benchtime given")
 	}
 	for _, f := range strings.Split(*scaleNodes, ",") {
@@ -171,6 +185,13 @@ func run(ctx context.Context, args []string) error {
 	}
 	if err := b.build(ctx); err != nil {
 		return err
+	}
+	if cfg.floor {
+		if err := b.floor(ctx); err != nil {
+			return err
+		}
+		fmt.Printf("wrote %s in %s\n", cfg.out, time.Since(b.started).Round(time.Second))
+		return nil
 	}
 	if cfg.scale {
 		if err := b.scale(ctx); err != nil {

@@ -40,6 +40,12 @@ type bench struct {
 	// scaleSizes and fanoutFigures are make bench-scale's.
 	scaleSizes    []scaleSize
 	fanoutFigures []fanoutFigure
+
+	// floorRuns are make bench-floor's, floorServerNames its servers in
+	// the order of its tables, floorLoad the load average before it.
+	floorRuns        []peerRun
+	floorServerNames []string
+	floorLoad        string
 }
 
 // datasetSummary is the part of bench/gen's summary.json used here.
