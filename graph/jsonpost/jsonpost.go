@@ -108,8 +108,7 @@ func (Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	if !ok {
 		return
 	}
-	if mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != contentJSON ||
-		(params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
+	if !isJSONBody(r.Header.Get("Content-Type")) {
 		refuse(w, r, exec, contentType, http.StatusUnsupportedMediaType, errors.New("the request body must be application/json, in UTF-8"))
 		return
 	}
@@ -199,7 +198,7 @@ func run(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, con
 func refuse(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, contentType string, status int, err error) {
 	gerr := &gqlerror.Error{Message: err.Error(), Extensions: map[string]any{"code": codes.BadUserInput}}
 	resp := exec.DispatchError(r.Context(), gqlerror.List{gerr})
-	w.Header().Set("Content-Type", contentType+"; charset=utf-8")
+	setContentType(w.Header(), contentType)
 	w.WriteHeader(status)
 	writeErrors(w, resp)
 }
@@ -218,12 +217,45 @@ func requestErrorStatus(contentType string, errs gqlerror.List) int {
 	return http.StatusBadRequest
 }
 
+// isJSONBody tells whether a request's Content-Type is application/json in
+// UTF-8. The values clients send are compared first: mime.ParseMediaType
+// allocates a map for every request.
+func isJSONBody(value string) bool {
+	switch value {
+	case contentJSON, "application/json; charset=utf-8", "application/json;charset=utf-8", "application/json; charset=UTF-8":
+		return true
+	}
+	mediaType, params, err := mime.ParseMediaType(value)
+	return err == nil && mediaType == contentJSON && (params["charset"] == "" || strings.EqualFold(params["charset"], "utf-8"))
+}
+
+// Each response's Content-Type, one shared slice per media type: assigned,
+// not Set, so that no request concatenates and allocates it (a Set or an
+// Add by a handler after replaces or copies the slice, never writes into
+// it).
+var (
+	headerJSON            = []string{contentJSON + "; charset=utf-8"}
+	headerGraphQLResponse = []string{contentGraphQLResponse + "; charset=utf-8"}
+)
+
+// setContentType sets the response's Content-Type to contentType in UTF-8.
+func setContentType(h http.Header, contentType string) {
+	switch contentType {
+	case contentJSON:
+		h["Content-Type"] = headerJSON
+	case contentGraphQLResponse:
+		h["Content-Type"] = headerGraphQLResponse
+	default:
+		h.Set("Content-Type", contentType+"; charset=utf-8")
+	}
+}
+
 // negotiate sets the response's Content-Type from r's Accept header. If
 // the header allows neither of the media types, it answers 406 and returns
 // false.
 func negotiate(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) (string, bool) {
 	contentType, ok := ContentType(r)
-	w.Header().Set("Content-Type", contentType+"; charset=utf-8")
+	setContentType(w.Header(), contentType)
 	if !ok {
 		refuse(w, r, exec, contentType, http.StatusNotAcceptable,
 			errors.New("the Accept header allows neither "+contentGraphQLResponse+" nor "+contentJSON))
@@ -237,7 +269,16 @@ func negotiate(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecuto
 // is */* alone. It returns false, with application/json, when the header
 // allows neither media type.
 func ContentType(r *http.Request) (string, bool) {
-	accept := strings.Join(r.Header.Values("Accept"), ",")
+	values := r.Header.Values("Accept")
+	if len(values) == 1 { // what clients send, without the parse's allocations
+		switch values[0] {
+		case contentJSON, "*/*":
+			return contentJSON, true
+		case contentGraphQLResponse:
+			return contentGraphQLResponse, true
+		}
+	}
+	accept := strings.Join(values, ",")
 	if strings.TrimSpace(accept) == "" {
 		return contentJSON, true
 	}
@@ -340,7 +381,7 @@ func Refuse(w http.ResponseWriter, r *http.Request, status int, message string) 
 // RefuseWith is Refuse with another code.
 func RefuseWith(w http.ResponseWriter, r *http.Request, status int, code, message string) {
 	contentType, _ := ContentType(r)
-	w.Header().Set("Content-Type", contentType+"; charset=utf-8")
+	setContentType(w.Header(), contentType)
 	w.WriteHeader(status)
 	writeError(w, code, message)
 }
