@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"time"
 )
@@ -23,7 +24,15 @@ var answer = []byte(`{"data":{"__typename":"Query"}}`)
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "address to serve on (loopback)")
+	profile := flag.String("pprof", "", "serve the profiler at this address too (its own listener), to compare with hbgraph's")
 	flag.Parse()
+	if *profile != "" {
+		admin := http.NewServeMux()
+		admin.HandleFunc("/debug/pprof/", pprof.Index)
+		admin.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		admin.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		go func() { fmt.Fprintln(os.Stderr, "bare: pprof:", http.ListenAndServe(*profile, admin)) }()
+	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bare:", err)

@@ -141,7 +141,19 @@ func (b *bench) floorTurn(ctx context.Context, s floorServer, dbDir string, roun
 		for _, q := range s.queries {
 			r, err := b.peerLoadQuiet(ctx, t, q, round, rate)
 			if err != nil {
-				return fmt.Errorf("%s: %w", q.name, err)
+				if ctx.Err() != nil {
+					return err
+				}
+				// A run the driver gave up on (a request timed out on
+				// a machine too busy) is left out and named, so that
+				// the other runs of the sitting are not lost.
+				failed := fmt.Sprintf("round %d, %s %s", round+1, s.name, q.name)
+				if rate > 0 {
+					failed += fmt.Sprintf(" at %.0f/s", rate)
+				}
+				b.floorFailed = append(b.floorFailed, failed+": "+err.Error())
+				fmt.Printf("floor: %s: %v; left out\n", failed, err)
+				continue
 			}
 			b.floorRuns = append(b.floorRuns, r)
 		}
@@ -220,6 +232,12 @@ func (b *bench) floorReport() string {
 		fmt.Fprintf(&w, "| %s | %s | %.3f | %.2f | %.0f | %.0f | %.2f | %.2f | %.0f |\n", k.server, k.query,
 			med(true, peerRun.p50), med(true, peerRun.p99), med(true, peerRun.cpuPerRequest),
 			med(false, peerRun.throughput), med(false, peerRun.p50), med(false, peerRun.p99), med(false, peerRun.cpuPerRequest))
+	}
+	if len(b.floorFailed) > 0 {
+		fmt.Fprintf(&w, "\nLeft out, the driver having given up on them:\n\n")
+		for _, f := range b.floorFailed {
+			fmt.Fprintf(&w, "- %s\n", f)
+		}
 	}
 	fmt.Fprintf(&w, "\n### Every run, in the order it ran\n\n")
 	runsTable(&w, b.floorRuns)

@@ -44,6 +44,7 @@ type bench struct {
 	// floorRuns are make bench-floor's, floorServerNames its servers in
 	// the order of its tables, floorLoad the load average before it.
 	floorRuns        []peerRun
+	floorFailed      []string
 	floorServerNames []string
 	floorLoad        string
 }
