@@ -197,6 +197,9 @@ func loneSurrogate(b []byte) int {
 		v, ok := hexEscape(b, i)
 		if !ok {
 			i += 2 // \\, \" or the like: the next character is not an escape
+			if i >= len(b) {
+				return -1 // a backslash last: no escape, and nothing after it
+			}
 			continue
 		}
 		switch {
@@ -225,7 +228,9 @@ func surrogateEscape(b []byte) int {
 		if v, ok := hexEscape(b, i); ok && v >= 0xD800 && v <= 0xDFFF {
 			return i
 		}
-		i += 2
+		if i += 2; i >= len(b) {
+			return -1
+		}
 	}
 }
 
