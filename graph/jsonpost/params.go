@@ -54,6 +54,9 @@ func decodeBody(body []byte) (*graphql.RawParams, error) {
 	if err := checkText(body); err != nil {
 		return nil, fmt.Errorf("the request body %w", err)
 	}
+	if p, ok := decodeFast(body); ok {
+		return p, checkParams(p)
+	}
 	var req request
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber() // numbers stay json.Number, as gqlgen's transports keep them
