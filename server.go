@@ -199,6 +199,7 @@ func run(args []string) error {
 		ReadTimeout:       cfg.requestTimeout, // a body sent slowly counts against the request's time too
 		WriteTimeout:      cfg.requestTimeout + 10*time.Second,
 		IdleTimeout:       120 * time.Second,
+		BaseContext:       edge.BaseContext(cfg.auth.Enabled()),
 	}
 	adminSrv := &http.Server{
 		Addr:              cfg.adminListen,

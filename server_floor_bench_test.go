@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/hbgraph/hbgraph/edge"
 	"github.com/hbgraph/hbgraph/internal/memstore"
 	"github.com/hbgraph/hbgraph/store"
 )
@@ -43,6 +44,7 @@ func BenchmarkGatewayFloor(b *testing.B) {
 	}
 	log := zerolog.Nop()
 	gateway, _ := newGateway(cfg, st, log, security{})
+	base := edge.BaseContext(cfg.auth.Enabled())(nil) // as run's server gives its requests
 	answer := []byte(`{"data":{"__typename":"Query"}}`)
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -61,7 +63,7 @@ func BenchmarkGatewayFloor(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			body := []byte(c.body)
 			serve := func() *discardWriter {
-				r := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
+				r := httptest.NewRequestWithContext(base, http.MethodPost, "/query", bytes.NewReader(body))
 				r.Header.Set("Content-Type", "application/json")
 				r.Header.Set("Accept", "application/json")
 				w := &discardWriter{h: http.Header{}, status: http.StatusOK}

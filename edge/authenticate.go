@@ -3,6 +3,7 @@ package edge
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -46,6 +47,10 @@ type Authenticate struct {
 func (a Authenticate) Middleware(next http.Handler) http.Handler {
 	if a.Verifier == nil {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if isEveryone(auth.From(r.Context())) { // the server's BaseContext said so
+				next.ServeHTTP(w, r)
+				return
+			}
 			next.ServeHTTP(w, r.WithContext(auth.With(r.Context(), auth.Everyone)))
 		})
 	}
@@ -119,4 +124,23 @@ func (a Authenticate) refuse(w http.ResponseWriter, r *http.Request, class, reas
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
 	jsonpost.RefuseWith(w, r, http.StatusUnauthorized, codes.Unauthenticated, "unauthenticated: "+message)
+}
+
+// BaseContext is the http.Server's BaseContext for a server that
+// authenticates (authOn) or not. Without authentication every request's
+// principal is auth.Everyone: set once in the base context of every
+// connection, the middleware need not add it to each request (a context,
+// the principal boxed, a copy of the request). With it, nil: the
+// middleware sets each request's principal.
+func BaseContext(authOn bool) func(net.Listener) context.Context {
+	if authOn {
+		return nil
+	}
+	base := auth.With(context.Background(), auth.Everyone)
+	return func(net.Listener) context.Context { return base }
+}
+
+// isEveryone tells whether p is auth.Everyone.
+func isEveryone(p auth.Principal) bool {
+	return p.Admin && p.Subject == "" && p.Scopes == nil && p.Expires.IsZero()
 }
