@@ -48,12 +48,20 @@ func (c *Client) GetRows(ctx context.Context, table string, rows [][]byte, famil
 		missBuf [16]rowMiss
 		misses  = missBuf[:0]
 	)
+	// Every row's record prefix in one buffer (rowPrefix makes one each).
+	n := 0
+	for _, row := range rows {
+		n += len(t.prefix) + len(row) + 4
+	}
+	prefixes := make([]byte, 0, n)
 	for i, row := range rows {
 		if err := ctx.Err(); err != nil {
 			out[i] = pagescan.Row{Err: err}
 			continue
 		}
-		m := rowMiss{i: i, prefix: t.rowPrefix(row)}
+		start := len(prefixes)
+		prefixes = appendEscaped(append(prefixes, t.prefix...), row)
+		m := rowMiss{i: i, prefix: prefixes[start:len(prefixes):len(prefixes)]}
 		if c.results != nil {
 			m.stripe = rowStripe(t, row)
 			cells, hit, gen := c.results.getRow(t, m.stripe, m.prefix, row, family)
