@@ -54,6 +54,7 @@ func (c *Client) GetRows(ctx context.Context, table string, rows [][]byte, famil
 		n += len(t.prefix) + len(row) + 4
 	}
 	prefixes := make([]byte, 0, n)
+	hits := sharedHits{rows: len(rows), arena: cellArena{hint: 4 * len(rows)}}
 	for i, row := range rows {
 		if err := ctx.Err(); err != nil {
 			out[i] = pagescan.Row{Err: err}
@@ -64,7 +65,7 @@ func (c *Client) GetRows(ctx context.Context, table string, rows [][]byte, famil
 		m := rowMiss{i: i, prefix: prefixes[start:len(prefixes):len(prefixes)]}
 		if c.results != nil {
 			m.stripe = rowStripe(t, row)
-			cells, hit, gen := c.results.getRow(t, m.stripe, m.prefix, row, family)
+			cells, hit, gen := c.results.getRowShared(t, m.stripe, m.prefix, row, family, &hits)
 			if hit {
 				out[i] = pagescan.Row{Cells: hrpcCells(cells)}
 				continue
@@ -122,4 +123,55 @@ type rowMiss struct {
 // hrpcCells is hrpcRows for one row.
 func hrpcCells(cells []*pb.Cell) []*hrpc.Cell {
 	return *(*[]*hrpc.Cell)(unsafe.Pointer(&cells))
+}
+
+// sharedHits is where the rows of one GetRows call that the result cache
+// answers are copied and decoded: one buffer and one slab of cells for
+// them all, where getRow makes both for each row (three allocations a
+// row, most of a cached row's cost).
+type sharedHits struct {
+	buf   []byte
+	rows  int // the call's rows not looked up yet, to size the buffer
+	arena cellArena
+}
+
+// sharedRowRoom is the room sharedHits makes for a row's cells: most node
+// rows' fit (getRow's cachedRowRoom is for a row alone).
+const sharedRowRoom = 256
+
+// getRowShared is getRow (the same generation, key and selection checks),
+// copying the row into h's buffer and decoding its cells from h's arena.
+func (c *resultCache) getRowShared(t *table, stripe int, rowPrefix, row []byte, families string, h *sharedHits) ([]*pb.Cell, bool, uint64) {
+	mu := &c.rowLocks[stripe%rowCacheShards]
+	mu.Lock()
+	gen := c.rowGens[stripe]
+	mu.Unlock()
+	var kb rowKeyBuf
+	key := rowCacheKey(kb[:0], rowPrefix)
+	if cap(h.buf)-len(h.buf) < len(row)+sharedRowRoom/2 {
+		// A fresh buffer for the rest: the rows decoded so far keep
+		// pointing into the last one.
+		h.buf = make([]byte, 0, max(min(h.rows, 16), 1)*(len(row)+sharedRowRoom))
+	}
+	h.rows--
+	// fastcache appends the cells after the row, in place while they fit
+	// (else in an array of their own, copying this row alone).
+	start := len(h.buf)
+	dst := append(h.buf[start:start], row...)
+	v, ok := c.store.HasGet(dst, key)
+	if !ok {
+		return nil, false, gen
+	}
+	if cap(v) == cap(dst) {
+		h.buf = h.buf[:start+len(v)]
+	}
+	sig, rest, ok := readBytes(v[len(row):])
+	if !ok || string(sig) != families {
+		return nil, false, gen
+	}
+	cells, _, ok := decodeCells(t, v[:len(row):len(row)], rest, &h.arena)
+	if !ok {
+		return nil, false, gen
+	}
+	return cells, true, 0
 }
