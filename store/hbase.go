@@ -224,11 +224,24 @@ func (s *Store) get(ctx context.Context, table, family string, row []byte) (cell
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	call := Call{Op: "Get", Table: table, Rows: [][]byte{row}, Start: time.Now()}
-	g, err := hrpc.NewGetStr(ctx, table, string(row))
-	if err != nil {
-		return nil, err
+	var res *hrpc.Result
+	var err error
+	if rr, ok := s.hc.(pagescan.RowReader); ok {
+		// Directly, as getBatch reads: no hrpc Get, protobuf or Result.
+		var one struct {
+			rows [1][]byte
+			out  [1]pagescan.Row
+		}
+		one.rows[0] = row
+		rr.GetRows(ctx, table, one.rows[:], "", one.out[:])
+		res, err = &hrpc.Result{Cells: one.out[0].Cells}, one.out[0].Err
+	} else {
+		var g *hrpc.Get
+		if g, err = hrpc.NewGetStr(ctx, table, string(row)); err != nil {
+			return nil, err
+		}
+		res, err = s.hc.Get(g)
 	}
-	res, err := s.hc.Get(g)
 	call.Err = err
 	out := resultCells(res).asMap()
 	if len(out) > 0 {
