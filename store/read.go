@@ -96,41 +96,41 @@ func WordCountsGet(author string) (Get, error) {
 // data family alone (pageRange, scanRange.dataOnly).
 func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
 	out := make([]Row, len(gets))
-	byTable := map[string][]int{}
+	// Rows of one table (the usual case) need no map: a wave of rows paid
+	// for it and for growing the table's list of indexes.
+	var byTable map[string][]int
 	for i, g := range gets {
 		if g.table == "" {
 			return nil, invalid("zero Get")
 		}
-		byTable[g.table] = append(byTable[g.table], i)
+		if byTable == nil && g.table != gets[0].table {
+			byTable = make(map[string][]int, 2)
+			for j := range i {
+				byTable[gets[0].table] = append(byTable[gets[0].table], j)
+			}
+		}
+		if byTable != nil {
+			byTable[g.table] = append(byTable[g.table], i)
+		}
 	}
-	read := func(table string, idx []int) error {
-		rows := make([][]byte, len(idx))
-		for j, i := range idx {
-			rows[j] = []byte(gets[i].row)
+	if byTable == nil {
+		if len(gets) == 0 {
+			return out, nil
 		}
-		res, err := s.getBatch(ctx, table, rows)
-		if err != nil {
-			return err
+		idx := make([]int, len(gets))
+		for i := range idx {
+			idx[i] = i
 		}
-		for j, i := range idx {
-			out[i] = Row{key: gets[i].row, cells: res[j]}
+		if gets[0].table == keys.TableArticles {
+			if err := s.checkArticleGets(ctx, gets, idx); err != nil {
+				return nil, err
+			}
 		}
-		if table == keys.TableWordCounts {
-			return s.topWordsFallback(ctx, out, idx)
-		}
-		return nil
+		return out, s.readTable(ctx, gets, out, gets[0].table, idx)
 	}
 	if idx, ok := byTable[keys.TableArticles]; ok {
-		if err := s.CheckArticleLayout(ctx); err != nil {
+		if err := s.checkArticleGets(ctx, gets, idx); err != nil {
 			return nil, err
-		}
-		if err := s.migrateAuthorsOfGets(ctx, gets, idx); err != nil {
-			return nil, err
-		}
-	}
-	if len(byTable) == 1 { // the usual case: no goroutine needed
-		for table, idx := range byTable {
-			return out, read(table, idx)
 		}
 	}
 	var wg sync.WaitGroup
@@ -140,7 +140,7 @@ func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := read(table, idx); err != nil {
+			if err := s.readTable(ctx, gets, out, table, idx); err != nil {
 				mu.Lock()
 				if firstErr == nil {
 					firstErr = err
@@ -151,6 +151,43 @@ func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
 	}
 	wg.Wait()
 	return out, firstErr
+}
+
+// checkArticleGets is what Read checks before it reads articles' rows (at
+// idx in gets): the layout, and their authors' migration.
+func (s *Store) checkArticleGets(ctx context.Context, gets []Get, idx []int) error {
+	if err := s.CheckArticleLayout(ctx); err != nil {
+		return err
+	}
+	return s.migrateAuthorsOfGets(ctx, gets, idx)
+}
+
+// readTable reads the rows of gets at idx, all of table, with one batch
+// of Gets into out.
+func (s *Store) readTable(ctx context.Context, gets []Get, out []Row, table string, idx []int) error {
+	// Every row's key in one buffer: a []byte of each cost an allocation.
+	n := 0
+	for _, i := range idx {
+		n += len(gets[i].row)
+	}
+	buf := make([]byte, 0, n)
+	rows := make([][]byte, len(idx))
+	for j, i := range idx {
+		start := len(buf)
+		buf = append(buf, gets[i].row...)
+		rows[j] = buf[start:len(buf):len(buf)]
+	}
+	res, err := s.getBatch(ctx, table, rows)
+	if err != nil {
+		return err
+	}
+	for j, i := range idx {
+		out[i] = Row{key: gets[i].row, cells: res[j]}
+	}
+	if table == keys.TableWordCounts {
+		return s.topWordsFallback(ctx, out, idx)
+	}
+	return nil
 }
 
 // readEach reads one row per key with Read (one batch of Gets per table)

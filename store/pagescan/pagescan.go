@@ -1,8 +1,8 @@
-// Package pagescan is the optional interface through which the store reads
-// the first page of scans from an engine that can answer it directly: no
-// hrpc request, no protobuf, no scanner per scan. The embedded engine
-// implements it; a cluster client (gohbase) does not, and the store scans
-// through hrpc there.
+// Package pagescan holds the optional interfaces through which the store
+// reads from an engine that can answer directly: the first page of scans
+// (Scanner) and whole rows (RowReader), with no hrpc request, no protobuf,
+// no scanner per scan. The embedded engine implements them; a cluster
+// client (gohbase) does not, and the store reads through hrpc there.
 package pagescan
 
 import (
@@ -33,4 +33,22 @@ type Page struct {
 // answers scans[i] (len(pages) == len(scans)). ctx bounds every scan.
 type Scanner interface {
 	ScanPages(ctx context.Context, table string, scans []Scan, pages []Page)
+}
+
+// Row is the answer to one row of a RowReader's call: its cells, sorted by
+// family and qualifier (nil: the row does not exist, or has no cell in the
+// family read), or the error its read failed with.
+type Row struct {
+	Cells []*hrpc.Cell
+	Err   error
+}
+
+// RowReader answers several Gets of whole rows of one table in one call,
+// as hrpc Gets of the same rows and family answer them, without the hrpc
+// request, its protobuf or its response: out[i] answers rows[i]
+// (len(out) == len(rows)). family names the one family read ("": every
+// family). ctx bounds every read. The cells may share the bytes of rows:
+// the caller leaves them as they are.
+type RowReader interface {
+	GetRows(ctx context.Context, table string, rows [][]byte, family string, out []Row)
 }
