@@ -1,0 +1,119 @@
+package tests
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestImportPastTheNonceCap: an import makes far more counter Increments
+// than the embedded engine remembers nonces of (--max-nonces, here 64
+// against some 10,000 Increments), and neither overflows the table (no
+// "nonce table full" warning: import remembers no nonces, its calls being
+// never re-sent) nor miscounts: every node's relationship and article
+// totals, served over HTTP, are the files' counts, and repair finds
+// nothing to fix.
+func TestImportPastTheNonceCap(t *testing.T) {
+	parallelTest(t)
+	tmp := t.TempDir()
+	src := filepath.Join(tmp, "src")
+	gen := exec.Command(goTool(), "run", "github.com/hbgraph/hbgraph/bench/gen", "-out", src, "-nodes", "300")
+	if out, err := gen.CombinedOutput(); err != nil {
+		t.Fatalf("bench/gen: %v\n%s", err, out)
+	}
+	data := filepath.Join(tmp, "data")
+	args := []string{"import", "--data-dir", data, "--max-nonces", "64"}
+	for flag, name := range exportFiles {
+		args = append(args, flag, filepath.Join(src, name))
+	}
+	out, ok := runHbgraph(t, "", args...)
+	if !ok {
+		t.Fatalf("import failed:\n%s", out)
+	}
+	if strings.Contains(out, "nonce table full") {
+		t.Fatalf("the import overflowed the nonce table:\n%s", out)
+	}
+	if out, ok := runHbgraph(t, "", "repair", "--data-dir", data); !ok || !strings.Contains(out, "nothing to fix") {
+		t.Fatalf("repair after the import found something to fix:\n%s", out)
+	}
+
+	follows := countLines(t, filepath.Join(src, "relationships.jsonl"), "start_node_id", map[string]string{"type": "follow"})
+	articles := countLines(t, filepath.Join(src, "articles.jsonl"), "author_id", nil)
+	ids := make([]string, 0, 40)
+	for id := range follows {
+		if ids = append(ids, id); len(ids) == cap(ids) {
+			break
+		}
+	}
+	s := startServerAt(t, data)
+	resp := s.post(t, gqlRequest{Query: `query($ids: [ID!]!) { nodes(ids: $ids) { id
+		relationships(type: "follow", direction: OUTGOING) { totalCount } articles { totalCount } } }`,
+		Variables: map[string]any{"ids": ids}})
+	if len(resp.Errors) > 0 {
+		t.Fatalf("errors: %v", resp.Errors)
+	}
+	var got struct {
+		Nodes []struct {
+			ID            string
+			Relationships struct{ TotalCount int }
+			Articles      struct{ TotalCount int }
+		}
+	}
+	if err := json.Unmarshal(resp.Data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Nodes) != len(ids) {
+		t.Fatalf("%d nodes answered, want %d", len(got.Nodes), len(ids))
+	}
+	for _, n := range got.Nodes {
+		if n.Relationships.TotalCount != follows[n.ID] || n.Articles.TotalCount != articles[n.ID] {
+			t.Errorf("%s: %d follows and %d articles counted, the files have %d and %d",
+				n.ID, n.Relationships.TotalCount, n.Articles.TotalCount, follows[n.ID], articles[n.ID])
+		}
+	}
+}
+
+// TestMaxNoncesMustBePositive: --max-nonces 0 is refused with the flag's
+// name, before anything is opened.
+func TestMaxNoncesMustBePositive(t *testing.T) {
+	parallelTest(t)
+	out, ok := runHbgraph(t, "", "repair", "--data-dir", t.TempDir(), "--max-nonces", "0")
+	if ok || !strings.Contains(out, "--max-nonces must be positive") {
+		t.Fatalf("--max-nonces 0: ok %v, output:\n%s", ok, out)
+	}
+}
+
+// countLines counts the lines of a JSON Lines file that have the values
+// of where, by the value of field.
+func countLines(t *testing.T, path, field string, where map[string]string) map[string]int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	counts := map[string]int{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var line map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatal(err)
+		}
+		match := true
+		for k, want := range where {
+			match = match && line[k] == want
+		}
+		if v, ok := line[field].(string); ok && match {
+			counts[v]++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return counts
+}
