@@ -135,3 +135,35 @@ func TestProgressDoesNotSayDoneBeforeItIs(t *testing.T) {
 		t.Errorf("the last progress line %q does not say it is done", last)
 	}
 }
+
+// TestRunSaysWhatFollowsTheFiles: the last file's progress says 0s left,
+// and the home feeds are written after it (a minute at 100,000 nodes): the
+// log says so when that starts, after the last progress line.
+func TestRunSaysWhatFollowsTheFiles(t *testing.T) {
+	st := newStore(t)
+	dir := t.TempDir()
+	files := Files{
+		Nodes: write(t, dir, "nodes.jsonl", `{"id":"n1","created_at":1000}`, `{"id":"n2","created_at":1000}`),
+		Relationships: write(t, dir, "rels.jsonl",
+			`{"start_node_id":"n2","type":"follow","end_node_id":"n1","created_at":3000}`),
+		Articles: write(t, dir, "articles.jsonl",
+			`{"id":1,"author_id":"n1","title":"t","body":"b","category":"c","posted_at":4000}`),
+	}
+	var log syncWriter
+	if _, err := Run(context.Background(), st, files, Options{Log: zerolog.New(&log), LogEvery: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	lastProgress, feeds := -1, -1
+	for i, l := range lines {
+		switch {
+		case strings.Contains(l, `"message":"importing"`):
+			lastProgress = i
+		case strings.Contains(l, "writing the home feeds"):
+			feeds = i
+		}
+	}
+	if feeds < 0 || feeds < lastProgress {
+		t.Fatalf("the home feeds are not announced after the files' progress:\n%s", log.String())
+	}
+}
