@@ -16,7 +16,7 @@ import (
 // "nonce table full" warning: import remembers no nonces, its calls being
 // never re-sent) nor miscounts: every node's relationship and article
 // totals, served over HTTP, are the files' counts, and repair finds
-// nothing to fix.
+// nothing to fix. Its output announces the work after the files.
 func TestImportPastTheNonceCap(t *testing.T) {
 	parallelTest(t)
 	tmp := t.TempDir()
@@ -30,12 +30,21 @@ func TestImportPastTheNonceCap(t *testing.T) {
 	for flag, name := range exportFiles {
 		args = append(args, flag, filepath.Join(src, name))
 	}
-	out, ok := runHbgraph(t, "", args...)
-	if !ok {
-		t.Fatalf("import failed:\n%s", out)
+	cmd := exec.Command(serverBin, args...)
+	cmd.Env = append(os.Environ(), "HBGRAPH_LOG_LEVEL=info")
+	raw, err := cmd.CombinedOutput()
+	out := string(raw)
+	if err != nil {
+		t.Fatalf("import failed: %v\n%s", err, out)
 	}
 	if strings.Contains(out, "nonce table full") {
 		t.Fatalf("the import overflowed the nonce table:\n%s", out)
+	}
+	// What follows the files' progress (their lines end at 0s left) is
+	// announced when it starts.
+	feeds, compacting := strings.Index(out, "writing the home feeds"), strings.Index(out, "compacting the store")
+	if feeds < 0 || compacting < feeds || compacting > strings.Index(out, "compacted in") {
+		t.Errorf("the home feeds and the compaction are not announced in order:\n%s", out)
 	}
 	if out, ok := runHbgraph(t, "", "repair", "--data-dir", data); !ok || !strings.Contains(out, "nothing to fix") {
 		t.Fatalf("repair after the import found something to fix:\n%s", out)
