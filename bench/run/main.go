@@ -90,6 +90,10 @@ type config struct {
 	scale       bool
 	scaleNodes  []int
 	scaleRounds int
+	// scaleSized gives hbgraph at each size caches sized to its store
+	// (sizedCacheFlags) and scaleWarm of Q3 before the side by side.
+	scaleSized bool
+	scaleWarm  time.Duration
 
 	// pgPort is the peers' PostgreSQL port (its socket is in their run/),
 	// asked whether autovacuum runs.
@@ -130,13 +134,15 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&cfg.scale, "scale", false, "run only how the cost grows (make bench-scale): the side by side at each -scale-nodes, and the 2-hop query at 10, 50 and 100 followees")
 	scaleNodes := fs.String("scale-nodes", "10000,100000", "dataset sizes of -scale, comma separated; the open loop runs at the first's rates")
 	fs.IntVar(&cfg.scaleRounds, "scale-rounds", 1, "rounds of each size's side by side and of each fan-out with -scale")
+	fs.BoolVar(&cfg.scaleSized, "scale-sized", false, "with -scale: hbgraph's caches sized to each size's store (result cache its bytes, block cache 1.5 times them, neither below its default) instead of the defaults")
+	fs.DurationVar(&cfg.scaleWarm, "scale-warm", 0, "with -scale: Q3 on hbgraph for this long before each size's side by side, unmeasured, to fill its caches (the working set of a graph read at random takes some 3 requests a node)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 || cfg.scaleRounds < 1 || cfg.roundTripsBenchtime == "" {
+	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 || cfg.scaleRounds < 1 || cfg.scaleWarm < 0 || cfg.roundTripsBenchtime == "" {
 		return cfg, errors.New("-concurrency, -duration, -peer-rounds and -scale-rounds must be positive, -roundtrips-benchtime given")
 	}
 	for _, f := range strings.Split(*scaleNodes, ",") {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -329,6 +330,26 @@ func TestScaleReport(t *testing.T) {
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestSizedCacheFlags: -scale-sized gives the result cache the store's
+// bytes and the block cache 1.5 times them, in whole MiB, never below
+// the defaults (a small store keeps them).
+func TestSizedCacheFlags(t *testing.T) {
+	for _, tc := range []struct {
+		store         int64
+		result, block string
+	}{
+		{103 << 20, "134217728", "268435456"},
+		{1039 << 20, "1089470464", "1634729984"},
+		{1039<<20 + 1, "1090519040", "1634729984"},
+	} {
+		got := sizedCacheFlags(tc.store)
+		want := []string{"--result-cache-bytes", tc.result, "--block-cache-bytes", tc.block}
+		if !slices.Equal(got, want) {
+			t.Errorf("store %d: %q, want %q", tc.store, got, want)
 		}
 	}
 }
