@@ -134,7 +134,7 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&cfg.scale, "scale", false, "run only how the cost grows (make bench-scale): the side by side at each -scale-nodes, and the 2-hop query at 10, 50 and 100 followees")
 	scaleNodes := fs.String("scale-nodes", "10000,100000", "dataset sizes of -scale, comma separated; the open loop runs at the first's rates")
 	fs.IntVar(&cfg.scaleRounds, "scale-rounds", 1, "rounds of each size's side by side and of each fan-out with -scale")
-	fs.BoolVar(&cfg.scaleSized, "scale-sized", false, "with -scale: hbgraph's caches sized to each size's store (result cache its bytes, block cache 1.5 times them, neither below its default) instead of the defaults")
+	fs.BoolVar(&cfg.scaleSized, "scale-sized", false, "with -scale: hbgraph's result cache sized to each size's store (its bytes on disk, not below the default) instead of the default")
 	fs.DurationVar(&cfg.scaleWarm, "scale-warm", 0, "with -scale: Q3 on hbgraph for this long before each size's side by side, unmeasured, to fill its caches (the working set of a graph read at random takes some 3 requests a node)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err

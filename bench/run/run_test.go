@@ -335,19 +335,18 @@ func TestScaleReport(t *testing.T) {
 }
 
 // TestSizedCacheFlags: -scale-sized gives the result cache the store's
-// bytes and the block cache 1.5 times them, in whole MiB, never below
-// the defaults (a small store keeps them).
+// bytes, in whole MiB, never below the default (a small store keeps it).
 func TestSizedCacheFlags(t *testing.T) {
 	for _, tc := range []struct {
-		store         int64
-		result, block string
+		store  int64
+		result string
 	}{
-		{103 << 20, "134217728", "268435456"},
-		{1039 << 20, "1089470464", "1634729984"},
-		{1039<<20 + 1, "1090519040", "1634729984"},
+		{103 << 20, "134217728"},
+		{1039 << 20, "1089470464"},
+		{1039<<20 + 1, "1090519040"},
 	} {
 		got := sizedCacheFlags(tc.store)
-		want := []string{"--result-cache-bytes", tc.result, "--block-cache-bytes", tc.block}
+		want := []string{"--result-cache-bytes", tc.result}
 		if !slices.Equal(got, want) {
 			t.Errorf("store %d: %q, want %q", tc.store, got, want)
 		}
