@@ -86,6 +86,24 @@ func TestImportPastTheNonceCap(t *testing.T) {
 	}
 }
 
+// TestServerRemembersNoncesUpToMaxNonces: unlike import, the server keeps
+// its nonces (a write through a cluster's client may be re-sent), as many
+// as --max-nonces says: with 1, the second counter Increment already
+// forgets one before its grace period, and the log says so once.
+func TestServerRemembersNoncesUpToMaxNonces(t *testing.T) {
+	parallelTest(t)
+	s := startServer(t, "--max-nonces", "1")
+	for _, id := range []string{"a", "b", "c"} {
+		s.createNode(t, id, nil)
+	}
+	s.createRel(t, "a", "follows", "b", nil)
+	s.createRel(t, "a", "follows", "c", nil)
+	s.createRel(t, "b", "follows", "c", nil)
+	if n := strings.Count(s.out.String(), "nonce table full"); n != 1 {
+		t.Fatalf("the log says the nonce table is full %d times, want once:\n%s", n, s.out.String())
+	}
+}
+
 // TestMaxNoncesMustBePositive: --max-nonces 0 is refused with the flag's
 // name, before anything is opened.
 func TestMaxNoncesMustBePositive(t *testing.T) {
