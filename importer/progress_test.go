@@ -40,7 +40,7 @@ func TestTimeLeft(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEstimator(tc.size)
 			for _, s := range tc.steps {
-				e.add(s.at, s.done)
+				e.add(s.at, s.done, 0)
 			}
 			got, ok := e.left()
 			if ok != tc.wantOK || got.Round(time.Millisecond) != tc.want {
@@ -165,5 +165,22 @@ func TestRunSaysWhatFollowsTheFiles(t *testing.T) {
 	}
 	if feeds < 0 || feeds < lastProgress {
 		t.Fatalf("the home feeds are not announced after the files' progress:\n%s", log.String())
+	}
+}
+
+// TestRateIsTheWindowsPace: the rate is the rows of the last etaWindow a
+// second, the pace the time left assumes: a rerun that skipped 9,000 rows
+// in a second and then imports 10 a second says 10, not the average since
+// the start (151 after a minute).
+func TestRateIsTheWindowsPace(t *testing.T) {
+	e := newEstimator(10000)
+	e.add(time.Second, 9000, 9000)
+	e.add(31*time.Second, 9300, 9300)
+	e.add(61*time.Second, 9600, 9600)
+	if got := e.rate(); got != 10 {
+		t.Fatalf("rate %v, want 10", got)
+	}
+	if got := newEstimator(10).rate(); got != 0 {
+		t.Fatalf("rate before any sample %v, want 0", got)
 	}
 }
