@@ -56,8 +56,13 @@ func openHBase(cfg config, log zerolog.Logger) (gohbase.Client, error) {
 			log.Warn().Str("data_dir", absDir(cfg.dataDir)).Msg("no store in the data directory: creating a new, empty one")
 		}
 	}
+	// import remembers no nonces: its calls reach the engine in this
+	// process and are never re-sent, and each batch is its own op, so a
+	// nonce could only ever be seen once; a 100,000-node import makes
+	// millions of Increments in the grace period, past any cap.
 	hc, err := embedded.Open(embedded.Options{Dir: cfg.dataDir, Tables: keys.Tables(), Sync: cfg.sync, Logger: log,
-		CacheBytes: cfg.blockCacheBytes, ResultCacheBytes: cfg.resultCacheOption()})
+		CacheBytes: cfg.blockCacheBytes, ResultCacheBytes: cfg.resultCacheOption(),
+		MaxNonces: cfg.maxNonces, NoNonces: cfg.command == "import"})
 	if dirLocked(err) {
 		return nil, fmt.Errorf("data directory %s is in use: another hbgraph (or another process) holds its lock; stop it first, or give each server its own --data-dir", absDir(cfg.dataDir))
 	}

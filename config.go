@@ -52,6 +52,10 @@ type config struct {
 	logLevel                          string
 	logFormat                         string
 
+	// maxNonces caps the Increments the embedded engine remembers to
+	// answer a re-send (not in import, which remembers none).
+	maxNonces int
+
 	introspection bool
 	explain       bool
 	// limits bounds each document: tokens, nesting, fields, aliases,
@@ -144,6 +148,7 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 		&cli.StringFlag{Name: "data-dir", Value: "./data", Usage: "embedded engine's data directory", Sources: cli.EnvVars("HBGRAPH_DATA_DIR"), Destination: &cfg.dataDir},
 		&cli.Int64Flag{Name: "block-cache-bytes", Value: embedded.DefaultCacheBytes, Usage: "embedded engine: Pebble's block cache (outside the Go heap)", Sources: cli.EnvVars("HBGRAPH_BLOCK_CACHE_BYTES"), Destination: &cfg.blockCacheBytes},
 		&cli.Int64Flag{Name: "result-cache-bytes", Value: embedded.DefaultResultCacheBytes, Usage: "embedded engine: decoded rows and first pages of scans kept (outside the Go heap); 0: none", Sources: cli.EnvVars("HBGRAPH_RESULT_CACHE_BYTES"), Destination: &cfg.resultCacheBytes},
+		&cli.IntFlag{Name: "max-nonces", Value: embedded.DefaultMaxNonces, Usage: "embedded engine: Increments and Appends whose nonces are remembered for their grace period, so that a re-send counts once; past it the oldest are forgotten (import remembers none)", Sources: cli.EnvVars("HBGRAPH_MAX_NONCES"), Destination: &cfg.maxNonces},
 		&cli.StringFlag{Name: "hbase-zk", Usage: "ZooKeeper quorum of an HBase cluster, e.g. zk1:2181,zk2:2181; empty: the embedded engine", Sources: cli.EnvVars("HBGRAPH_HBASE_ZK"), Destination: &cfg.hbaseZK},
 		&cli.BoolFlag{Name: "sync", Usage: "fsync every commit for power-loss safety", Sources: cli.EnvVars("HBGRAPH_SYNC"), Destination: &cfg.sync},
 		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", Sources: cli.EnvVars("HBGRAPH_LOG_LEVEL"), Destination: &cfg.logLevel},
@@ -349,6 +354,8 @@ func (cfg *config) validate() error {
 		return errors.New("limits must be positive (batch-wait, scan-concurrency, memory-limit, rate-limit, rate-burst, migrate-pause and the query cache's may be 0)")
 	case cfg.blockCacheBytes < 1<<20 || cfg.resultCacheBytes < 0:
 		return errors.New("--block-cache-bytes must be at least 1 MiB (1048576), and --result-cache-bytes at least 0")
+	case cfg.maxNonces < 1:
+		return errors.New("--max-nonces must be positive")
 	case cfg.feed.validate() != nil:
 		return cfg.feed.validate()
 	case cfg.command == "import" && cfg.importCallTimeout <= 0:

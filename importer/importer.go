@@ -179,6 +179,9 @@ func Run(ctx context.Context, st *store.Store, files Files, opts Options) ([]Res
 		}
 	}
 	// The imported articles' feed rows, now that their followers are in.
+	// Said before it starts: the last file's line says 0s left, and this
+	// may take a while.
+	opts.Log.Info().Msg("writing the home feeds of the imported articles")
 	began := time.Now()
 	n, err := st.FinishFanouts(ctx)
 	if err != nil {

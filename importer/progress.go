@@ -15,10 +15,11 @@ import (
 // and the rest import at the usual rate.
 const etaWindow = 30 * time.Second
 
-// sample is the bytes done at a time since the start.
+// sample is the bytes done and the rows settled at a time since the
+// start.
 type sample struct {
-	at   time.Duration
-	done int64
+	at         time.Duration
+	done, rows int64
 }
 
 // estimator tells the time left to import a file of size bytes from the
@@ -31,12 +32,12 @@ type estimator struct {
 }
 
 func newEstimator(size int64) *estimator {
-	return &estimator{size: size, samples: []sample{{0, 0}}}
+	return &estimator{size: size, samples: []sample{{}}}
 }
 
-// add records that done bytes were done at at.
-func (e *estimator) add(at time.Duration, done int64) {
-	e.samples = append(e.samples, sample{at, done})
+// add records that done bytes were done, and rows settled, at at.
+func (e *estimator) add(at time.Duration, done, rows int64) {
+	e.samples = append(e.samples, sample{at, done, rows})
 	for len(e.samples) > 2 && e.samples[1].at <= at-etaWindow {
 		e.samples = e.samples[1:]
 	}
@@ -54,6 +55,17 @@ func (e *estimator) left() (left time.Duration, ok bool) {
 	}
 	rate := float64(last.done-first.done) / float64(last.at-first.at) // bytes per ns
 	return time.Duration(float64(e.size-last.done) / rate), true
+}
+
+// rate is rows a second over the window: the pace the time left assumes
+// (the average since the start overstates it on a rerun, whose skipped
+// rows go fast, and as a large import slows with its store's size).
+func (e *estimator) rate() float64 {
+	first, last := e.samples[0], e.samples[len(e.samples)-1]
+	if last.at <= first.at {
+		return 0
+	}
+	return float64(last.rows-first.rows) / (last.at - first.at).Seconds()
 }
 
 // formatLeft is left for the progress line: "?" when unknown, whole
@@ -89,10 +101,13 @@ func progress(kind string, size int64, done, imported, skipped, failed *atomic.I
 	report := func(final bool) {
 		rows := imported.Load() + skipped.Load()
 		elapsed := time.Since(start)
-		rate := float64(rows) / max(elapsed.Seconds(), 1e-9)
 		d := done.Load()
-		est.add(elapsed, d)
+		est.add(elapsed, d, rows)
 		left, ok := est.left()
+		rate := est.rate() // the window's pace; the last line's is the whole file's
+		if final {
+			rate = float64(rows) / max(elapsed.Seconds(), 1e-9)
+		}
 		if opts.Progress != nil {
 			end := ""
 			if final {

@@ -40,7 +40,7 @@ func TestTimeLeft(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEstimator(tc.size)
 			for _, s := range tc.steps {
-				e.add(s.at, s.done)
+				e.add(s.at, s.done, 0)
 			}
 			got, ok := e.left()
 			if ok != tc.wantOK || got.Round(time.Millisecond) != tc.want {
@@ -133,5 +133,54 @@ func TestProgressDoesNotSayDoneBeforeItIs(t *testing.T) {
 	}
 	if last := reports[len(reports)-1]; !strings.Contains(last, "100.0% left 0s") {
 		t.Errorf("the last progress line %q does not say it is done", last)
+	}
+}
+
+// TestRunSaysWhatFollowsTheFiles: the last file's progress says 0s left,
+// and the home feeds are written after it (a minute at 100,000 nodes): the
+// log says so when that starts, after the last progress line.
+func TestRunSaysWhatFollowsTheFiles(t *testing.T) {
+	st := newStore(t)
+	dir := t.TempDir()
+	files := Files{
+		Nodes: write(t, dir, "nodes.jsonl", `{"id":"n1","created_at":1000}`, `{"id":"n2","created_at":1000}`),
+		Relationships: write(t, dir, "rels.jsonl",
+			`{"start_node_id":"n2","type":"follow","end_node_id":"n1","created_at":3000}`),
+		Articles: write(t, dir, "articles.jsonl",
+			`{"id":1,"author_id":"n1","title":"t","body":"b","category":"c","posted_at":4000}`),
+	}
+	var log syncWriter
+	if _, err := Run(context.Background(), st, files, Options{Log: zerolog.New(&log), LogEvery: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	lastProgress, feeds := -1, -1
+	for i, l := range lines {
+		switch {
+		case strings.Contains(l, `"message":"importing"`):
+			lastProgress = i
+		case strings.Contains(l, "writing the home feeds"):
+			feeds = i
+		}
+	}
+	if feeds < 0 || feeds < lastProgress {
+		t.Fatalf("the home feeds are not announced after the files' progress:\n%s", log.String())
+	}
+}
+
+// TestRateIsTheWindowsPace: the rate is the rows of the last etaWindow a
+// second, the pace the time left assumes: a rerun that skipped 9,000 rows
+// in a second and then imports 10 a second says 10, not the average since
+// the start (151 after a minute).
+func TestRateIsTheWindowsPace(t *testing.T) {
+	e := newEstimator(10000)
+	e.add(time.Second, 9000, 9000)
+	e.add(31*time.Second, 9300, 9300)
+	e.add(61*time.Second, 9600, 9600)
+	if got := e.rate(); got != 10 {
+		t.Fatalf("rate %v, want 10", got)
+	}
+	if got := newEstimator(10).rate(); got != 0 {
+		t.Fatalf("rate before any sample %v, want 0", got)
 	}
 }

@@ -93,6 +93,10 @@ type config struct {
 	scale       bool
 	scaleNodes  []int
 	scaleRounds int
+	// scaleSized gives hbgraph at each size caches sized to its store
+	// (sizedCacheFlags) and scaleWarm of Q3 before the side by side.
+	scaleSized bool
+	scaleWarm  time.Duration
 
 	// pgPort is the peers' PostgreSQL port (its socket is in their run/),
 	// asked whether autovacuum runs.
@@ -144,13 +148,15 @@ func parseConfig(args []string) (config, error) {
 	fs.Float64Var(&cfg.floorRate, "floor-rate", defaultFloorRate, "the floor's open-loop rate, req/s (the side by side's for Q1)")
 	fs.IntVar(&cfg.floorRounds, "floor-rounds", 3, "rounds of the floor; the report takes medians")
 	fs.StringVar(&cfg.floorBefore, "floor-before", "", "an older hbgraph binary the floor measures in the same turns (a before/after)")
+	fs.BoolVar(&cfg.scaleSized, "scale-sized", false, "with -scale: hbgraph's result cache sized to each size's store (its bytes on disk, not below the default) instead of the default")
+	fs.DurationVar(&cfg.scaleWarm, "scale-warm", 0, "with -scale: Q3 on hbgraph for this long before each size's side by side, unmeasured, to fill its caches (the working set of a graph read at random takes some 3 requests a node)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 || cfg.scaleRounds < 1 || cfg.floorRounds < 1 || cfg.floorRate <= 0 || cfg.roundTripsBenchtime == "" {
+	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 || cfg.scaleRounds < 1 || cfg.scaleWarm < 0 || cfg.floorRounds < 1 || cfg.floorRate <= 0 || cfg.roundTripsBenchtime == "" {
 		return cfg, errors.New("-concurrency, -duration, -peer-rounds and -scale-rounds must be positive, -roundtrips-benchtime given")
 	}
 	for _, f := range strings.Split(*scaleNodes, ",") {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -329,6 +330,25 @@ func TestScaleReport(t *testing.T) {
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestSizedCacheFlags: -scale-sized gives the result cache the store's
+// bytes, in whole MiB, never below the default (a small store keeps it).
+func TestSizedCacheFlags(t *testing.T) {
+	for _, tc := range []struct {
+		store  int64
+		result string
+	}{
+		{103 << 20, "134217728"},
+		{1039 << 20, "1089470464"},
+		{1039<<20 + 1, "1090519040"},
+	} {
+		got := sizedCacheFlags(tc.store)
+		want := []string{"--result-cache-bytes", tc.result}
+		if !slices.Equal(got, want) {
+			t.Errorf("store %d: %q, want %q", tc.store, got, want)
 		}
 	}
 }

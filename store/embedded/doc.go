@@ -41,7 +41,7 @@
 //     first; one whose operation failed proceeds. A nonce sent in a batch
 //     (SendBatch) has no group, as gohbase's MultiRequest has none. The
 //     nonces are kept in memory only: a restart forgets them (HBase
-//     recovers those in its WAL).
+//     recovers those in its WAL). Options.NoNonces keeps none (import).
 //   - Scans run from the start row (inclusive) to the stop row (exclusive,
 //     empty = end of table); reversed scans take the high row as start and
 //     the low row as stop. NumberOfRows is a page size: each page opens a

@@ -75,6 +75,11 @@ type Options struct {
 	// Past it the oldest are forgotten first, before their grace period
 	// ends (see nonceTable).
 	MaxNonces int
+	// NoNonces applies every Increment and Append as sent and remembers
+	// no nonce: for a process whose calls are never re-sent, as import's
+	// (in-process calls, each batch its own op), which makes more
+	// Increments within the grace period than any cap would hold.
+	NoNonces bool
 
 	// ReadOnly opens an existing store (Dir) for reading only: writes fail,
 	// nothing is compacted, and the files are left as they were (a
@@ -236,7 +241,8 @@ type Client struct {
 	// Open.
 	familyMarkers [rowLocks]map[string]struct{}
 
-	// nonces are the Increments and Appends applied recently, by nonce.
+	// nonces are the Increments and Appends applied recently, by nonce;
+	// nil with Options.NoNonces.
 	nonces *nonceTable
 
 	// results caches plain Gets' rows and scans' first pages; nil when
@@ -280,7 +286,9 @@ func Open(opts Options) (*Client, error) {
 	if maxNonces == 0 {
 		maxNonces = DefaultMaxNonces
 	}
-	c.nonces = newNonceTable(grace, maxNonces)
+	if !opts.NoNonces {
+		c.nonces = newNonceTable(grace, maxNonces)
+	}
 	for name, families := range opts.Tables {
 		c.tables[name] = newTable(name, families)
 	}

@@ -97,7 +97,7 @@ func (c *Client) mutate(ctx context.Context, t *table, req *pb.MutateRequest) (*
 	// As RSRpcServices.increment and append do (startNonceOperation): a
 	// MutationProto without a nonce, or with 0 (HConstants.NO_NONCE), is
 	// never de-duplicated; MutateRequest.nonce_group names the client.
-	if typ := m.GetMutateType(); cond == nil && m.GetNonce() != 0 &&
+	if typ := m.GetMutateType(); c.nonces != nil && cond == nil && m.GetNonce() != 0 &&
 		(typ == pb.MutationProto_INCREMENT || typ == pb.MutationProto_APPEND) {
 		key := nonceKey{group: req.GetNonceGroup(), nonce: m.GetNonce()}
 		proceed, err := c.nonces.start(ctx, key, int64(c.now()))

@@ -17,12 +17,15 @@ package embedded_test
 //	                 hbase.server.hashNonce.gracePeriod (30 minutes).
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase/hrpc"
 	"github.com/tsuna/gohbase/pb"
 	"google.golang.org/protobuf/proto"
@@ -314,5 +317,28 @@ func TestNonceInBatch(t *testing.T) {
 		if got := stored(t, cl, row)["a"]; got != 1 {
 			t.Errorf("%s: stored %d, want 1 (applied once)", row, got)
 		}
+	}
+}
+
+// Options.NoNonces (import's engine): every Increment is applied as sent,
+// a re-send too, and nothing is remembered, so no count of them can
+// overflow the table.
+func TestNoNoncesAppliesEveryIncrement(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	cl := openSpec(t, embedded.Options{Clock: newFakeClock(specT0).Now, MaxNonces: 2, NoNonces: true,
+		Logger: zerolog.New(&log)})
+	call := nonceInc(t, "r", 7, 42, map[string]int64{"a": 1})
+	for range 5 {
+		sendNonced(t, cl, call)
+	}
+	for n := range uint64(100) {
+		sendNonced(t, cl, nonceInc(t, "r", 7, 100+n, map[string]int64{"a": 1}))
+	}
+	if got := stored(t, cl, "r")["a"]; got != 105 {
+		t.Fatalf("stored %d, want 105 (every Increment applied)", got)
+	}
+	if strings.Contains(log.String(), "nonce table full") {
+		t.Fatalf("NoNonces filled the nonce table: %s", log.String())
 	}
 }
