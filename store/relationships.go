@@ -1449,8 +1449,9 @@ type DegreeKey struct {
 }
 
 // placeIntents places the create's intent (see relIntent) on each of k's
-// end nodes, read as ends: a compare-and-set on the node's mark as read,
-// so that a deletion marking it first fails it. An end marked since, gone
+// end nodes, read as ends: a compare-and-set on the node's u as read, so
+// that a deletion marking it first (or deleting it, or a create of the id
+// since) fails it. An end marked since, gone
 // or created again is ErrNotFound; a tentative mark is taken back first
 // (its deletion answers ErrConflict). An intent of the op already there (a
 // re-send, a retry) is taken as placed, unless a deletion has undone it
@@ -1494,9 +1495,14 @@ func (s *Store) placeIntents(ctx context.Context, k RelationshipKey, ends relEnd
 			if err := s.faultPoint(pointRelationshipIntent); err != nil {
 				return false, err
 			}
-			x, _ := c.lookup(keys.QualDeleting)
+			// On the node's u as read, which every mark, deletion and
+			// creation of the row moves on: its mark x alone is the same
+			// (cleared) on a node created over a residue and on the next
+			// one created over its own residue, so a compare-and-set on x
+			// applied to a node deleted and created again since it was read.
+			u, _ := c.lookup(keys.QualUpdated)
 			in := relIntent{node: e.created, placed: s.nowMs(), ts: e.updated, created: created}
-			won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualDeleting, x,
+			won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, u,
 				cells{intentQualifier(op): in.encode()}, in.ts)
 			if won {
 				out = append(out, placedIntent{id: id, in: in})
