@@ -673,9 +673,19 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		}
 		replaced = nil
 		got, err := s.createEntityOver(ctx, k.row(), e, true, false, func(g residue) error {
+			if err := s.checkEndsOverTakenBack(ctx, k, g, endsCreated); err != nil {
+				return err
+			}
 			replaced = &g
 			return s.finishDeletion(ctx, k, g)
 		})
+		if errors.Is(err, errAfterTakenBack) {
+			// Nothing of ours is written but the index rows: they go.
+			if uerr := s.deleteIndexRows(ctx, k, e); uerr != nil {
+				return false, uerr
+			}
+			return false, err
+		}
 		if err == nil && got.created == e.created && rel.pending != nil && rel.pending.op != op &&
 			rel.pending.created != e.created && (rel.gone == nil || rel.gone.created != rel.pending.created) {
 			// Another create was under way when we read the row, and ours
@@ -720,6 +730,32 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 	})
 	return e, replaced, err
 }
+
+// checkEndsOverTakenBack is errAfterTakenBack if g, the residue a create
+// of k is about to write its row over, is a create's that took its own
+// row back (having found an end marked or gone: tookOwnRowBack) and an end
+// this create read (endsCreated) is not the live node it read any more.
+// That create's row was there until that end's mark, and taken back after
+// it; if the end is one this create read, this row comes after the mark,
+// and the create must answer NOT_FOUND (its recheck's byMarker says so
+// while the mark is there; a retry cut short after the row, finding it
+// taken since by the end's detach, could not tell). An end of another
+// creation of the id (the other create read an earlier node) is live: the
+// row may come before any mark of the nodes this create read. A batch Get
+// of the two end rows, only over such a residue.
+func (s *Store) checkEndsOverTakenBack(ctx context.Context, k RelationshipKey, g residue, endsCreated [2]int64) error {
+	if !tookOwnRowBack(g.createOp, g.deleteOp) || endsCreated == [2]int64{} {
+		return nil
+	}
+	ends, _, err := s.relationshipEnds(ctx, k, false)
+	if errors.Is(err, ErrNotFound) || err == nil && ends.created != endsCreated {
+		return errAfterTakenBack
+	}
+	return err
+}
+
+// errAfterTakenBack: see checkEndsOverTakenBack.
+var errAfterTakenBack = fmt.Errorf("an end was deleted meanwhile: %w", ErrNotFound)
 
 // claimCreation claims a creation time for the ctx's op in k's row: a
 // compare-and-set of xp from seen (the row's xp as read; nil: none) to
