@@ -1089,24 +1089,23 @@ func (s *Store) deleteIndexRows(ctx context.Context, k RelationshipKey, e entity
 }
 
 // writeIndex puts both index rows with the relationship's properties at its
-// update time: a later update's put wins, an earlier one's loses.
+// update time: a later update's put wins, an earlier one's loses. Both go
+// in one batch (one round trip): their order does not matter, as both
+// come before the row (a create) or after it (an update), and a failure
+// that leaves either alone is one a crash between them could leave.
 func (s *Store) writeIndex(ctx context.Context, k RelationshipKey, e entity) error {
 	out, in, err := k.index(e.created)
 	if err != nil {
 		return err
 	}
-	for _, ix := range []struct {
-		point string
-		row   []byte
-	}{{"index-outgoing", out}, {"index-incoming", in}} {
-		if err := s.faultPoint(ix.point); err != nil {
-			return err
-		}
-		if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, ix.row, cells{keys.QualProperties: e.props}, e.updated); err != nil {
+	for _, point := range []string{"index-outgoing", "index-incoming"} {
+		if err := s.faultPoint(point); err != nil {
 			return err
 		}
 	}
-	return nil
+	p := cells{keys.QualProperties: e.props}
+	return s.writeRows(ctx, keys.TableGraph, []rowWrite{
+		putRow(out, keys.FamilyGraph, p, e.updated), putRow(in, keys.FamilyGraph, p, e.updated)})
 }
 
 // countDegrees adds delta to both degree counters of k's creation at

@@ -18,8 +18,8 @@ import (
 var writeRoundTrips = map[string][2]int{ // without an op, with one
 	"createNode":           {3, 3},
 	"updateNodeProperties": {2, 2},
-	"createRelationship":   {12, 12},
-	"updateRelationship":   {4, 4},
+	"createRelationship":   {11, 11},
+	"updateRelationship":   {3, 3},
 	"deleteRelationship":   {6, 9},
 	"postArticle":          {10, 12},
 	"updateArticle":        {10, 10},
