@@ -1074,18 +1074,13 @@ func (s *Store) unindexLoser(ctx context.Context, k RelationshipKey, e entity) e
 }
 
 // deleteIndexRows deletes the index rows of e's creation, stamped e's
-// update time (their own: a re-send deletes the same).
+// update time (their own: a re-send deletes the same), in one batch.
 func (s *Store) deleteIndexRows(ctx context.Context, k RelationshipKey, e entity) error {
 	out, in, err := k.index(e.created)
 	if err != nil {
 		return err
 	}
-	for _, ix := range [][]byte{out, in} {
-		if err := s.deleteRow(ctx, keys.TableGraph, ix, e.updated); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.writeRows(ctx, keys.TableGraph, []rowWrite{deleteRowAt(out, e.updated), deleteRowAt(in, e.updated)})
 }
 
 // writeIndex puts both index rows with the relationship's properties at its
@@ -1232,11 +1227,26 @@ func (s *Store) deleteRelationshipRecorded(ctx context.Context, k RelationshipKe
 		row   []byte
 	}
 	order := []unindex{{"unindex-outgoing", out}, {"unindex-incoming", in}}
+	if near == "" {
+		// Both in one batch (one round trip), then the counts: the
+		// residue is in place, so whatever a failure leaves, a retry, a
+		// create over the residue or a detach that finds an index row
+		// finishes (finishDeletion).
+		for _, ix := range order {
+			if err := s.faultPoint(ix.point); err != nil {
+				return err
+			}
+		}
+		if err := s.writeRows(ctx, keys.TableGraph, []rowWrite{deleteRowAt(out, ts), deleteRowAt(in, ts)}); err != nil {
+			return err
+		}
+		return s.countDegrees(ctx, k, -1, old.created)
+	}
 	if near == k.Start && near != k.End {
 		order[0], order[1] = order[1], order[0]
 	}
 	for i, ix := range order {
-		if i == 1 && near != "" {
+		if i == 1 {
 			// Counted down before the near row goes: a re-run of the
 			// near node's deletion finds the relationship by that row
 			// until everything else is done (and its op recognises the
@@ -1252,10 +1262,7 @@ func (s *Store) deleteRelationshipRecorded(ctx context.Context, k RelationshipKe
 			return err
 		}
 	}
-	if near != "" {
-		return nil
-	}
-	return s.countDegrees(ctx, k, -1, old.created)
+	return nil
 }
 
 // RelationshipPage is one page of a node's adjacent relationships.

@@ -20,7 +20,7 @@ var writeRoundTrips = map[string][2]int{ // without an op, with one
 	"updateNodeProperties": {2, 2},
 	"createRelationship":   {11, 11},
 	"updateRelationship":   {3, 3},
-	"deleteRelationship":   {6, 9},
+	"deleteRelationship":   {5, 8},
 	"postArticle":          {10, 12},
 	"updateArticle":        {10, 10},
 	"deleteArticle":        {9, 10},
