@@ -1588,15 +1588,15 @@ func (s *Store) clearIntents(ctx context.Context, k RelationshipKey, op OpID, in
 			}
 		}
 	}
+	// In one batch (one round trip): each is its own, in its own row.
+	ws := make([]rowWrite, 0, len(placed))
 	for _, p := range placed {
 		if err := s.faultPoint(pointRelationshipIntentClear); err != nil {
 			return err
 		}
-		if err := s.deleteColumns(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(p.id), []string{intentQualifier(op)}, p.in.ts); err != nil {
-			return err
-		}
+		ws = append(ws, rowWrite{row: keys.Node(p.id), family: keys.FamilyGraph, columns: []string{intentQualifier(op)}, ts: p.in.ts})
 	}
-	return nil
+	return s.writeRows(ctx, keys.TableGraph, ws)
 }
 
 // pointRelationshipIntentClear is the fault point before a create clears

@@ -18,7 +18,7 @@ import (
 var writeRoundTrips = map[string][2]int{ // without an op, with one
 	"createNode":           {3, 3},
 	"updateNodeProperties": {2, 2},
-	"createRelationship":   {11, 11},
+	"createRelationship":   {10, 10},
 	"updateRelationship":   {3, 3},
 	"deleteRelationship":   {5, 8},
 	"postArticle":          {10, 12},
