@@ -1115,6 +1115,14 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 	if err := s.faultPoint(pointNodeDetach); err != nil {
 		return err
 	}
+	if !resumed {
+		// The mark is this deletion's own, just made (its op is the
+		// ctx's): no read of the row first. If another deletion has
+		// finished it since, and the id been created again, the checks
+		// before each relationship and article, and before the row, stop
+		// it (stillMarked).
+		return s.finishMarkedNode(ctx, id, created, resumed)
+	}
 	e, _, err := s.readNode(ctx, id)
 	if err != nil {
 		return err
@@ -1129,6 +1137,12 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 		// the same nonces, by any DeleteNode that helps, and by Repair.
 		ctx = WithOp(ctx, e.deleteOp)
 	}
+	return s.finishMarkedNode(ctx, id, created, resumed)
+}
+
+// finishMarkedNode is finishNodeDeletion once the ctx's op is the
+// marking op's.
+func (s *Store) finishMarkedNode(ctx context.Context, id string, created int64, resumed bool) error {
 	if err := s.detachMarked(ctx, id, created); errors.Is(err, errNoLongerMarked) {
 		return nil
 	} else if err != nil {
