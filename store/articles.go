@@ -880,6 +880,11 @@ func (s *Store) deleteArticlesOfMarked(ctx context.Context, author string, befor
 			}
 			removed = true
 		}
+		if len(rows) < r.limit {
+			// The sweep reached the end (a short page): the next one
+			// starts over without a scan past it.
+			r.start, removed = lo, false
+		}
 	}
 }
 

@@ -1283,6 +1283,15 @@ func (s *Store) detachMarked(ctx context.Context, id string, created int64) erro
 			}
 			removed = true
 		}
+		if len(rows) < r.limit {
+			// The sweep reached the end (a short page): no scan past it,
+			// the next sweep starts over, or this one found nothing to do.
+			if !removed {
+				return nil
+			}
+			r.start, removed = adjacencyOf(id).start, false
+			swept = map[string]bool{}
+		}
 	}
 }
 

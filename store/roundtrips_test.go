@@ -25,7 +25,7 @@ var writeRoundTrips = map[string][2]int{ // without an op, with one
 	"updateArticle":        {10, 10},
 	"deleteArticle":        {9, 10},
 	"deleteNode":           {15, 17},
-	"deleteNode (detach)":  {19, 21},
+	"deleteNode (detach)":  {18, 20},
 }
 
 var roundTripCalls = flag.Bool("roundtrips.calls", false, "TestWriteRoundTrips: log each call's table and rows")
