@@ -711,21 +711,26 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 // and answers success if it is gone, or ErrNotFound if the residue says
 // another op deleted it (then this op's compare-and-set did not apply).
 func (s *Store) deleteEntityRecorded(ctx context.Context, row []byte, created int64, ends []string, opRow []byte) (entity, int64, error) {
-	return s.deleteEntityWhere(ctx, row, created, ends, opRow, nil)
+	return s.deleteEntityWhere(ctx, row, created, ends, opRow, nil, nil)
 }
 
 // deleteMarkedNode is deleteEntityCreated of a node row that must still be
 // marked as being deleted: errNoLongerMarked if it is live and unmarked
 // (the mark was a create's, which it has cleared since: see DeleteNode).
-func (s *Store) deleteMarkedNode(ctx context.Context, row []byte, created int64) error {
-	_, _, err := s.deleteEntityWhere(ctx, row, created, nil, nil, func(e entity) bool { return e.deleting != 0 })
+//
+// seen is the row as the deletion last read it (nil: none), which its
+// first compare-and-set takes for the row as it is: if it changed since,
+// that compare-and-set fails and the row is read again.
+func (s *Store) deleteMarkedNode(ctx context.Context, row []byte, created int64, seen cells) error {
+	_, _, err := s.deleteEntityWhere(ctx, row, created, nil, nil, func(e entity) bool { return e.deleting != 0 }, seen)
 	return err
 }
 
 // deleteEntityWhere is deleteEntityRecorded, which deletes a row only if
 // need (nil: always) holds of it as read for the compare-and-set, and is
-// otherwise errNoLongerMarked.
-func (s *Store) deleteEntityWhere(ctx context.Context, row []byte, created int64, ends []string, opRow []byte, need func(entity) bool) (entity, int64, error) {
+// otherwise errNoLongerMarked. seen (without ends) is the row as read
+// last, taken for its first read (nil: it reads the row).
+func (s *Store) deleteEntityWhere(ctx context.Context, row []byte, created int64, ends []string, opRow []byte, need func(entity) bool, seen cells) (entity, int64, error) {
 	ctx, op := withOp(ctx)
 	var (
 		old entity
@@ -738,10 +743,19 @@ func (s *Store) deleteEntityWhere(ctx context.Context, row []byte, created int64
 			return entity{}, 0, err
 		}
 	}
-	err := s.casLoop(ctx, "delete", func(int) (bool, error) {
-		c, endsLive, endsCreated, err := s.getWithEnds(ctx, row, ends)
-		if err != nil {
-			return false, err
+	err := s.casLoop(ctx, "delete", func(attempt int) (bool, error) {
+		var (
+			c           cells
+			endsLive    = true
+			endsCreated [2]int64
+			err         error
+		)
+		if attempt > 0 || seen == nil || len(ends) > 0 {
+			if c, endsLive, endsCreated, err = s.getWithEnds(ctx, row, ends); err != nil {
+				return false, err
+			}
+		} else {
+			c = seen
 		}
 		var ok bool
 		if old, ok, err = decodeEntity(row, c); err != nil {
@@ -1151,7 +1165,8 @@ func (s *Store) finishMarkedNode(ctx context.Context, id string, created int64, 
 	if err := s.faultPoint(pointNodeArticles); err != nil {
 		return err
 	}
-	if still, err := s.stillMarked(ctx, id, created); err != nil || !still {
+	still, seen, err := s.stillMarkedRow(ctx, id, created)
+	if err != nil || !still {
 		return err
 	}
 	if err := s.deleteArticlesOfMarked(articlesCtx(ctx), id, math.MaxInt64, created); errors.Is(err, errNoLongerMarked) {
@@ -1170,7 +1185,9 @@ func (s *Store) finishMarkedNode(ctx context.Context, id string, created int64, 
 	if err := s.faultPoint(pointNodeRow); err != nil {
 		return err
 	}
-	if err := s.deleteMarkedNode(ctx, keys.Node(id), created); errors.Is(err, errNoLongerMarked) {
+	// The row as read before the articles (a deletion of articles does
+	// not write it): its compare-and-set fails if anything did.
+	if err := s.deleteMarkedNode(ctx, keys.Node(id), created, seen); errors.Is(err, errNoLongerMarked) {
 		return nil // a create's mark, cleared since (see DeleteNode)
 	} else if errors.Is(err, ErrNotFound) {
 		// A concurrent deletion finished first; if the id was created
@@ -1199,11 +1216,22 @@ func (s *Store) finishMarkedNode(ctx context.Context, id string, created int64, 
 // another creation's, or ours no longer marked: nothing of it is this
 // deletion's to delete.
 func (s *Store) stillMarked(ctx context.Context, id string, created int64) (bool, error) {
-	e, deleting, err := s.readNode(ctx, id)
-	if err != nil || e == nil {
-		return e == nil, err
+	still, _, err := s.stillMarkedRow(ctx, id, created)
+	return still, err
+}
+
+// stillMarkedRow is stillMarked, with the row's cells as read.
+func (s *Store) stillMarkedRow(ctx context.Context, id string, created int64) (bool, cells, error) {
+	row := keys.Node(id)
+	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+	if err != nil {
+		return false, nil, err
 	}
-	return deleting && (created == 0 || e.created == created), nil
+	e, ok, err := decodeEntity(row, c)
+	if err != nil || !ok {
+		return err == nil, c, err
+	}
+	return e.deleting != 0 && (created == 0 || e.created == created), c, nil
 }
 
 // adjacencyOf is the scan range of every adjacency row of a node, both
