@@ -24,7 +24,7 @@ var writeRoundTrips = map[string][2]int{ // without an op, with one
 	"postArticle":          {10, 12},
 	"updateArticle":        {10, 10},
 	"deleteArticle":        {9, 10},
-	"deleteNode":           {14, 16},
+	"deleteNode":           {13, 15},
 	"deleteNode (detach)":  {17, 19},
 }
 
