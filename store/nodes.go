@@ -1188,12 +1188,23 @@ func (s *Store) finishMarkedNode(ctx context.Context, id string, created int64, 
 	if err != nil || !still {
 		return err
 	}
-	if err := s.deleteArticlesOfMarked(articlesCtx(ctx), id, math.MaxInt64, created); errors.Is(err, errNoLongerMarked) {
-		return nil
-	} else if err != nil {
+	// One scan of the author's rows says whether there are articles to
+	// delete, and which category rows to check when there are none.
+	strays, articles, err := s.authorRows(ctx, id)
+	if err != nil {
 		return fmt.Errorf("delete the articles of node %q: %w", id, err)
 	}
-	if err := s.deleteStrayCategoryRows(ctx, id); err != nil {
+	if articles {
+		if err := s.deleteArticlesOfMarked(articlesCtx(ctx), id, math.MaxInt64, created); errors.Is(err, errNoLongerMarked) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("delete the articles of node %q: %w", id, err)
+		}
+		err = s.deleteStrayCategoryRows(ctx, id)
+	} else {
+		err = s.deleteStrays(ctx, strays)
+	}
+	if err != nil {
 		return fmt.Errorf("delete the articles of node %q: %w", id, err)
 	}
 	if resumed {

@@ -24,8 +24,8 @@ var writeRoundTrips = map[string][2]int{ // without an op, with one
 	"postArticle":          {10, 12},
 	"updateArticle":        {10, 10},
 	"deleteArticle":        {9, 10},
-	"deleteNode":           {13, 15},
-	"deleteNode (detach)":  {17, 19},
+	"deleteNode":           {12, 14},
+	"deleteNode (detach)":  {16, 18},
 }
 
 var roundTripCalls = flag.Bool("roundtrips.calls", false, "TestWriteRoundTrips: log each call's table and rows")
