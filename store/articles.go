@@ -880,6 +880,11 @@ func (s *Store) deleteArticlesOfMarked(ctx context.Context, author string, befor
 			}
 			removed = true
 		}
+		if len(rows) < r.limit {
+			// The sweep reached the end (a short page): the next one
+			// starts over without a scan past it.
+			r.start, removed = lo, false
+		}
 	}
 }
 
@@ -887,25 +892,40 @@ func (s *Store) deleteArticlesOfMarked(ctx context.Context, author string, befor
 // gone (or filed elsewhere): what a crash between the writes of an
 // article's deletion leaves, which a sweep of the timeline cannot find.
 func (s *Store) deleteStrayCategoryRows(ctx context.Context, author string) error {
-	if err := s.CheckArticleLayout(ctx); err != nil {
+	strays, _, err := s.authorRows(ctx, author)
+	if err != nil {
 		return err
 	}
+	return s.deleteStrays(ctx, strays)
+}
+
+// authorRows scans author's rows of the articles table (keys only, once
+// the layout and the author's rows are current): its category rows, and
+// whether it has a timeline row.
+func (s *Store) authorRows(ctx context.Context, author string) (categories []row, timeline bool, err error) {
+	if err := s.CheckArticleLayout(ctx); err != nil {
+		return nil, false, err
+	}
 	if err := s.migrateAuthorFirst(ctx, author); err != nil {
-		return err
+		return nil, false, err
 	}
 	prefix := keys.AuthorPrefix(author)
 	all := scanRange{table: keys.TableArticles, family: keys.FamilyArticles, start: prefix, stop: keys.PrefixEnd(prefix),
 		keyOnly: true, chunkRows: articleChunkRows}
-	var strays []row
-	err := s.scanAll(ctx, all, func(rw row) (bool, error) {
+	err = s.scanAll(ctx, all, func(rw row) (bool, error) {
 		if _, err := keys.DecodeCategory(rw.key); err == nil {
-			strays = append(strays, row{key: rw.key, ts: rw.ts})
+			categories = append(categories, row{key: rw.key, ts: rw.ts})
+		} else if _, err := keys.DecodeTimeline(rw.key); err == nil {
+			timeline = true
 		}
 		return true, nil
 	})
-	if err != nil {
-		return err
-	}
+	return categories, timeline, err
+}
+
+// deleteStrays deletes the category rows strays (as authorRows found
+// them) whose article is gone or filed elsewhere.
+func (s *Store) deleteStrays(ctx context.Context, strays []row) error {
 	for _, st := range strays {
 		c, err := keys.DecodeCategory(st.key)
 		if err != nil {

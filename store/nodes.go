@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"time"
 
@@ -711,21 +712,26 @@ func (s *Store) deleteEntityCreated(ctx context.Context, row []byte, created int
 // and answers success if it is gone, or ErrNotFound if the residue says
 // another op deleted it (then this op's compare-and-set did not apply).
 func (s *Store) deleteEntityRecorded(ctx context.Context, row []byte, created int64, ends []string, opRow []byte) (entity, int64, error) {
-	return s.deleteEntityWhere(ctx, row, created, ends, opRow, nil)
+	return s.deleteEntityWhere(ctx, row, created, ends, opRow, nil, nil)
 }
 
 // deleteMarkedNode is deleteEntityCreated of a node row that must still be
 // marked as being deleted: errNoLongerMarked if it is live and unmarked
 // (the mark was a create's, which it has cleared since: see DeleteNode).
-func (s *Store) deleteMarkedNode(ctx context.Context, row []byte, created int64) error {
-	_, _, err := s.deleteEntityWhere(ctx, row, created, nil, nil, func(e entity) bool { return e.deleting != 0 })
+//
+// seen is the row as the deletion last read it (nil: none), which its
+// first compare-and-set takes for the row as it is: if it changed since,
+// that compare-and-set fails and the row is read again.
+func (s *Store) deleteMarkedNode(ctx context.Context, row []byte, created int64, seen cells) error {
+	_, _, err := s.deleteEntityWhere(ctx, row, created, nil, nil, func(e entity) bool { return e.deleting != 0 }, seen)
 	return err
 }
 
 // deleteEntityWhere is deleteEntityRecorded, which deletes a row only if
 // need (nil: always) holds of it as read for the compare-and-set, and is
-// otherwise errNoLongerMarked.
-func (s *Store) deleteEntityWhere(ctx context.Context, row []byte, created int64, ends []string, opRow []byte, need func(entity) bool) (entity, int64, error) {
+// otherwise errNoLongerMarked. seen (without ends) is the row as read
+// last, taken for its first read (nil: it reads the row).
+func (s *Store) deleteEntityWhere(ctx context.Context, row []byte, created int64, ends []string, opRow []byte, need func(entity) bool, seen cells) (entity, int64, error) {
 	ctx, op := withOp(ctx)
 	var (
 		old entity
@@ -738,10 +744,19 @@ func (s *Store) deleteEntityWhere(ctx context.Context, row []byte, created int64
 			return entity{}, 0, err
 		}
 	}
-	err := s.casLoop(ctx, "delete", func(int) (bool, error) {
-		c, endsLive, endsCreated, err := s.getWithEnds(ctx, row, ends)
-		if err != nil {
-			return false, err
+	err := s.casLoop(ctx, "delete", func(attempt int) (bool, error) {
+		var (
+			c           cells
+			endsLive    = true
+			endsCreated [2]int64
+			err         error
+		)
+		if attempt > 0 || seen == nil || len(ends) > 0 {
+			if c, endsLive, endsCreated, err = s.getWithEnds(ctx, row, ends); err != nil {
+				return false, err
+			}
+		} else {
+			c = seen
 		}
 		var ok bool
 		if old, ok, err = decodeEntity(row, c); err != nil {
@@ -876,6 +891,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		return nil
 	}
 	resumed, done, gone := false, false, false
+	var marking cells                 // the row as this deletion's tentative mark left it
 	var marked int64                  // the creation time of the node this deletion marked (or found marked)
 	ownMark, markU := false, int64(0) // marked by this op, and the u it left
 	err := s.casLoop(ctx, "delete node", func(int) (bool, error) {
@@ -928,8 +944,19 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		if !detach {
 			x = encodeTentative(ts) // confirmed by confirmMark
 		}
-		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
-			cells{keys.QualDeleting: x, keys.QualUpdated: encodeMs(ts), keys.QualDeleteOp: op[:]}, ts)
+		mark := cells{keys.QualDeleting: x, keys.QualUpdated: encodeMs(ts), keys.QualDeleteOp: op[:]}
+		won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated), mark, ts)
+		if won && len(intentsOf(c)) == 0 {
+			// The row as marked, for confirmMark's first read: nothing
+			// that writes it leaves u as it is but an intent, and a
+			// create places none on a node marked tentatively (it takes
+			// the mark back, moving u on: the confirmation fails and
+			// reads again). An intent already there may be cleared
+			// meanwhile: then confirmMark reads the row.
+			marking = maps.Clone(c)
+			maps.Copy(marking, mark)
+		}
+		return won, err
 	})
 	if err != nil {
 		return err
@@ -942,7 +969,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		return s.deleteDegreeRows(ctx, id, false)
 	}
 	if !detach && ownMark && !resumed {
-		if err := s.confirmMark(ctx, id, op); err != nil {
+		if err := s.confirmMark(ctx, id, op, marking); err != nil {
 			return err
 		}
 	}
@@ -981,12 +1008,18 @@ type nodeDeleteRestarts struct{}
 // (CreateRelationship, PostArticle), takes the tentative mark back itself
 // (cancelTentative), which fails the compare-and-set that would confirm
 // it (ErrConflict too), or finds the mark confirmed and undoes its write.
-func (s *Store) confirmMark(ctx context.Context, id string, op OpID) error {
+//
+// seen is the row as the mark left it (nil: unknown), taken for its first
+// read: its compare-and-set on u fails if anything moved u on since.
+func (s *Store) confirmMark(ctx context.Context, id string, op OpID, seen cells) error {
 	row := keys.Node(id)
-	return s.casLoop(ctx, "delete node", func(int) (bool, error) {
-		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
-		if err != nil {
-			return false, err
+	return s.casLoop(ctx, "delete node", func(attempt int) (bool, error) {
+		c := seen
+		if attempt > 0 || c == nil {
+			var err error
+			if c, err = s.get(ctx, keys.TableGraph, keys.FamilyGraph, row); err != nil {
+				return false, err
+			}
 		}
 		e, ok, err := decodeEntity(row, c)
 		switch {
@@ -1115,6 +1148,14 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 	if err := s.faultPoint(pointNodeDetach); err != nil {
 		return err
 	}
+	if !resumed {
+		// The mark is this deletion's own, just made (its op is the
+		// ctx's): no read of the row first. If another deletion has
+		// finished it since, and the id been created again, the checks
+		// before each relationship and article, and before the row, stop
+		// it (stillMarked).
+		return s.finishMarkedNode(ctx, id, created, resumed)
+	}
 	e, _, err := s.readNode(ctx, id)
 	if err != nil {
 		return err
@@ -1129,6 +1170,12 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 		// the same nonces, by any DeleteNode that helps, and by Repair.
 		ctx = WithOp(ctx, e.deleteOp)
 	}
+	return s.finishMarkedNode(ctx, id, created, resumed)
+}
+
+// finishMarkedNode is finishNodeDeletion once the ctx's op is the
+// marking op's.
+func (s *Store) finishMarkedNode(ctx context.Context, id string, created int64, resumed bool) error {
 	if err := s.detachMarked(ctx, id, created); errors.Is(err, errNoLongerMarked) {
 		return nil
 	} else if err != nil {
@@ -1137,15 +1184,27 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 	if err := s.faultPoint(pointNodeArticles); err != nil {
 		return err
 	}
-	if still, err := s.stillMarked(ctx, id, created); err != nil || !still {
+	still, seen, err := s.stillMarkedRow(ctx, id, created)
+	if err != nil || !still {
 		return err
 	}
-	if err := s.deleteArticlesOfMarked(articlesCtx(ctx), id, math.MaxInt64, created); errors.Is(err, errNoLongerMarked) {
-		return nil
-	} else if err != nil {
+	// One scan of the author's rows says whether there are articles to
+	// delete, and which category rows to check when there are none.
+	strays, articles, err := s.authorRows(ctx, id)
+	if err != nil {
 		return fmt.Errorf("delete the articles of node %q: %w", id, err)
 	}
-	if err := s.deleteStrayCategoryRows(ctx, id); err != nil {
+	if articles {
+		if err := s.deleteArticlesOfMarked(articlesCtx(ctx), id, math.MaxInt64, created); errors.Is(err, errNoLongerMarked) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("delete the articles of node %q: %w", id, err)
+		}
+		err = s.deleteStrayCategoryRows(ctx, id)
+	} else {
+		err = s.deleteStrays(ctx, strays)
+	}
+	if err != nil {
 		return fmt.Errorf("delete the articles of node %q: %w", id, err)
 	}
 	if resumed {
@@ -1156,7 +1215,9 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 	if err := s.faultPoint(pointNodeRow); err != nil {
 		return err
 	}
-	if err := s.deleteMarkedNode(ctx, keys.Node(id), created); errors.Is(err, errNoLongerMarked) {
+	// The row as read before the articles (a deletion of articles does
+	// not write it): its compare-and-set fails if anything did.
+	if err := s.deleteMarkedNode(ctx, keys.Node(id), created, seen); errors.Is(err, errNoLongerMarked) {
 		return nil // a create's mark, cleared since (see DeleteNode)
 	} else if errors.Is(err, ErrNotFound) {
 		// A concurrent deletion finished first; if the id was created
@@ -1185,11 +1246,22 @@ func (s *Store) finishNodeDeletion(ctx context.Context, id string, created int64
 // another creation's, or ours no longer marked: nothing of it is this
 // deletion's to delete.
 func (s *Store) stillMarked(ctx context.Context, id string, created int64) (bool, error) {
-	e, deleting, err := s.readNode(ctx, id)
-	if err != nil || e == nil {
-		return e == nil, err
+	still, _, err := s.stillMarkedRow(ctx, id, created)
+	return still, err
+}
+
+// stillMarkedRow is stillMarked, with the row's cells as read.
+func (s *Store) stillMarkedRow(ctx context.Context, id string, created int64) (bool, cells, error) {
+	row := keys.Node(id)
+	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+	if err != nil {
+		return false, nil, err
 	}
-	return deleting && (created == 0 || e.created == created), nil
+	e, ok, err := decodeEntity(row, c)
+	if err != nil || !ok {
+		return err == nil, c, err
+	}
+	return e.deleting != 0 && (created == 0 || e.created == created), c, nil
 }
 
 // adjacencyOf is the scan range of every adjacency row of a node, both
@@ -1268,6 +1340,15 @@ func (s *Store) detachMarked(ctx context.Context, id string, created int64) erro
 				return err
 			}
 			removed = true
+		}
+		if len(rows) < r.limit {
+			// The sweep reached the end (a short page): no scan past it,
+			// the next sweep starts over, or this one found nothing to do.
+			if !removed {
+				return nil
+			}
+			r.start, removed = adjacencyOf(id).start, false
+			swept = map[string]bool{}
 		}
 	}
 }

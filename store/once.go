@@ -357,8 +357,9 @@ func (r *residue) deletionOf(created int64, createOp OpID) (OpID, bool) {
 
 // A relationship create's intent on an end node (a cell xr+op in the node
 // row): placed before the create writes anything, with a compare-and-set
-// on the node's mark (x) as read, so only while no deletion has marked
-// the node; cleared once the create has answered. A deletion without
+// on the node's u as read, so only while no deletion has marked the node
+// (nor deleted it, nor has the id been created again); cleared once the
+// create has answered. A deletion without
 // detach does not confirm its mark while an intent younger than
 // intentStale is on the node (ErrConflict): between its tentative mark
 // and its confirmation no create can place one (it would take the

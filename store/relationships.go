@@ -673,9 +673,19 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 		}
 		replaced = nil
 		got, err := s.createEntityOver(ctx, k.row(), e, true, false, func(g residue) error {
+			if err := s.checkEndsOverTakenBack(ctx, k, g, endsCreated); err != nil {
+				return err
+			}
 			replaced = &g
 			return s.finishDeletion(ctx, k, g)
 		})
+		if errors.Is(err, errAfterTakenBack) {
+			// Nothing of ours is written but the index rows: they go.
+			if uerr := s.deleteIndexRows(ctx, k, e); uerr != nil {
+				return false, uerr
+			}
+			return false, err
+		}
 		if err == nil && got.created == e.created && rel.pending != nil && rel.pending.op != op &&
 			rel.pending.created != e.created && (rel.gone == nil || rel.gone.created != rel.pending.created) {
 			// Another create was under way when we read the row, and ours
@@ -720,6 +730,32 @@ func (s *Store) createRelationshipRow(ctx context.Context, k RelationshipKey, re
 	})
 	return e, replaced, err
 }
+
+// checkEndsOverTakenBack is errAfterTakenBack if g, the residue a create
+// of k is about to write its row over, is a create's that took its own
+// row back (having found an end marked or gone: tookOwnRowBack) and an end
+// this create read (endsCreated) is not the live node it read any more.
+// That create's row was there until that end's mark, and taken back after
+// it; if the end is one this create read, this row comes after the mark,
+// and the create must answer NOT_FOUND (its recheck's byMarker says so
+// while the mark is there; a retry cut short after the row, finding it
+// taken since by the end's detach, could not tell). An end of another
+// creation of the id (the other create read an earlier node) is live: the
+// row may come before any mark of the nodes this create read. A batch Get
+// of the two end rows, only over such a residue.
+func (s *Store) checkEndsOverTakenBack(ctx context.Context, k RelationshipKey, g residue, endsCreated [2]int64) error {
+	if !tookOwnRowBack(g.createOp, g.deleteOp) || endsCreated == [2]int64{} {
+		return nil
+	}
+	ends, _, err := s.relationshipEnds(ctx, k, false)
+	if errors.Is(err, ErrNotFound) || err == nil && ends.created != endsCreated {
+		return errAfterTakenBack
+	}
+	return err
+}
+
+// errAfterTakenBack: see checkEndsOverTakenBack.
+var errAfterTakenBack = fmt.Errorf("an end was deleted meanwhile: %w", ErrNotFound)
 
 // claimCreation claims a creation time for the ctx's op in k's row: a
 // compare-and-set of xp from seen (the row's xp as read; nil: none) to
@@ -1038,39 +1074,33 @@ func (s *Store) unindexLoser(ctx context.Context, k RelationshipKey, e entity) e
 }
 
 // deleteIndexRows deletes the index rows of e's creation, stamped e's
-// update time (their own: a re-send deletes the same).
+// update time (their own: a re-send deletes the same), in one batch.
 func (s *Store) deleteIndexRows(ctx context.Context, k RelationshipKey, e entity) error {
 	out, in, err := k.index(e.created)
 	if err != nil {
 		return err
 	}
-	for _, ix := range [][]byte{out, in} {
-		if err := s.deleteRow(ctx, keys.TableGraph, ix, e.updated); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.writeRows(ctx, keys.TableGraph, []rowWrite{deleteRowAt(out, e.updated), deleteRowAt(in, e.updated)})
 }
 
 // writeIndex puts both index rows with the relationship's properties at its
-// update time: a later update's put wins, an earlier one's loses.
+// update time: a later update's put wins, an earlier one's loses. Both go
+// in one batch (one round trip): their order does not matter, as both
+// come before the row (a create) or after it (an update), and a failure
+// that leaves either alone is one a crash between them could leave.
 func (s *Store) writeIndex(ctx context.Context, k RelationshipKey, e entity) error {
 	out, in, err := k.index(e.created)
 	if err != nil {
 		return err
 	}
-	for _, ix := range []struct {
-		point string
-		row   []byte
-	}{{"index-outgoing", out}, {"index-incoming", in}} {
-		if err := s.faultPoint(ix.point); err != nil {
-			return err
-		}
-		if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, ix.row, cells{keys.QualProperties: e.props}, e.updated); err != nil {
+	for _, point := range []string{"index-outgoing", "index-incoming"} {
+		if err := s.faultPoint(point); err != nil {
 			return err
 		}
 	}
-	return nil
+	p := cells{keys.QualProperties: e.props}
+	return s.writeRows(ctx, keys.TableGraph, []rowWrite{
+		putRow(out, keys.FamilyGraph, p, e.updated), putRow(in, keys.FamilyGraph, p, e.updated)})
 }
 
 // countDegrees adds delta to both degree counters of k's creation at
@@ -1197,11 +1227,26 @@ func (s *Store) deleteRelationshipRecorded(ctx context.Context, k RelationshipKe
 		row   []byte
 	}
 	order := []unindex{{"unindex-outgoing", out}, {"unindex-incoming", in}}
+	if near == "" {
+		// Both in one batch (one round trip), then the counts: the
+		// residue is in place, so whatever a failure leaves, a retry, a
+		// create over the residue or a detach that finds an index row
+		// finishes (finishDeletion).
+		for _, ix := range order {
+			if err := s.faultPoint(ix.point); err != nil {
+				return err
+			}
+		}
+		if err := s.writeRows(ctx, keys.TableGraph, []rowWrite{deleteRowAt(out, ts), deleteRowAt(in, ts)}); err != nil {
+			return err
+		}
+		return s.countDegrees(ctx, k, -1, old.created)
+	}
 	if near == k.Start && near != k.End {
 		order[0], order[1] = order[1], order[0]
 	}
 	for i, ix := range order {
-		if i == 1 && near != "" {
+		if i == 1 {
 			// Counted down before the near row goes: a re-run of the
 			// near node's deletion finds the relationship by that row
 			// until everything else is done (and its op recognises the
@@ -1217,10 +1262,7 @@ func (s *Store) deleteRelationshipRecorded(ctx context.Context, k RelationshipKe
 			return err
 		}
 	}
-	if near != "" {
-		return nil
-	}
-	return s.countDegrees(ctx, k, -1, old.created)
+	return nil
 }
 
 // RelationshipPage is one page of a node's adjacent relationships.
@@ -1449,8 +1491,9 @@ type DegreeKey struct {
 }
 
 // placeIntents places the create's intent (see relIntent) on each of k's
-// end nodes, read as ends: a compare-and-set on the node's mark as read,
-// so that a deletion marking it first fails it. An end marked since, gone
+// end nodes, read as ends: a compare-and-set on the node's u as read, so
+// that a deletion marking it first (or deleting it, or a create of the id
+// since) fails it. An end marked since, gone
 // or created again is ErrNotFound; a tentative mark is taken back first
 // (its deletion answers ErrConflict). An intent of the op already there (a
 // re-send, a retry) is taken as placed, unless a deletion has undone it
@@ -1494,9 +1537,14 @@ func (s *Store) placeIntents(ctx context.Context, k RelationshipKey, ends relEnd
 			if err := s.faultPoint(pointRelationshipIntent); err != nil {
 				return false, err
 			}
-			x, _ := c.lookup(keys.QualDeleting)
+			// On the node's u as read, which every mark, deletion and
+			// creation of the row moves on: its mark x alone is the same
+			// (cleared) on a node created over a residue and on the next
+			// one created over its own residue, so a compare-and-set on x
+			// applied to a node deleted and created again since it was read.
+			u, _ := c.lookup(keys.QualUpdated)
 			in := relIntent{node: e.created, placed: s.nowMs(), ts: e.updated, created: created}
-			won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualDeleting, x,
+			won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, u,
 				cells{intentQualifier(op): in.encode()}, in.ts)
 			if won {
 				out = append(out, placedIntent{id: id, in: in})
@@ -1540,15 +1588,15 @@ func (s *Store) clearIntents(ctx context.Context, k RelationshipKey, op OpID, in
 			}
 		}
 	}
+	// In one batch (one round trip): each is its own, in its own row.
+	ws := make([]rowWrite, 0, len(placed))
 	for _, p := range placed {
 		if err := s.faultPoint(pointRelationshipIntentClear); err != nil {
 			return err
 		}
-		if err := s.deleteColumns(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(p.id), []string{intentQualifier(op)}, p.in.ts); err != nil {
-			return err
-		}
+		ws = append(ws, rowWrite{row: keys.Node(p.id), family: keys.FamilyGraph, columns: []string{intentQualifier(op)}, ts: p.in.ts})
 	}
-	return nil
+	return s.writeRows(ctx, keys.TableGraph, ws)
 }
 
 // pointRelationshipIntentClear is the fault point before a create clears

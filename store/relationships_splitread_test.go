@@ -359,12 +359,17 @@ func TestCreateRelationshipRetryOverATakenBackRow(t *testing.T) {
 		}
 		return nil
 	}
-	if _, err := sc.CreateRelationship(opC, k, Properties{"by": "c"}); !errors.Is(err, errCrash) {
-		t.Fatalf("C's first try: %v", err)
-	}
+	_, first := sc.CreateRelationship(opC, k, Properties{"by": "c"})
 	sc.fault = nil
-	if _, err := sc.CreateRelationship(opC, k, Properties{"by": "c"}); !errors.Is(err, ErrNotFound) {
-		t.Errorf("C's retry answered %v, want not found: D's relationship was there until a's mark", err)
+	switch {
+	case errors.Is(first, ErrNotFound):
+		// (Found before its row: checkEndsOverTakenBack.)
+	case !errors.Is(first, errCrash):
+		t.Fatalf("C's first try: %v", first)
+	default:
+		if _, err := sc.CreateRelationship(opC, k, Properties{"by": "c"}); !errors.Is(err, ErrNotFound) {
+			t.Errorf("C's retry answered %v, want not found: D's relationship was there until a's mark", err)
+		}
 	}
 	if err := sd.DeleteNode(bg, "a", true); err != nil {
 		t.Fatalf("delete a, finished: %v", err)
