@@ -418,22 +418,10 @@ func (s *Store) deleteRow(ctx context.Context, table string, row []byte, ts int6
 // a once column in both keys.FamilyOnce and family, where an older
 // hbgraph kept it.
 func (s *Store) deleteColumns(ctx context.Context, table, family string, row []byte, qualifiers []string, ts int64) error {
-	cols := make(map[string][]byte, len(qualifiers))
-	var once map[string][]byte
-	for _, q := range qualifiers {
-		cols[q] = nil
-		if keys.OnceColumn(table, q) {
-			if once == nil {
-				once = map[string][]byte{}
-			}
-			once[q] = nil
-		}
+	if qualifiers == nil {
+		qualifiers = []string{} // (columnFamilies takes nil for the whole row)
 	}
-	fams := map[string]map[string][]byte{family: cols}
-	if once != nil {
-		fams[keys.FamilyOnce] = once
-	}
-	return s.delete(ctx, table, row, fams, ts)
+	return s.delete(ctx, table, row, columnFamilies(table, family, qualifiers), ts)
 }
 
 // delete sends one Delete stamped ts: of the whole row when values is nil.
