@@ -137,11 +137,8 @@ func decodeEntity[K rowKey, C cellSource](row K, c C) (e entity, ok bool, err er
 		return e, false, corrupt(row, "xc or xd")
 	}
 	updateOps, _ := c.lookup(keys.QualUpdateOps)
-	var ends [2]int64
-	if xe, has := c.lookup(keys.QualEnds); has && len(xe) == 16 {
-		ends[0], _ = decodeMs(xe[:8])
-		ends[1], _ = decodeMs(xe[8:])
-	}
+	xe, _ := c.lookup(keys.QualEnds)
+	ends := decodeEnds(xe)
 	e = entity{created: created, updated: updated, props: props, owner: owner, deleting: deleting, tentative: tentative, alone: alone,
 		createOp: createOp, updateOps: updateOps, deleteOp: deleteOp, gone: e.gone, pending: e.pending, ends: ends}
 	return e, !e.deleted(), nil
@@ -222,6 +219,16 @@ func (e entity) endsCell() []byte {
 		return []byte{}
 	}
 	return append(encodeMs(e.ends[0]), encodeMs(e.ends[1])...)
+}
+
+// decodeEnds decodes a relationship's or index row's xe: zero when it is
+// not recorded (nor 16 bytes, as before it was checked anywhere).
+func decodeEnds(xe []byte) (ends [2]int64) {
+	if len(xe) == 16 {
+		ends[0], _ = decodeMs(xe[:8])
+		ends[1], _ = decodeMs(xe[8:])
+	}
+	return ends
 }
 
 // endsAre reports whether a relationship row e belongs to the end nodes

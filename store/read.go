@@ -281,6 +281,15 @@ func (r Row) nodeLive() (bool, error) {
 	return ok && e.deleting == 0, err
 }
 
+// nodeCreated is nodeLive, and the node's creation time when it is live.
+func (r Row) nodeCreated() (created int64, live bool, err error) {
+	e, ok, err := decodeEntity(r.key, r.cells)
+	if err != nil || !ok || e.deleting != 0 {
+		return 0, false, err
+	}
+	return e.created, true, nil
+}
+
 // Degree decodes a degree counter: 0 when none was ever counted.
 func (r Row) Degree() (int64, error) {
 	v := r.cells.get(keys.QualDegree)

@@ -1098,9 +1098,21 @@ func (s *Store) writeIndex(ctx context.Context, k RelationshipKey, e entity) err
 			return err
 		}
 	}
-	p := cells{keys.QualProperties: e.props}
+	p := indexCellsOf(e)
 	return s.writeRows(ctx, keys.TableGraph, []rowWrite{
 		putRow(out, keys.FamilyGraph, p, e.updated), putRow(in, keys.FamilyGraph, p, e.updated)})
+}
+
+// indexCellsOf are the cells of relationship e's index rows: its
+// properties, and (xe) the creation times of the ends it was created for,
+// when recorded, so that a page lists it under those nodes only, not a
+// later node of the same id (CheckEnds).
+func indexCellsOf(e entity) cells {
+	c := cells{keys.QualProperties: e.props}
+	if e.ends != [2]int64{} {
+		c[keys.QualEnds] = e.endsCell()
+	}
+	return c
 }
 
 // countDegrees adds delta to both degree counters of k's creation at
@@ -1270,7 +1282,7 @@ type RelationshipPage struct {
 	Relationships []Relationship
 	Cursors       Cursors
 	PageInfo
-	props [][]byte // the relationships' stored properties, for Primed
+	index []indexCells // the relationships' index cells: properties (for Primed) and ends
 	// near and dir say whose page it is; unchecked is a page of
 	// AdjacentIndex whose ends are still to be checked (CheckEnds).
 	near      string
@@ -1290,7 +1302,7 @@ func (p RelationshipPage) Primed() []Primed {
 	slab := make([]hrpc.Cell, 3*len(p.Relationships)) // the page's cells in one allocation
 	for i, rel := range p.Relationships {
 		k := RelationshipKey{Start: rel.Start, Type: rel.Type, End: rel.End}
-		e := entity{created: rel.Created.UnixMilli(), updated: rel.Updated.UnixMilli(), props: p.props[i]}
+		e := entity{created: rel.Created.UnixMilli(), updated: rel.Updated.UnixMilli(), props: p.index[i].props}
 		key := string(k.row())
 		out[i] = Primed{Get{keys.TableGraph, key}, Row{key, e.rowCells(&slab)}}
 	}
@@ -1334,7 +1346,7 @@ func (s *Store) AdjacentIndex(ctx context.Context, node, relType string, dir Dir
 		return RelationshipPage{}, err
 	}
 	page := RelationshipPage{Relationships: make([]Relationship, len(rows)), Cursors: cursors, PageInfo: info,
-		props: make([][]byte, len(rows)), near: node, dir: dir, unchecked: true}
+		index: make([]indexCells, len(rows)), near: node, dir: dir, unchecked: true}
 	for i, rw := range rows {
 		a, err := keys.DecodeAdjacency(rw.key)
 		if err != nil {
@@ -1347,12 +1359,22 @@ func (s *Store) AdjacentIndex(ctx context.Context, node, relType string, dir Dir
 		k := relationshipOf(a)
 		page.Relationships[i] = Relationship{Start: k.Start, Type: k.Type, End: k.End, Properties: props,
 			Created: time.UnixMilli(a.Created), Updated: time.UnixMilli(rw.ts)}
-		page.props[i] = rw.raw.get(keys.QualProperties)
+		page.index[i].props = rw.raw.get(keys.QualProperties)
+		page.index[i].ends = decodeEnds(rw.raw.get(keys.QualEnds))
 	}
 	if len(rows) > 0 {
 		page.ends, page.at = page.endIDs()
 	}
 	return page, nil
+}
+
+// indexCells are what a page keeps of an index row's cells: the
+// relationship's stored properties, and its ends' creation times as its
+// create read them (xe; zero: not recorded, a row of an older version or
+// an import).
+type indexCells struct {
+	props []byte
+	ends  [2]int64
 }
 
 // far is the id of relationship i's far end.
@@ -1446,26 +1468,37 @@ func (p RelationshipPage) CheckEnds(rows []Row) (RelationshipPage, error) {
 	if len(rows) == 0 {
 		return RelationshipPage{}, errors.New("adjacent: the near node was not read")
 	}
-	if live, err := rows[0].nodeLive(); err != nil || !live {
+	nearCreated, live, err := rows[0].nodeCreated()
+	if err != nil || !live {
 		return RelationshipPage{}, err
 	}
 	ids, at := p.ends, p.at
 	if len(rows) < len(ids) {
 		return RelationshipPage{}, errors.New("adjacent: far ends were not read")
 	}
+	near, far := 0, 1 // the near and far ends' places in xe
+	if p.dir == keys.Incoming {
+		near, far = 1, 0
+	}
 	kept := 0
 	for i := range p.Relationships {
-		live, err := rows[at[i]].nodeLive()
+		farCreated, live, err := rows[at[i]].nodeCreated()
 		if err != nil {
 			return RelationshipPage{}, err
 		}
 		if !live {
 			continue // being deleted with its far end, or left by a crash
 		}
-		p.Relationships[kept], p.props[kept], p.Cursors.rows[kept] = p.Relationships[i], p.props[i], p.Cursors.rows[i]
+		if ends := p.index[i].ends; ends != [2]int64{} && (ends[near] != nearCreated || ends[far] != farCreated) {
+			// Of an earlier node of either end's id: a create that read
+			// that node wrote it after its deletion (its recheck or the
+			// deletion of the node there now takes it back; Repair too).
+			continue
+		}
+		p.Relationships[kept], p.index[kept], p.Cursors.rows[kept] = p.Relationships[i], p.index[i], p.Cursors.rows[i]
 		kept++
 	}
-	p.Relationships, p.props, p.Cursors.rows = p.Relationships[:kept], p.props[:kept], p.Cursors.rows[:kept]
+	p.Relationships, p.index, p.Cursors.rows = p.Relationships[:kept], p.index[:kept], p.Cursors.rows[:kept]
 	return p, nil
 }
 

@@ -285,6 +285,7 @@ const (
 // graphScan is what one pass over the graph table finds.
 type graphScan struct {
 	nodes         map[string]bool   // ids of nodes that exist, not being deleted
+	created       map[string]int64  // their creation times
 	deleting      []string          // ids of nodes being deleted
 	relationships map[string]relRow // by relationship row key
 	index         map[string]row    // adjacency rows by key
@@ -317,7 +318,7 @@ type relRow struct {
 }
 
 func (s *Store) scanGraph(ctx context.Context) (graphScan, error) {
-	g := graphScan{nodes: map[string]bool{}, relationships: map[string]relRow{}, index: map[string]row{}, degrees: map[string]row{},
+	g := graphScan{nodes: map[string]bool{}, created: map[string]int64{}, relationships: map[string]relRow{}, index: map[string]row{}, degrees: map[string]row{},
 		residues: map[string]residueRow{}}
 	all := scanRange{table: keys.TableGraph, family: keys.FamilyGraph}
 	err := s.scanAll(ctx, all, func(rw row) (bool, error) {
@@ -333,6 +334,7 @@ func (s *Store) scanGraph(ctx context.Context) (graphScan, error) {
 				g.deleting = append(g.deleting, id)
 			case ok:
 				g.nodes[id] = true
+				g.created[id] = e.created
 			}
 			if !e.deleted() {
 				// (A residue's go with it, removeResidues.)
@@ -396,14 +398,19 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 		}
 		fix(fixStaleIntentCleared, 1)
 	}
-	// A relationship whose end is gone goes; its index rows are then
-	// orphans, deleted below. (Creation times are not compared: an import
-	// keeps a source's, which need not be in order.)
+	// A relationship whose end is gone goes, and so does one of an
+	// earlier node of an end's id (its xe, when recorded, is not the
+	// ends' creations: a create that read that node wrote it after its
+	// deletion, and was cut short before its recheck took it back); its
+	// index rows are then orphans, deleted below. (The relationship's own
+	// creation time is not compared with its ends': an import keeps a
+	// source's, which need not be in order.)
 	for key, rel := range g.relationships {
-		if g.nodes[rel.key.Start] && g.nodes[rel.key.End] {
+		if g.nodes[rel.key.Start] && g.nodes[rel.key.End] &&
+			rel.e.endsAre([2]int64{g.created[rel.key.Start], g.created[rel.key.End]}) {
 			continue
 		}
-		if live, err := s.nodesExistNow(ctx, rel.key.Start, rel.key.End); err != nil || live {
+		if live, err := s.endsExistNow(ctx, rel.key, rel.e); err != nil || live {
 			if err != nil {
 				return err
 			}
@@ -432,7 +439,7 @@ func (s *Store) repairGraph(ctx context.Context, fix func(kind string, n int)) e
 			if ok {
 				kind = "index row refreshed"
 			}
-			if err := s.putIndexRowVisible(ctx, ix, rel.e.props, rel.e.updated); err != nil {
+			if err := s.putIndexRowVisible(ctx, ix, rel.e); err != nil {
 				return err
 			}
 			fix(kind, 1)

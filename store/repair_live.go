@@ -18,18 +18,22 @@ import (
 // recountDegreesNow, settleAttempts): a degree recount reads the graph's
 // relationship rows once more per attempt.
 
-// nodesExistNow reports whether every node of ids exists now: a
-// relationship whose end the scan did not see may have been created with
-// that node since.
-func (s *Store) nodesExistNow(ctx context.Context, ids ...string) (bool, error) {
-	for _, id := range ids {
-		if _, err := s.getNode(ctx, id); errors.Is(err, ErrNotFound) {
+// endsExistNow reports whether both ends of relationship k, its row read
+// as e, exist now and are the nodes it was created for (e's xe, when
+// recorded): an end the scan did not see, or saw as an earlier node, may
+// have been created since.
+func (s *Store) endsExistNow(ctx context.Context, k RelationshipKey, e entity) (bool, error) {
+	var created [2]int64
+	for i, id := range []string{k.Start, k.End} {
+		n, err := s.getNode(ctx, id)
+		if errors.Is(err, ErrNotFound) {
 			return false, nil
 		} else if err != nil {
 			return false, err
 		}
+		created[i] = n.Created.UnixMilli()
 	}
-	return true, nil
+	return e.endsAre(created), nil
 }
 
 // indexRowLiveNow reports whether the adjacency row ix is an index row of
@@ -325,15 +329,16 @@ func (s *Store) replayCountDegrees(ctx context.Context, k RelationshipKey, delta
 	return nil
 }
 
-// putIndexRowVisible writes the index row ix of a relationship with its
-// properties at ts, the relationship's update time, and reads it back: a
+// putIndexRowVisible writes the index row ix of relationship e with its
+// index cells (indexCellsOf) at ts, e's update time, and reads it back: a
 // delete marker stamped at ts or later (the index row of an earlier
 // relationship of the same key, created in the same millisecond, deleted
 // while Repair ran) hides a write at ts, so it is written again at the
 // clock, where it shows, if its relationship (as it is now) still
 // exists: a relationship deleted since the scan stays deleted.
-func (s *Store) putIndexRowVisible(ctx context.Context, ix, props []byte, ts int64) error {
-	if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, ix, cells{keys.QualProperties: props}, ts); err != nil {
+func (s *Store) putIndexRowVisible(ctx context.Context, ix []byte, rel entity) error {
+	ts := rel.updated
+	if err := s.put(ctx, keys.TableGraph, keys.FamilyGraph, ix, indexCellsOf(rel), ts); err != nil {
 		return err
 	}
 	c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, ix)
@@ -344,7 +349,7 @@ func (s *Store) putIndexRowVisible(ctx context.Context, ix, props []byte, ts int
 	if err != nil || !live {
 		return err
 	}
-	return s.put(ctx, keys.TableGraph, keys.FamilyGraph, ix, cells{keys.QualProperties: e.props}, max(s.nowMs(), e.updated, ts+1))
+	return s.put(ctx, keys.TableGraph, keys.FamilyGraph, ix, indexCellsOf(e), max(s.nowMs(), e.updated, ts+1))
 }
 
 // Counters and word counts are rebuilt while writers write: a write makes

@@ -25,7 +25,8 @@ const (
 	QualPendingCreate = "xp"
 	// The creation times (ms) of a relationship's start and end nodes
 	// when it was created: the relationship is theirs, not a later node's
-	// of the same id.
+	// of the same id. On the relationship row and, copied, on both its
+	// adjacency index rows (a page checks it against the ends' rows).
 	QualEnds = "xe"
 	// A relationship create under way, on each of its end node rows: one
 	// cell per create, the qualifier this prefix and the create's op. A

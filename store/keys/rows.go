@@ -82,7 +82,9 @@ var RelationshipLayout = mustLayout("relationship", TableGraph,
 
 // AdjacencyLayout is the index row of a relationship seen from one end n
 // (seeds 000/002) in table graph, family g; cell p holds the relationship's
-// properties, its timestamp the relationship's updated time. A prefix up to
+// properties, its timestamp the relationship's updated time; cell xe
+// (QualEnds, absent in older rows and imports) its ends' creation times,
+// as its row's. A prefix up to
 // str(type) lists n's relationships of one type and direction, newest first.
 //
 //	+---------+------+--------+------+-----------+--------------+------------+
