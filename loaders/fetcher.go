@@ -406,7 +406,7 @@ func runAll(limit int, calls []func()) {
 
 // query is the article query k selects.
 func (k ArticlesKey) query() store.ArticleQuery {
-	q := store.ArticleQuery{Category: k.Category}
+	q := store.ArticleQuery{Category: k.Category, NoBody: k.NoBody}
 	if k.HasAfter {
 		t := time.UnixMilli(k.After)
 		q.PostedAfter = &t

@@ -62,6 +62,9 @@ type ArticlesKey struct {
 	// Feed, when set, makes the key a page of Author's home feed of that
 	// relationship type (store.Feed) instead of Author's own articles.
 	Feed string
+	// NoBody reads the page without the articles' bodies
+	// (store.ArticleQuery.NoBody); a feed page ignores it.
+	NoBody bool
 }
 
 // Loaders are the dataloaders of one operation: one for row reads, whose

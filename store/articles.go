@@ -89,21 +89,28 @@ func (a articleCells) cells() cells {
 // decodeArticleCells reads t, b, k, u of the row with key row; ok is false
 // when the row does not exist (no u).
 func decodeArticleCells[K rowKey, C cellSource](row K, c C) (a articleCells, ok bool, err error) {
-	return decodeArticleCellsSharing(row, c, nil)
+	return decodeArticleCellsSharing(row, c, nil, true)
 }
 
 // decodeArticleCellsSharing is decodeArticleCells for the rows of one
 // page: a category equal to one of *categories is that string, not a new
 // one (an author files many articles under a few categories), and a new
 // one is added to it.
-func decodeArticleCellsSharing[K rowKey, C cellSource](row K, c C, categories *[]string) (a articleCells, ok bool, err error) {
+//
+// Without withBody the row was read without its body (ArticleQuery.NoBody):
+// body is "" and its absence is no corruption.
+func decodeArticleCellsSharing[K rowKey, C cellSource](row K, c C, categories *[]string, withBody bool) (a articleCells, ok bool, err error) {
 	uv, _ := c.lookup(keys.QualArticleU)
 	if uv == nil {
 		return a, false, nil
 	}
 	u, okU := decodeMs(uv)
 	t, okT := c.lookup(keys.QualTitle)
-	b, okB := c.lookup(keys.QualBody)
+	var b []byte
+	okB := true
+	if withBody {
+		b, okB = c.lookup(keys.QualBody)
+	}
 	k, okK := c.lookup(keys.QualCategory)
 	if !okU || !okT || !okB || !okK {
 		return a, false, corrupt(row, "article cells %q", qualifiersOf(c))
@@ -982,6 +989,9 @@ type ArticleQuery struct {
 	// exclusive, nil leaves that side open. Times are rounded up to the
 	// next millisecond, the precision of Posted.
 	PostedAfter, PostedBefore *time.Time
+	// NoBody reads the page without the articles' bodies (Body is ""),
+	// for a selection that needs none: the body is most of a page's bytes.
+	NoBody bool
 }
 
 // ArticlePage is one page of an author's articles, newest first, with the
@@ -990,8 +1000,12 @@ type ArticlePage struct {
 	Articles []Article
 	Cursors  Cursors
 	PageInfo
-	rows []articleRow // for Primed
+	rows []articleRow // for Primed; nil when read without bodies
 }
+
+// articleColumnsNoBody are the columns of a page read without bodies
+// (sorted, as pagescan.Scan's Qualifiers).
+var articleColumnsNoBody = []string{keys.QualCategory, keys.QualTitle, keys.QualArticleU}
 
 // articleRow is what Primed rebuilds an article's timeline row from.
 type articleRow struct {
@@ -1100,6 +1114,9 @@ func (s *Store) planArticles(ctx context.Context, authorID string, q ArticleQuer
 	} else {
 		pr.layout, pr.prefix = keys.TimelineLayout, keys.TimelinePrefix(authorID)
 	}
+	if q.NoBody {
+		pr.qualifiers = articleColumnsNoBody
+	}
 	if err := req.validate(); err != nil {
 		return p, true, err
 	}
@@ -1160,8 +1177,11 @@ func articlePageOf(q ArticleQuery, rows []row, cursors Cursors, info PageInfo) (
 	if q.Category != "" {
 		categories = append(categories, q.Category)
 	}
-	out := ArticlePage{Articles: make([]Article, len(rows)), Cursors: cursors, PageInfo: info,
-		rows: make([]articleRow, len(rows))}
+	out := ArticlePage{Articles: make([]Article, len(rows)), Cursors: cursors, PageInfo: info}
+	if !q.NoBody {
+		// A row read without its body must not stand for the whole row.
+		out.rows = make([]articleRow, len(rows))
+	}
 	for i, rw := range rows {
 		var k keys.Article
 		if q.Category != "" {
@@ -1173,7 +1193,7 @@ func articlePageOf(q ArticleQuery, rows []row, cursors Cursors, info PageInfo) (
 		} else if k, err = keys.DecodeTimeline(rw.key); err != nil {
 			return ArticlePage{}, err
 		}
-		a, ok, err := decodeArticleCellsSharing(rw.key, rw.raw, &categories)
+		a, ok, err := decodeArticleCellsSharing(rw.key, rw.raw, &categories, !q.NoBody)
 		if err == nil && !ok {
 			err = corrupt(rw.key, "an index row without its article cells")
 		}
@@ -1183,7 +1203,9 @@ func articlePageOf(q ArticleQuery, rows []row, cursors Cursors, info PageInfo) (
 		if out.Articles[i], err = articleFrom(k, a); err != nil {
 			return ArticlePage{}, err
 		}
-		out.rows[i] = articleRow{k, rw.raw}
+		if out.rows != nil {
+			out.rows[i] = articleRow{k, rw.raw}
+		}
 	}
 	return out, nil
 }

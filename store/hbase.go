@@ -657,6 +657,9 @@ type scanRange struct {
 	// map (row.cells): the pages a request reads.
 	compact   bool
 	chunkRows int // scanAll's rows per scan; 0: defaultChunkRows
+	// qualifiers, when not nil, are the only columns of family read
+	// (sorted): a page that needs no article body reads none.
+	qualifiers []string
 }
 
 // defaultChunkRows is scanAll's chunk for small rows; articleChunkRows
@@ -698,6 +701,9 @@ func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 	}
 	call := Call{Op: "Scan", Table: r.table, StartRow: r.start, StopRow: r.stop, Reversed: r.reversed, Start: time.Now()}
 	opts := readOptions(r.table, r.dataOnly)
+	if r.qualifiers != nil {
+		opts = []func(hrpc.Call) error{hrpc.Families(map[string][]string{r.family: r.qualifiers})}
+	}
 	if r.limit > 0 {
 		opts = append(opts, hrpc.NumberOfRows(uint32(r.limit)))
 	}
@@ -801,6 +807,9 @@ func (s *Store) scanPagesWith(ctx context.Context, ps pagescan.Scanner, rs []sca
 		sc := pagescan.Scan{Start: r.start, Stop: r.stop, Reversed: r.reversed, Limit: r.limit}
 		if r.dataOnly {
 			sc.Family = dataFamily[r.table]
+		}
+		if r.qualifiers != nil {
+			sc.Family, sc.Qualifiers = r.family, r.qualifiers
 		}
 		scans = append(scans, sc)
 	}

@@ -52,6 +52,7 @@ type pageRange struct {
 	table, family string
 	prefix        []byte
 	lo, hi        []byte
+	qualifiers    []string // scanRange.qualifiers
 }
 
 // A cursor is the opaque form of a row's position in its connection:
@@ -159,7 +160,8 @@ func planPage(pr pageRange, req PageRequest) (pagePlan, error) {
 		}
 	}
 	p.cursorRow = cursorRow
-	r := scanRange{table: pr.table, family: pr.family, limit: req.Size + 1, compact: true, dataOnly: true}
+	r := scanRange{table: pr.table, family: pr.family, limit: req.Size + 1, compact: true, dataOnly: true,
+		qualifiers: pr.qualifiers}
 	if req.NoLookahead {
 		r.limit = req.Size
 	}

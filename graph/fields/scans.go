@@ -110,12 +110,13 @@ func ParseTime(v any) (time.Time, error) {
 const DefaultPageSize = 20
 
 // PageInfoWanted tells which of PageInfo's hasNextPage and hasPreviousPage
-// a connection field selects.
-type PageInfoWanted struct{ Next, Previous bool }
+// a connection field selects, and (ArticleBody) whether its edges' nodes
+// select an article's body: a page of articles without it reads none.
+type PageInfoWanted struct{ Next, Previous, ArticleBody bool }
 
 // AllPageInfo is what a connection read outside a query's selection (or
 // without one) assumes is wanted.
-var AllPageInfo = PageInfoWanted{Next: true, Previous: true}
+var AllPageInfo = PageInfoWanted{Next: true, Previous: true, ArticleBody: true}
 
 // PageArgs are a connection field's Relay page arguments, each nil when
 // absent or null: named, so that after and before cannot be swapped.
@@ -196,7 +197,7 @@ func articles(id string, a *ArticlesArgs, wanted PageInfoWanted) (loaders.Articl
 	if err != nil {
 		return loaders.ArticlesKey{}, err
 	}
-	k := loaders.ArticlesKey{Author: id, Page: req}
+	k := loaders.ArticlesKey{Author: id, Page: req, NoBody: !wanted.ArticleBody}
 	if a.Category != nil {
 		if *a.Category == "" { // the store reads "" as every category
 			return loaders.ArticlesKey{}, BadInput("category may not be empty; leave it out for every category")
@@ -229,12 +230,31 @@ func msOf(t *time.Time) (int64, bool) {
 	return ms, true
 }
 
+// articleBodySelected tells whether the edges field edges selects its
+// nodes' body (an ArticleEdge's node is an Article).
+func articleBodySelected(oc *graphql.OperationContext, edges graphql.CollectedField) bool {
+	for _, n := range graphql.CollectFields(oc, edges.Selections, []string{"ArticleEdge"}) {
+		if n.Name != "node" {
+			continue
+		}
+		for _, a := range graphql.CollectFields(oc, n.Selections, []string{"Article"}) {
+			if a.Name == "body" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // PageInfoOf reads from the selections of connection field f, of type
 // connType, which page flags it selects (through fragments and directives,
 // as gqlgen collects them).
 func PageInfoOf(oc *graphql.OperationContext, f graphql.CollectedField, connType string) PageInfoWanted {
 	var w PageInfoWanted
 	for _, c := range graphql.CollectFields(oc, f.Selections, []string{connType}) {
+		if c.Name == "edges" {
+			w.ArticleBody = w.ArticleBody || articleBodySelected(oc, c)
+		}
 		if c.Name != "pageInfo" {
 			continue
 		}

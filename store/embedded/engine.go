@@ -149,6 +149,10 @@ type table struct {
 	// pageQueries select a family whole, or the whole row (""), for
 	// ScanPages: made once, as a query is only read once made.
 	pageQueries map[string]*query
+	// columnQueries select some columns of a family for ScanPages, by
+	// columnsKey: made on first use.
+	columnQueriesMu sync.RWMutex
+	columnQueries   map[string]*query
 }
 
 type family struct {

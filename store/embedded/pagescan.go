@@ -26,6 +26,13 @@ func (c *Client) ScanPages(ctx context.Context, table string, scans []pagescan.S
 	}
 	for i, sc := range scans {
 		q, ok := t.pageQueries[sc.Family]
+		if ok && sc.Qualifiers != nil {
+			q, err = t.columnQuery(sc.Family, sc.Qualifiers)
+			if err != nil {
+				pages[i] = pagescan.Page{Err: err}
+				continue
+			}
+		}
 		if !ok {
 			_, err := t.family([]byte(sc.Family))
 			pages[i] = pagescan.Page{Err: err}
@@ -67,4 +74,37 @@ func (c *Client) scanTable(name string) (*table, error) {
 // pb.Cell, and hrpc.ToLocalResult converts a result's cells so.
 func hrpcRows(rows [][]*pb.Cell) [][]*hrpc.Cell {
 	return *(*[][]*hrpc.Cell)(unsafe.Pointer(&rows))
+}
+
+// columnQuery is the query of the columns quals (sorted) of family, made
+// once per selection: a page scan's selection is one of a few.
+func (t *table) columnQuery(family string, quals []string) (*query, error) {
+	var buf [64]byte
+	k := append(buf[:0], family...)
+	for _, q := range quals {
+		k = append(k, 0)
+		k = append(k, q...)
+	}
+	t.columnQueriesMu.RLock()
+	q, ok := t.columnQueries[string(k)]
+	t.columnQueriesMu.RUnlock()
+	if ok {
+		return q, nil
+	}
+	col := &pb.Column{Family: []byte(family)}
+	for _, q := range quals {
+		col.Qualifier = append(col.Qualifier, []byte(q))
+	}
+	q, err := newQuery(t, []*pb.Column{col}, nil, &pb.TimeRange{}, 0, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	q.selected, _ = q.selection()
+	t.columnQueriesMu.Lock()
+	defer t.columnQueriesMu.Unlock()
+	if t.columnQueries == nil {
+		t.columnQueries = map[string]*query{}
+	}
+	t.columnQueries[string(k)] = q
+	return q, nil
 }

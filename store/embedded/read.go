@@ -222,7 +222,10 @@ type query struct {
 	// only is the one family selected, whole, when that is the selection
 	// (columns is nil then): a request's reads of a data family, kept off
 	// the map, which cost them three allocations a call.
-	only     *family
+	only *family
+	// selected is selection's answer, noted when the query is made once
+	// and read by many scans (columnQuery); "" when not noted.
+	selected string
 	from, to uint64 // [from, to); to == 0: no upper bound
 	// rowPrefixes come from PrefixFilters (a row must match all); stages are
 	// the cell filters, in the order a MUST_PASS_ALL FilterList runs them.
@@ -458,6 +461,37 @@ func (q *query) wholeFamilies() (string, bool) {
 	}
 	slices.Sort(names)
 	return strings.Join(names, ","), true
+}
+
+// selection is wholeFamilies for page keys, which also names a selection
+// of qualifiers: "family:q1,q2" (sorted) for each family so selected. A
+// family name holds no ':', so it tells such a selection from a whole
+// family's.
+func (q *query) selection() (string, bool) {
+	if q.selected != "" {
+		return q.selected, true
+	}
+	if s, ok := q.wholeFamilies(); ok {
+		return s, true
+	}
+	if len(q.stages) > 0 || len(q.rowPrefixes) > 0 || q.from != 0 || q.to != 0 || q.limited || q.storeOffset > 0 || q.columns == nil {
+		return "", false
+	}
+	names := make([]string, 0, len(q.columns))
+	for f, quals := range q.columns {
+		if quals == nil {
+			names = append(names, f.name)
+			continue
+		}
+		qs := make([]string, 0, len(quals))
+		for qual := range quals {
+			qs = append(qs, qual)
+		}
+		slices.Sort(qs)
+		names = append(names, f.name+":"+strings.Join(qs, ","))
+	}
+	slices.Sort(names)
+	return strings.Join(names, ";"), true
 }
 
 // keptCell is a cell readRow keeps, its qualifier and value in the arena.

@@ -504,7 +504,8 @@ func decodeCells(t *table, row, b []byte, arena *cellArena) ([]*pb.Cell, []byte,
 }
 
 // scanKey is what makes two scans the same: their range, direction, page
-// size and selection (families, a KeyOnlyFilter). Scans with other
+// size and selection (families, or some columns of them, a KeyOnlyFilter):
+// a page read without a column is kept apart from one read with it. Scans with other
 // filters, a time range or limits are not cached.
 //
 // The key starts with pageKeyHeader bytes of room for getPage.
@@ -512,7 +513,7 @@ func scanKey(q *query, lower, upper []byte, reversed bool, pageSize int) ([]byte
 	if len(q.rowPrefixes) > 0 {
 		return nil, false
 	}
-	families, ok := q.wholeFamilies()
+	families, ok := q.selection()
 	if !ok {
 		// A KeyOnlyFilter alone is cached too.
 		if len(q.stages) != 1 || q.stages[0].kind != stageKeyOnly || q.from != 0 || q.to != 0 || q.limited || q.storeOffset > 0 {

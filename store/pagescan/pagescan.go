@@ -14,10 +14,13 @@ import (
 // Scan is one page: up to Limit rows of [Start, Stop) (Reversed: from
 // Start, inclusive, down to Stop, exclusive), as an hrpc scan with
 // hrpc.NumberOfRows(Limit) returns them in its first page; Family names the
-// one family read ("": every family).
+// one family read ("": every family), and Qualifiers, when not nil, the
+// only columns of Family read (sorted; as hrpc.Families with a column list
+// asks HBase): a page that needs no article body reads none.
 type Scan struct {
 	Start, Stop []byte
 	Family      string
+	Qualifiers  []string
 	Reversed    bool
 	Limit       int // > 0
 }
