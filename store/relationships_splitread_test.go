@@ -340,16 +340,7 @@ func TestCreateRelationshipRetryOverATakenBackRow(t *testing.T) {
 			// relationship; before D's recheck, a's deletion with detach
 			// marks a (its detach cut short): D takes its row back and
 			// answers success.
-			sd.fault = func(p string) error {
-				if p == pointRelationshipRecheck {
-					se.fault = crashAtPoint(pointNodeDetach)
-					if err := se.DeleteNode(bg, "a", true); !errors.Is(err, errCrash) {
-						t.Errorf("delete a, cut short: %v", err)
-					}
-					se.fault = nil
-				}
-				return nil
-			}
+			sd.fault = detachCutShortAtRecheck(t, se, "a")
 			if _, err := sd.CreateRelationship(opD, k, Properties{"by": "d"}); err != nil {
 				t.Errorf("D's create: %v", err)
 			}
@@ -491,4 +482,20 @@ func TestCreateRelationshipConflictRemovesItsIndexRows(t *testing.T) {
 		t.Fatalf("D answered %v, C's retry %v: want not found (b was replaced) and conflict", dErr, cErr)
 	}
 	checkGraphInvariants(t, sc)
+}
+
+// detachCutShortAtRecheck is a fault hook for a create: at its recheck,
+// se deletes node id with detach and is cut short in its detach, so the
+// node is marked and the create takes its row back.
+func detachCutShortAtRecheck(t *testing.T, se *Store, id string) func(string) error {
+	return func(p string) error {
+		if p == pointRelationshipRecheck {
+			se.fault = crashAtPoint(pointNodeDetach)
+			if err := se.DeleteNode(bg, id, true); !errors.Is(err, errCrash) {
+				t.Errorf("delete %s, cut short: %v", id, err)
+			}
+			se.fault = nil
+		}
+		return nil
+	}
 }

@@ -43,16 +43,7 @@ func TestCreateRelationshipOverATakenBackRowRetriedAfterTheDeletion(t *testing.T
 			// relationship; before D's recheck, a's deletion with detach
 			// marks a (its detach cut short): D takes its row back and
 			// answers success.
-			sd.fault = func(p string) error {
-				if p == pointRelationshipRecheck {
-					se.fault = crashAtPoint(pointNodeDetach)
-					if err := se.DeleteNode(bg, "a", true); !errors.Is(err, errCrash) {
-						t.Errorf("delete a, cut short: %v", err)
-					}
-					se.fault = nil
-				}
-				return nil
-			}
+			sd.fault = detachCutShortAtRecheck(t, se, "a")
 			_, created = sd.CreateRelationship(opD, k, Properties{"by": "d"})
 			sd.fault = nil
 		case p == pointRelationshipRecheck:
