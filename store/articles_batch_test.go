@@ -20,15 +20,7 @@ type hidePageScan struct{ gohbase.Client }
 // engine's ScanPages and over hrpc scans.
 func TestArticlesBatchAnswersAsArticles(t *testing.T) {
 	clk := newFakeClock()
-	db := openTestEngine(t, clk)
-	direct, err := New(db, Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	viaHrpc, err := New(hidePageScan{db}, Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	direct, viaHrpc := storesWithAndWithoutPageScans(t, clk)
 	arts := postTies(t, direct, clk, "tie")
 	postTies(t, direct, clk, "other")
 	ctx := t.Context()
@@ -80,4 +72,21 @@ func TestArticlesBatchAnswersAsArticles(t *testing.T) {
 	if full < 100 || failed < 100 {
 		t.Errorf("%d pages held articles, %d failed: the requests test too little", full, failed)
 	}
+}
+
+// storesWithAndWithoutPageScans opens one engine and two stores over it:
+// one that scans pages through the engine's ScanPages, one through hrpc
+// scans.
+func storesWithAndWithoutPageScans(t *testing.T, clk *fakeClock) (direct, viaHrpc *Store) {
+	t.Helper()
+	db := openTestEngine(t, clk)
+	direct, err := New(db, Options{Clock: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaHrpc, err = New(hidePageScan{db}, Options{Clock: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return direct, viaHrpc
 }

@@ -16,15 +16,7 @@ import (
 // not answer one with them) and sees writes to either.
 func TestArticlesWithoutBodyAnswerTheSameFields(t *testing.T) {
 	clk := newFakeClock()
-	db := openTestEngine(t, clk)
-	direct, err := New(db, Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	viaHrpc, err := New(hidePageScan{db}, Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	direct, viaHrpc := storesWithAndWithoutPageScans(t, clk)
 	mustArticleAuthor(t, direct, "writer")
 	var posted []Article
 	for i := range 7 {
