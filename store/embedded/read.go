@@ -126,8 +126,12 @@ func (c *Client) readGet(it *pebble.Iterator, t *table, r getRead) (*pb.GetRespo
 		arena    = arenaBuf[:0]
 		kept     = keptBuf[:0]
 	)
-	if r.q.rowMatches(row) && it.SeekGE(r.prefix) {
-		arena, kept, _ = r.q.readRow(it, r.prefix, arena, kept)
+	if r.q.rowMatches(row) {
+		if recordKeys, ok := r.q.pointColumns(); ok {
+			arena, kept = r.q.readColumns(it, r.prefix, recordKeys, arena, kept)
+		} else if it.SeekGE(r.prefix) {
+			arena, kept, _ = r.q.readRow(it, r.prefix, arena, kept)
+		}
 	}
 	if err := it.Error(); err != nil {
 		return nil, fmt.Errorf("embedded: read: %w", err)
@@ -357,86 +361,149 @@ var putCellType = pb.CellType_PUT.Enum()
 // The caller lends arena and kept (empty, with room: stack space for most
 // rows).
 func (q *query) readRow(it *pebble.Iterator, rowPrefix []byte, arena []byte, kept []keptCell) ([]byte, []keptCell, bool) {
-	live := false
-	var (
-		fam       *family
-		famEsc    []byte
-		famCells  uint32
-		firstSeen bool
-	)
+	var r rowRead
 	// NextPrefix, not Next: a hot row's superseded versions stay in Pebble's
 	// memtable until a flush, and Next would step over each of them, while
 	// NextPrefix seeks past them (Get of a row updated 20,000 times: see
 	// BenchmarkGetHotRow).
 	for ; it.Valid() && bytes.HasPrefix(it.Key(), rowPrefix); it.NextPrefix() {
-		k := it.Key()[len(rowPrefix):]
-		n := escapedLen(k)
-		if n < 0 || n >= len(k) || k[n] != kindColumn {
-			continue // family marker (or a record this engine did not write)
+		arena, kept = q.readRecord(&r, it.Key()[len(rowPrefix):], it.Value(), arena, kept)
+	}
+	return arena, kept, r.live
+}
+
+// readColumns is readRow for a query that names every column it selects
+// (pointColumns): it seeks to each of them, in key order, instead of
+// stepping through the whole row, so that reading a few counters of a row
+// of thousands (an author's word counts) costs a few seeks. The cells,
+// and what the filters see, are readRow's: a column it does not name is
+// one readRow would skip.
+// The caller checks it.Error().
+func (q *query) readColumns(it *pebble.Iterator, rowPrefix []byte, recordKeys [][]byte,
+	arena []byte, kept []keptCell) ([]byte, []keptCell) {
+	var r rowRead
+	var key []byte
+	for _, rk := range recordKeys {
+		key = append(append(key[:0], rowPrefix...), rk...)
+		if !it.SeekGE(key) {
+			break // nothing at or past it (or an error): nor past the next ones
 		}
-		if !bytes.Equal(famEsc, k[:n]) {
-			famEsc = append(famEsc[:0], k[:n]...)
-			fam = q.t.byName[string(unescape(nil, k[:n]))]
-			famCells = 0
+		if bytes.Equal(it.Key(), key) {
+			arena, kept = q.readRecord(&r, rk, it.Value(), arena, kept)
 		}
-		col, err := decodeColumn(it.Value())
-		if err != nil || !col.hasPut {
-			continue
+	}
+	return arena, kept
+}
+
+// pointColumns returns the record keys (after the row prefix) of the
+// columns q selects, in key order, when it names each of them and not
+// too many: ok is false when q selects whole families or a column prefix.
+func (q *query) pointColumns() (recordKeys [][]byte, ok bool) {
+	const maxPointColumns = 64 // beyond, a row of fewer columns is cheaper stepped through
+	if q.columns == nil || q.limited || q.storeOffset > 0 {
+		return nil, false
+	}
+	n := 0
+	for _, quals := range q.columns {
+		if quals == nil {
+			return nil, false
 		}
-		live = true
-		if fam == nil {
-			continue // a family no longer declared
+		n += len(quals)
+	}
+	if n > maxPointColumns {
+		return nil, false
+	}
+	recordKeys = make([][]byte, 0, n)
+	for fam, quals := range q.columns {
+		for qual := range quals {
+			k := make([]byte, 0, len(fam.esc)+1+len(qual))
+			k = append(append(append(k, fam.esc...), kindColumn), qual...)
+			recordKeys = append(recordKeys, k)
 		}
-		qualifier := k[n+1:]
-		if q.only != nil {
-			if fam != q.only {
-				continue
-			}
-		} else if q.columns != nil {
-			quals, ok := q.columns[fam]
-			if !ok || (quals != nil && !quals[string(qualifier)]) {
-				continue
-			}
+	}
+	slices.SortFunc(recordKeys, bytes.Compare)
+	return recordKeys, true
+}
+
+// rowRead is what readRecord carries from one record of a row to the next.
+type rowRead struct {
+	live      bool
+	fam       *family
+	famEsc    []byte
+	famCells  uint32
+	firstSeen bool
+}
+
+// readRecord reads one record of a row (k: its key after the row prefix)
+// into arena and kept when the query selects it.
+func (q *query) readRecord(r *rowRead, k, v []byte, arena []byte, kept []keptCell) ([]byte, []keptCell) {
+	n := escapedLen(k)
+	if n < 0 || n >= len(k) || k[n] != kindColumn {
+		return arena, kept // family marker (or a record this engine did not write)
+	}
+	if !bytes.Equal(r.famEsc, k[:n]) {
+		r.famEsc = append(r.famEsc[:0], k[:n]...)
+		r.fam = q.t.byName[string(unescape(nil, k[:n]))]
+		r.famCells = 0
+	}
+	col, err := decodeColumn(v)
+	if err != nil || !col.hasPut {
+		return arena, kept
+	}
+	r.live = true
+	fam := r.fam
+	if fam == nil {
+		return arena, kept // a family no longer declared
+	}
+	qualifier := k[n+1:]
+	if q.only != nil {
+		if fam != q.only {
+			return arena, kept
 		}
-		if col.putTs < q.from || (q.to != 0 && col.putTs >= q.to) {
-			continue
+	} else if q.columns != nil {
+		quals, ok := q.columns[fam]
+		if !ok || (quals != nil && !quals[string(qualifier)]) {
+			return arena, kept
 		}
-		value := col.value
-		keep := true
-		for _, s := range q.stages {
-			switch s.kind {
-			case stageColumnPrefix:
-				keep = s.prefix != nil && bytes.HasPrefix(qualifier, s.prefix)
-			case stageFirstKeyOnly:
-				keep = !firstSeen
-				firstSeen = true
-			case stageKeyOnly:
-				if s.lenAsVal {
-					value = binary.BigEndian.AppendUint32(nil, uint32(len(col.value)))
-				} else {
-					value = nil
-				}
-			}
-			if !keep {
-				break
+	}
+	if col.putTs < q.from || (q.to != 0 && col.putTs >= q.to) {
+		return arena, kept
+	}
+	value := col.value
+	keep := true
+	for _, s := range q.stages {
+		switch s.kind {
+		case stageColumnPrefix:
+			keep = s.prefix != nil && bytes.HasPrefix(qualifier, s.prefix)
+		case stageFirstKeyOnly:
+			keep = !r.firstSeen
+			r.firstSeen = true
+		case stageKeyOnly:
+			if s.lenAsVal {
+				value = binary.BigEndian.AppendUint32(nil, uint32(len(col.value)))
+			} else {
+				value = nil
 			}
 		}
 		if !keep {
-			continue
+			break
 		}
-		if q.limited || q.storeOffset > 0 {
-			famCells++
-			if famCells <= q.storeOffset || (q.limited && famCells > q.storeOffset+q.storeLimit) {
-				continue
-			}
-		}
-		// Iterator memory is reused after Next: copy what the cell keeps,
-		// into one buffer per row (cut into cells below).
-		arena = append(arena, qualifier...)
-		arena = append(arena, value...)
-		kept = append(kept, keptCell{fam: fam, qualLen: len(qualifier), valueLen: len(value), ts: col.putTs})
 	}
-	return arena, kept, live
+	if !keep {
+		return arena, kept
+	}
+	if q.limited || q.storeOffset > 0 {
+		r.famCells++
+		if r.famCells <= q.storeOffset || (q.limited && r.famCells > q.storeOffset+q.storeLimit) {
+			return arena, kept
+		}
+	}
+	// Iterator memory is reused after Next: copy what the cell keeps,
+	// into one buffer per row (cut into cells below).
+	arena = append(arena, qualifier...)
+	arena = append(arena, value...)
+	kept = append(kept, keptCell{fam: fam, qualLen: len(qualifier), valueLen: len(value), ts: col.putTs})
+	return arena, kept
 }
 
 // wholeFamilies tells whether q selects whole families and nothing else

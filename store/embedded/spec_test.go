@@ -1905,6 +1905,27 @@ func TestMatchesModel(t *testing.T) {
 					if got := cellsKV(mustGet(t, cl, row).Cells); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
 						t.Fatalf("step %d: Get %s = %q, model %q\nops:\n%s", step, row, got, want, strings.Join(log, "\n"))
 					}
+					// A Get that names its columns (read by seeking to
+					// each): the model's cells of those columns, in order.
+					cols := map[string][]string{}
+					named := map[string]bool{}
+					for range 1 + rng.IntN(4) {
+						f, q := pick(fams), pick(append(quals, "z"))
+						if !named[f+":"+q] {
+							cols[f] = append(cols[f], q)
+							named[f+":"+q] = true
+						}
+					}
+					var wantCols []string
+					for _, c := range want {
+						if named[c[:strings.IndexByte(c, '=')]] {
+							wantCols = append(wantCols, c)
+						}
+					}
+					if got := cellsKV(mustGet(t, cl, row, hrpc.Families(cols)).Cells); !slices.Equal(got, wantCols) &&
+						!(len(got) == 0 && len(wantCols) == 0) {
+						t.Fatalf("step %d: Get %s of %v = %q, model %q\nops:\n%s", step, row, cols, got, wantCols, strings.Join(log, "\n"))
+					}
 				}
 				var want []string
 				for _, row := range rows {
