@@ -926,3 +926,27 @@ func BenchmarkTimelinePage20(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPostArticleWideAuthor posts to an author whose word count row
+// holds 5,000 words: a post's Increments, and the top-words list's read of
+// the counts they changed, must cost the post's words, not the author's
+// vocabulary.
+func BenchmarkPostArticleWideAuthor(b *testing.B) {
+	s := newTestStore(b)
+	mustArticleAuthor(b, s, "bench")
+	ctx := context.Background()
+	var body strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&body, "w%d ", i)
+		if i%500 == 499 {
+			mustPostArticle(b, s, "bench", "vocabulary", body.String(), "bench")
+			body.Reset()
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.PostArticle(ctx, "bench", "A benchmark title", "Some body text with a few words in it.", "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

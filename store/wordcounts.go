@@ -274,19 +274,27 @@ func (t *topList) apply(counts map[string]int64) bool {
 	if !t.complete {
 		last = t.words[len(t.words)-1]
 	}
-	words := make([]WordCount, 0, len(t.words)+len(counts))
-	for _, e := range t.words {
-		if _, changed := counts[e.Word]; !changed {
-			words = append(words, e)
-		}
-	}
+	// The list is in order already: only the changed words are sorted,
+	// and merged in (a post changes a few of an author's thousand).
+	placed := make([]WordCount, 0, len(counts))
 	for w, n := range counts {
 		e := WordCount{Word: w, Count: n}
 		if n > 0 && (t.complete || compareRank(e, last) < 0) {
-			words = append(words, e)
+			placed = append(placed, e)
 		}
 	}
-	slices.SortFunc(words, compareRank)
+	slices.SortFunc(placed, compareRank)
+	words := make([]WordCount, 0, len(t.words)+len(placed))
+	for _, e := range t.words {
+		if _, changed := counts[e.Word]; changed {
+			continue
+		}
+		for len(placed) > 0 && compareRank(placed[0], e) < 0 {
+			words, placed = append(words, placed[0]), placed[1:]
+		}
+		words = append(words, e)
+	}
+	words = append(words, placed...)
 	if len(words) > topListKeep {
 		words, t.complete = words[:topListKeep:topListKeep], false
 	}

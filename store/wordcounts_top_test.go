@@ -426,3 +426,47 @@ func TestTopListCell(t *testing.T) {
 		t.Error("a torn entry decoded")
 	}
 }
+
+// apply merges the changed counts into the ordered list; the result is
+// the list a sort of the kept entries and the placed counts gives.
+func TestTopListApplyIsASortedMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for round := range 2000 {
+		counts := map[string]int64{}
+		for i := range 1 + rng.IntN(60) {
+			counts[fmt.Sprint("w", i)] = int64(1 + rng.IntN(8))
+		}
+		list := topListOf(counts)
+		if rng.IntN(2) == 0 && len(list.words) > 1 { // a list cut short
+			list = topList{words: list.words[:1+rng.IntN(len(list.words)-1)]}
+		}
+		changed := map[string]int64{}
+		for range rng.IntN(12) {
+			changed[fmt.Sprint("w", rng.IntN(80))] = int64(rng.IntN(10)) // 0: fell out
+		}
+		want := slices.Clone(list.words)
+		var last WordCount
+		if !list.complete && len(want) > 0 {
+			last = want[len(want)-1]
+		}
+		want = slices.DeleteFunc(want, func(e WordCount) bool { _, ok := changed[e.Word]; return ok })
+		for w, n := range changed {
+			if e := (WordCount{w, n}); n > 0 && (list.complete || compareRank(e, last) < 0) {
+				want = append(want, e)
+			}
+		}
+		slices.SortFunc(want, compareRank)
+		before := slices.Clone(list.words)
+		got := list
+		got.apply(changed)
+		if len(want) > topListKeep {
+			want = want[:topListKeep]
+		}
+		if !slices.Equal(got.words, want) && !(len(got.words) == 0 && len(want) == 0) {
+			t.Fatalf("round %d: apply(%v) to %v = %v, want %v", round, changed, before, got.words, want)
+		}
+		if !slices.Equal(list.words, before) {
+			t.Fatalf("round %d: apply changed the list it was given", round)
+		}
+	}
+}
