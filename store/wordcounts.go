@@ -330,6 +330,13 @@ func decodeTopList(b []byte, keep int) (t topList, size int, ok bool) {
 		return topList{}, 0, false
 	}
 	t.complete = b[0] == 1
+	// The words kept are substrings of one copy of the cell: one
+	// allocation, not one per word (a list holds up to topListKeep).
+	var text string
+	if keep > 0 {
+		text = string(b)
+	}
+	whole := len(b)
 	var prevCount uint64
 	var prevWord []byte // not copied: words past keep are only compared
 	for b = b[1:]; len(b) > 0; size++ {
@@ -350,7 +357,8 @@ func decodeTopList(b []byte, keep int) (t topList, size int, ok bool) {
 		}
 		prevCount, prevWord = count, word
 		if size < keep {
-			t.words = append(t.words, WordCount{Word: string(word), Count: int64(count)})
+			at := whole - len(b) - len(word) // word's offset in the cell
+			t.words = append(t.words, WordCount{Word: text[at : at+len(word)], Count: int64(count)})
 		}
 	}
 	if size > topListKeep {
