@@ -315,7 +315,8 @@ func (s *Store) updateTopWordsOf(ctx context.Context, items []*articleImport) {
 					words[w] = true
 				}
 			}
-			if err := s.updateTopWords(ctx, author, slices.Collect(maps.Keys(words))); err != nil {
+			// (No snapshot: import counts words without the serial.)
+			if err := s.updateTopWords(ctx, author, slices.Collect(maps.Keys(words)), nil); err != nil {
 				for _, it := range byAuthor[author] {
 					it.fail(err)
 				}

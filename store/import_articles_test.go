@@ -153,6 +153,9 @@ func importedRows(t *testing.T, s *Store) map[string]string {
 				if q == keys.QualArticleCreatedBy && table == keys.TableArticles {
 					continue // the op of the import that wrote it: each run's own
 				}
+				if q == keys.QualWordSerial && table == keys.TableWordCounts {
+					continue // counts the posts' Increments, not words
+				}
 				fmt.Fprintf(&b, "%q=%x ", q, rw.cells[q])
 			}
 			if _, err := keys.DecodeCounters(rw.key); table == keys.TableArticles && err != nil {

@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/tsuna/gohbase/hrpc"
+
 	"github.com/hbgraph/hbgraph/store/keys"
 )
 
@@ -165,7 +167,14 @@ func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[str
 	if err := s.faultPoint(pointWordCount); err != nil {
 		return err
 	}
-	if err := s.incrementColumnsFor(ctx, purpose, keys.TableWordCounts, keys.FamilyWordCounts, keys.WordCounts(author), deltas); err != nil {
+	// The serial goes up with the words, in the same Increment: its answer
+	// is one snapshot of them (see wordSnapshot).
+	inc := make(map[string]int64, len(deltas)+1)
+	maps.Copy(inc, deltas)
+	inc[keys.QualWordSerial] = 1
+	wrow := keys.WordCounts(author)
+	res, err := s.sendIncrement(ctx, opOf(ctx), purpose, keys.TableWordCounts, keys.FamilyWordCounts, wrow, inc)
+	if err != nil {
 		return fmt.Errorf("count words: %w", err)
 	}
 	if err := s.faultPoint(pointTopWords); err != nil {
@@ -174,7 +183,54 @@ func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[str
 	// The counts are written: a client that goes away now would leave the
 	// list stale until Repair, so it is kept whatever becomes of ctx (each
 	// call still bounded by the call timeout, the loop by MaxAttempts).
-	return s.updateTopWords(context.WithoutCancel(ctx), author, slices.Collect(maps.Keys(deltas)))
+	return s.updateTopWords(context.WithoutCancel(ctx), author, slices.Collect(maps.Keys(deltas)), snapshotOf(res.Cells, deltas))
+}
+
+// wordSnapshot is the counts of some words of a word count row and the
+// row's QualWordSerial, read together: one Increment's answer, or one Get.
+//
+// A merge into the top list may use the counts of its own Increment,
+// without reading them again, when its serial is above that of every
+// snapshot merged into the list so far (which the list's version records):
+// then no merged count is newer than its own. The serial only goes up
+// between two snapshots of the row, so a snapshot read after another has
+// a serial at least as high; the version keeps the highest serial merged.
+// (A writer that increments counts without the serial, as import and
+// repair do, always reads them again: it has no snapshot of its own.)
+//
+// The serial goes back only when a repair by an hbgraph from before
+// serials, run beside this one (a rolling upgrade), brings it to 0 as a
+// word no article has. The list then takes the next merges' snapshots
+// again after one merge that reads the counts; a writer whose Increment
+// came before that repair and whose merge comes after a merge of the same
+// words may put back an older count, which the next merge of the word or
+// Repair corrects (as after a crash between the Increment and the merge).
+type wordSnapshot struct {
+	counts map[string]int64
+	serial int64
+}
+
+// snapshotOf is the snapshot an Increment of words answered with (its
+// cells), or nil when a word or the serial is missing from it (a re-sent
+// Increment is answered with a Get of its cells, which a delete marker
+// may hide) or does not decode.
+func snapshotOf(res []*hrpc.Cell, words map[string]int64) *wordSnapshot {
+	snap := wordSnapshot{counts: make(map[string]int64, len(words)), serial: -1}
+	for _, c := range res {
+		n, ok := decodeMs(c.Value)
+		if !ok {
+			return nil
+		}
+		if q := string(c.Qualifier); q == keys.QualWordSerial {
+			snap.serial = n
+		} else if _, asked := words[q]; asked {
+			snap.counts[q] = n
+		}
+	}
+	if snap.serial < 0 || len(snap.counts) != len(words) {
+		return nil
+	}
+	return &snap
 }
 
 // TopWords returns the author's n most frequent words, most frequent first,
@@ -369,21 +425,26 @@ func decodeTopList(b []byte, keep int) (t topList, size int, ok bool) {
 
 // topRow is what a top-words row holds.
 type topRow struct {
-	version   []byte // QualTopVersion as read, the compare-and-set token; nil: no row
-	stamp     int64  // the version as a time: every write is stamped later
-	list      topList
-	listSize  int   // the list's entries, of which list holds the first keep
-	listOK    bool  // the list cell is there and decodes
-	dirty     int64 // QualTopDirty
-	dirtySeen int64 // QualTopDirtySeen
-	listCell  []byte
+	version []byte // QualTopVersion as read, the compare-and-set token; nil: no row
+	stamp   int64  // the version as a time: every write is stamped later
+	// serial is the highest QualWordSerial of the snapshots merged into
+	// the list (see wordSnapshot); serialKnown is false for a version
+	// written before serials (or none).
+	serial      int64
+	serialKnown bool
+	list        topList
+	listSize    int   // the list's entries, of which list holds the first keep
+	listOK      bool  // the list cell is there and decodes
+	dirty       int64 // QualTopDirty
+	dirtySeen   int64 // QualTopDirtySeen
+	listCell    []byte
 }
 
 // decodeTopRow decodes a top-words row, the first keep words of its list.
 func decodeTopRow(c cellSource, keep int) topRow {
 	var r topRow
 	r.version, _ = c.lookup(keys.QualTopVersion)
-	r.stamp, _ = decodeMs(r.version)
+	r.stamp, r.serial, r.serialKnown = decodeTopVersion(r.version)
 	r.listCell, _ = c.lookup(keys.QualTopWords)
 	r.list, r.listSize, r.listOK = decodeTopList(r.listCell, keep)
 	if v, ok := c.lookup(keys.QualTopDirty); ok {
@@ -407,7 +468,11 @@ func (r topRow) answersEveryPage() bool {
 // list (see the top of this file), or recomputes the list from the whole
 // word count row when it is missing, dirty, corrupt, or would no longer
 // answer every page.
-func (s *Store) updateTopWords(ctx context.Context, author string, words []string) error {
+//
+// own is the snapshot of the writer's own Increment of the words (nil:
+// none): used instead of reading the counts again when it is newer than
+// every snapshot merged into the list (see wordSnapshot).
+func (s *Store) updateTopWords(ctx context.Context, author string, words []string, own *wordSnapshot) error {
 	trow, wrow := keys.TopWords(author), keys.WordCounts(author)
 	err := s.casLoop(ctx, "update top words", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableWordCounts, keys.FamilyWordCounts, trow)
@@ -417,19 +482,22 @@ func (s *Store) updateTopWords(ctx context.Context, author string, words []strin
 		have := decodeTopRow(c, topListKeep)
 		list := have.list
 		exact := have.usable()
+		var serial int64
 		if exact {
-			counts, err := s.wordCountsOf(ctx, wrow, words)
-			if err != nil {
-				return false, err
+			snap := own
+			if snap == nil || !have.serialKnown || have.serial >= snap.serial {
+				if snap, err = s.wordCountsOf(ctx, wrow, words); err != nil {
+					return false, err
+				}
 			}
-			exact = list.apply(counts)
+			exact, serial = list.apply(snap.counts), snap.serial
 		}
 		if !exact {
-			if list, err = s.recountTopList(ctx, wrow); err != nil {
+			if list, serial, err = s.recountTopList(ctx, wrow); err != nil {
 				return false, err
 			}
 		}
-		_, won, err := s.putTopList(ctx, trow, have, list, true)
+		_, won, err := s.putTopList(ctx, trow, have, list, true, serial)
 		return won, err
 	})
 	if errors.Is(err, ErrConflict) {
@@ -462,17 +530,18 @@ func (s *Store) rebuildTopWords(ctx context.Context, author string) (bool, error
 			return false, err
 		}
 		have := decodeTopRow(c, topListKeep)
-		counts, err := s.readWordCounts(ctx, wrow)
+		snap, err := s.readWordSnapshot(ctx, wrow)
 		if err != nil {
 			return false, err
 		}
+		counts := snap.counts
 		ranked := rankCounts(counts, len(counts))
 		if have.holdsFor(ranked) || (len(c) == 0 && len(ranked) == 0) {
 			wrote = false
 			return true, nil
 		}
 		var won bool
-		wrote, won, err = s.putTopList(ctx, trow, have, topListOf(counts), false)
+		wrote, won, err = s.putTopList(ctx, trow, have, topListOf(counts), false, snap.serial)
 		return won, err
 	})
 	return wrote, err
@@ -488,28 +557,50 @@ func (r topRow) holdsFor(ranked []WordCount) bool {
 		(!r.list.complete || len(w) == len(ranked))
 }
 
-// recountTopList reads the whole word count row and picks its list.
-func (s *Store) recountTopList(ctx context.Context, wrow []byte) (topList, error) {
-	counts, err := s.readWordCounts(ctx, wrow)
+// recountTopList reads the whole word count row and picks its list; serial
+// is the row's QualWordSerial.
+func (s *Store) recountTopList(ctx context.Context, wrow []byte) (list topList, serial int64, err error) {
+	snap, err := s.readWordSnapshot(ctx, wrow)
 	if err != nil {
-		return topList{}, err
+		return topList{}, 0, err
 	}
-	return topListOf(counts), nil
+	return topListOf(snap.counts), snap.serial, nil
 }
 
 // readWordCounts reads and decodes a whole word count row.
 func (s *Store) readWordCounts(ctx context.Context, wrow []byte) (map[string]int64, error) {
+	snap, err := s.readWordSnapshot(ctx, wrow)
+	return snap.counts, err
+}
+
+// readWordSnapshot reads and decodes a whole word count row, its serial
+// with its counts.
+func (s *Store) readWordSnapshot(ctx context.Context, wrow []byte) (wordSnapshot, error) {
 	c, err := s.get(ctx, keys.TableWordCounts, keys.FamilyWordCounts, wrow)
 	if err != nil {
-		return nil, err
+		return wordSnapshot{}, err
 	}
-	return decodeWordCounts(wrow, c)
+	counts, err := decodeWordCounts(wrow, c)
+	if err != nil {
+		return wordSnapshot{}, err
+	}
+	return wordSnapshot{counts: counts, serial: wordSerial(c)}, nil
+}
+
+// wordSerial is the QualWordSerial of a word count row (0: none yet, or
+// not an int64: a serial is only compared, and 0 is below every Increment
+// of it).
+func wordSerial(c cellSource) int64 {
+	v, _ := c.lookup(keys.QualWordSerial)
+	n, _ := decodeMs(v)
+	return n
 }
 
 // wordCountsOf reads the counts of words (absent: 0) from a word count
-// row, with one Get of those columns.
-func (s *Store) wordCountsOf(ctx context.Context, wrow []byte, words []string) (map[string]int64, error) {
-	res, errs, err := s.getColumnsBatch(ctx, keys.TableWordCounts, keys.FamilyWordCounts, words, [][]byte{wrow})
+// row, with the row's serial, in one Get of those columns.
+func (s *Store) wordCountsOf(ctx context.Context, wrow []byte, words []string) (*wordSnapshot, error) {
+	columns := append(slices.Clip(words), keys.QualWordSerial)
+	res, errs, err := s.getColumnsBatch(ctx, keys.TableWordCounts, keys.FamilyWordCounts, columns, [][]byte{wrow})
 	if err == nil {
 		err = errs[0]
 	}
@@ -520,15 +611,20 @@ func (s *Store) wordCountsOf(ctx context.Context, wrow []byte, words []string) (
 	for _, w := range words {
 		counts[w] = 0
 	}
+	var serial int64
 	for _, c := range res[0] {
 		w := string(c.Qualifier)
 		n, ok := decodeMs(c.Value)
+		if w == keys.QualWordSerial {
+			serial = n
+			continue
+		}
 		if !ok {
 			return nil, corrupt(wrow, "corrupt word count %q: %d bytes", w, len(c.Value))
 		}
 		counts[w] = n
 	}
-	return counts, nil
+	return &wordSnapshot{counts: counts, serial: serial}, nil
 }
 
 // putTopList writes list to the top-words row, if have was read from it
@@ -543,7 +639,11 @@ func (s *Store) wordCountsOf(ctx context.Context, wrow []byte, words []string) (
 // Otherwise (a rebuild) a row that already holds list is left alone:
 // changed is false, won true; and an author with no words and no row
 // keeps having none.
-func (s *Store) putTopList(ctx context.Context, trow []byte, have topRow, list topList, merge bool) (changed, won bool, err error) {
+//
+// serial is the QualWordSerial of the snapshot the list was made from,
+// which the version keeps: never below the one it had, as the snapshot
+// was read after it (see wordSnapshot), unless the row's serial went back.
+func (s *Store) putTopList(ctx context.Context, trow []byte, have topRow, list topList, merge bool, serial int64) (changed, won bool, err error) {
 	cell := list.encode()
 	if !merge && have.usable() && bytes.Equal(cell, have.listCell) {
 		return false, true, nil
@@ -553,8 +653,27 @@ func (s *Store) putTopList(ctx context.Context, trow []byte, have topRow, list t
 	}
 	stamp := max(s.nowMs(), have.stamp+1)
 	won, err = s.checkAndPut(ctx, keys.TableWordCounts, keys.FamilyWordCounts, trow, keys.QualTopVersion, have.version,
-		cells{keys.QualTopWords: cell, keys.QualTopVersion: encodeMs(stamp), keys.QualTopDirtySeen: encodeMs(have.dirty)}, stamp)
+		cells{keys.QualTopWords: cell, keys.QualTopVersion: encodeTopVersion(stamp, serial), keys.QualTopDirtySeen: encodeMs(have.dirty)}, stamp)
 	return won, won, err
+}
+
+// encodeTopVersion is the QualTopVersion cell: the write's stamp, then the
+// highest word serial merged (8 bytes each). One written before serials
+// has the stamp alone.
+func encodeTopVersion(stamp, serial int64) []byte {
+	return binary.BigEndian.AppendUint64(encodeMs(stamp), uint64(serial))
+}
+
+// decodeTopVersion decodes a QualTopVersion cell; known is false when it
+// has no serial.
+func decodeTopVersion(v []byte) (stamp, serial int64, known bool) {
+	if len(v) == 16 {
+		stamp, _ = decodeMs(v[:8])
+		serial, _ = decodeMs(v[8:])
+		return stamp, serial, true
+	}
+	stamp, _ = decodeMs(v)
+	return stamp, 0, false
 }
 
 // topWordsFallback replaces each top-words row among rows[idx] that cannot
@@ -599,6 +718,9 @@ func decodeWordCounts[K rowKey](row K, c cells) (map[string]int64, error) {
 func splitWordCounts(c cells) (counts map[string]int64, corrupt map[string]bool) {
 	counts = make(map[string]int64, len(c))
 	for w, v := range c {
+		if w == keys.QualWordSerial {
+			continue // not a word
+		}
 		n, ok := decodeMs(v)
 		if !ok {
 			if corrupt == nil {

@@ -77,4 +77,10 @@ const (
 	QualTopVersion   = "v" // int64, one more at every write: the compare-and-set token
 	QualTopDirty     = "d" // int64 Increment by a writer that could not update the list
 	QualTopDirtySeen = "s" // int64: the QualTopDirty the list was recomputed after
+	// QualWordSerial is a cell of the word count row, not a word (words
+	// are letters and digits): an int64 that every Increment of a post,
+	// edit or deletion adds 1 to with its words, so that the Increment's
+	// answer is a snapshot of the counts it changed that can be ordered
+	// against the snapshots the top-words list was merged from.
+	QualWordSerial = "#s"
 )
