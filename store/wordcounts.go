@@ -298,6 +298,10 @@ const topListKeep = MaxTopWords + MaxTopWords/8
 // Fault point between the word count Increment and the top list.
 const pointTopWords = "top-words"
 
+// Fault point between a merge's read of the top list and its
+// compare-and-set.
+const pointTopWordsMerge = "top-words-merge"
+
 // topList is the list of a top-words row (see the top of this file).
 type topList struct {
 	words    []WordCount // in compareRank order, every count positive
@@ -496,6 +500,9 @@ func (s *Store) updateTopWords(ctx context.Context, author string, words []strin
 			if list, serial, err = s.recountTopList(ctx, wrow); err != nil {
 				return false, err
 			}
+		}
+		if err := s.faultPoint(pointTopWordsMerge); err != nil {
+			return false, err
 		}
 		_, won, err := s.putTopList(ctx, trow, have, list, true, serial)
 		return won, err

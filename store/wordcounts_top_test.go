@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -205,6 +206,18 @@ func TestTopListBesideWriters(t *testing.T) {
 			s := newTestStore(t)
 			s.maxAttempts = attempts
 			mustArticleAuthor(t, s, "ann")
+			if attempts == 1 {
+				// At least one writer loses: the first to reach its
+				// compare-and-set waits for another's whole merge.
+				var first atomic.Bool
+				s.fault = func(point string) error {
+					if point == pointTopWordsMerge && first.CompareAndSwap(false, true) {
+						_, err := s.PostArticle(bg, "ann", "t", "one between", "c")
+						return err
+					}
+					return nil
+				}
+			}
 			var wg sync.WaitGroup
 			errs := make(chan error, 8)
 			for g := range 8 {
