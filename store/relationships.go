@@ -1622,12 +1622,22 @@ func (s *Store) clearIntents(ctx context.Context, k RelationshipKey, op OpID, in
 		}
 	}
 	// In one batch (one round trip): each is its own, in its own row.
+	// Intents have only ever been written to the once family, so the ones
+	// this call placed are deleted there alone (a delete of a once column
+	// in the data family too, as columnFamilies makes it for columns an
+	// older hbgraph kept there, costs each node row a marker more, which
+	// a hot node's reads step over until it is purged). Those read from
+	// the nodes go from both, as any once column.
+	family := keys.FamilyOnce
+	if !intents.all {
+		family = keys.FamilyGraph
+	}
 	ws := make([]rowWrite, 0, len(placed))
 	for _, p := range placed {
 		if err := s.faultPoint(pointRelationshipIntentClear); err != nil {
 			return err
 		}
-		ws = append(ws, rowWrite{row: keys.Node(p.id), family: keys.FamilyGraph, columns: []string{intentQualifier(op)}, ts: p.in.ts})
+		ws = append(ws, rowWrite{row: keys.Node(p.id), family: family, columns: []string{intentQualifier(op)}, ts: p.in.ts})
 	}
 	return s.writeRows(ctx, keys.TableGraph, ws)
 }
