@@ -54,6 +54,21 @@ func newTestStoreWithClock(t testing.TB, clk *fakeClock) *Store {
 
 // storesOnOneEngine opens n Stores over one fresh engine, all reading clk:
 // replicas whose interleavings a test drives through their fault points.
+// steppedStores are n stores over one engine on a fake clock that moves
+// on a millisecond at every reading: the interleaving tests' replicas.
+func steppedStores(t testing.TB, n int) []*Store {
+	t.Helper()
+	clk := newFakeClock()
+	clk.step = 1
+	return storesOnOneEngine(t, clk, n)
+}
+
+// createOp is a context with the op of who's createRelationship of k
+// under the Idempotency-Key key.
+func createOp(who, key string, k RelationshipKey) context.Context {
+	return WithOp(bg, DeriveOpID(who, key, "0", "createRelationship", k.ID()))
+}
+
 func storesOnOneEngine(t testing.TB, clk *fakeClock, n int) []*Store {
 	t.Helper()
 	db := openTestEngine(t, clk)

@@ -27,10 +27,8 @@ import (
 //     before the mark, and n was never live again after it.
 func TestCreateRelationshipRetriedAfterItsEndsDetach(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "n"}
-	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
-	clk := newFakeClock()
-	clk.step = 1
-	ss := storesOnOneEngine(t, clk, 3)
+	opC := createOp("carol", "key-C", k)
+	ss := steppedStores(t, 3)
 	sc, sx, sd := ss[0], ss[1], ss[2]
 	mustNode(t, sc, "a", nil)
 	mustNode(t, sc, "n", nil)

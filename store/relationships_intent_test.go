@@ -34,7 +34,7 @@ import (
 // runs the deletion at every fault point of the create.
 func TestCreateRelationshipRacesDeletionWithoutDetach(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "n"}
-	op := WithOp(bg, DeriveOpID("alice", "key-1", "0", "createRelationship", k.ID()))
+	op := createOp("alice", "key-1", k)
 	create := func(s *Store) error {
 		_, err := s.CreateRelationship(op, k, Properties{"v": 1})
 		return err
@@ -238,7 +238,7 @@ func TestCreateRelationshipSlowerThanItsIntent(t *testing.T) {
 	mustNode(t, s, "a", nil)
 	mustNode(t, s, "n", nil)
 	k := RelationshipKey{"a", "knows", "n"}
-	op := WithOp(bg, DeriveOpID("alice", "key-1", "0", "createRelationship", k.ID()))
+	op := createOp("alice", "key-1", k)
 	var deleteErr error
 	deleted := false
 	s.fault = func(p string) error {

@@ -112,7 +112,7 @@ func TestCreateRelationshipCutShortBetweenIndexRowsThenEndDeleted(t *testing.T) 
 	mustNode(t, s, "a", nil)
 	mustNode(t, s, "b", nil)
 	k := RelationshipKey{"a", "knows", "b"}
-	op := WithOp(bg, DeriveOpID("alice", "key-1", "0", "createRelationship", k.ID()))
+	op := createOp("alice", "key-1", k)
 	s.fault = crashAtPoint("index-incoming")
 	if _, err := s.CreateRelationship(op, k, nil); !errors.Is(err, errCrash) {
 		t.Fatalf("the create cut short: %v", err)

@@ -45,10 +45,8 @@ func TestCreateRelationshipWhileItsStartIsDeletedAndCreatedAgain(t *testing.T) {
 
 func createWhileStartDeletedAndCreatedAgain(t *testing.T, deletedAgain bool) {
 	k := RelationshipKey{"a", "knows", "n"}
-	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
-	clk := newFakeClock()
-	clk.step = 1
-	ss := storesOnOneEngine(t, clk, 3)
+	opC := createOp("carol", "key-C", k)
+	ss := steppedStores(t, 3)
 	sc, sd, sn := ss[0], ss[1], ss[2]
 	mustNode(t, sc, "a", nil)
 	mustNode(t, sc, "n", nil)
@@ -122,10 +120,8 @@ func createWhileStartDeletedAndCreatedAgain(t *testing.T, deletedAgain bool) {
 // its counts.
 func TestCreateRelationshipCutShortWhileItsStartIsCreatedAgain(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "n"}
-	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
-	clk := newFakeClock()
-	clk.step = 1
-	ss := storesOnOneEngine(t, clk, 3)
+	opC := createOp("carol", "key-C", k)
+	ss := steppedStores(t, 3)
 	sc, sd, sn := ss[0], ss[1], ss[2]
 	mustNode(t, sc, "a", nil)
 	mustNode(t, sc, "n", nil)
@@ -182,10 +178,8 @@ func TestCreateRelationshipCutShortWhileItsStartIsCreatedAgain(t *testing.T) {
 // without writing anything.
 func TestCreateRelationshipIntentOnANodeCreatedAgain(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "n"}
-	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
-	clk := newFakeClock()
-	clk.step = 1
-	ss := storesOnOneEngine(t, clk, 3)
+	opC := createOp("carol", "key-C", k)
+	ss := steppedStores(t, 3)
 	sc, sd, sn := ss[0], ss[1], ss[2]
 	// a, created over the residue of an earlier a: its x is cleared.
 	mustNode(t, sc, "a", nil)

@@ -27,8 +27,8 @@ import (
 //     hides them for good); A answers success.
 func TestCreateRelationshipSameTimeAsAnother(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "b"}
-	opA := WithOp(bg, DeriveOpID("alice", "key-A", "0", "createRelationship", k.ID()))
-	opB := WithOp(bg, DeriveOpID("bob", "key-B", "0", "createRelationship", k.ID()))
+	opA := createOp("alice", "key-A", k)
+	opB := createOp("bob", "key-B", k)
 	clk := newFakeClock() // frozen: every create chooses the same time
 	ss := storesOnOneEngine(t, clk, 2)
 	sa, sb := ss[0], ss[1]

@@ -23,9 +23,7 @@ import (
 //  5. C reads its ends again and finds n marked by D.
 func TestCreateRelationshipSeenBeforeItsEndsMark(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "n"}
-	clk := newFakeClock()
-	clk.step = 1
-	ss := storesOnOneEngine(t, clk, 2)
+	ss := steppedStores(t, 2)
 	sc, so := ss[0], ss[1]
 	mustNode(t, sc, "a", nil)
 	mustNode(t, sc, "n", nil)
@@ -83,9 +81,7 @@ func TestCreateRelationshipSeenBeforeItsEndsMark(t *testing.T) {
 //  3. C2 writes its row over C1's residue, and finds n marked.
 func TestCreateRelationshipAfterAnotherTookItsRowBack(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "n"}
-	clk := newFakeClock()
-	clk.step = 1
-	ss := storesOnOneEngine(t, clk, 3)
+	ss := steppedStores(t, 3)
 	s2, s1, sd := ss[0], ss[1], ss[2]
 	mustNode(t, s2, "a", nil)
 	mustNode(t, s2, "n", nil)
@@ -134,9 +130,7 @@ func TestCreateRelationshipAfterAnotherTookItsRowBack(t *testing.T) {
 // start deleted and created again between only once).
 func TestCreateRelationshipAfterAnotherTookItsRowBackEndCreatedAgain(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "n"}
-	clk := newFakeClock()
-	clk.step = 1
-	ss := storesOnOneEngine(t, clk, 3)
+	ss := steppedStores(t, 3)
 	s2, s1, sd := ss[0], ss[1], ss[2]
 	mustNode(t, s2, "a", nil)
 	mustNode(t, s2, "n", nil)
@@ -188,7 +182,7 @@ func TestCreateRelationshipAfterAnotherTookItsRowBackEndCreatedAgain(t *testing.
 // success.
 func TestCreateRelationshipRetriedAfterItsRecheckTookItBack(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "n"}
-	op := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
+	op := createOp("carol", "key-C", k)
 	s := newTestStore(t)
 	mustNode(t, s, "a", nil)
 	mustNode(t, s, "n", nil)

@@ -116,8 +116,8 @@ func splitReadFaultStores(t *testing.T, clk *fakeClock, n int) (*splitReadClient
 // end's deletion).
 func TestCreateRelationshipRetryOverTheDetachOfAnEnd(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "b"}
-	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
-	opD := WithOp(bg, DeriveOpID("dave", "key-D", "0", "createRelationship", k.ID()))
+	opC := createOp("carol", "key-C", k)
+	opD := createOp("dave", "key-D", k)
 	clk := newFakeClock()
 	clk.step = 1
 	rc, ss := splitReadStores(t, clk, 2)
@@ -220,11 +220,9 @@ func TestCreateRelationshipRowDeletedBeforeItsReadBack(t *testing.T) {
 // seed 11645: two overlapping creates both answered success).
 func TestCreateRelationshipOverTheDetachOfTheOtherEnd(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "b"}
-	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
-	opD := WithOp(bg, DeriveOpID("dave", "key-D", "0", "createRelationship", k.ID()))
-	clk := newFakeClock()
-	clk.step = 1
-	ss := storesOnOneEngine(t, clk, 2)
+	opC := createOp("carol", "key-C", k)
+	opD := createOp("dave", "key-D", k)
+	ss := steppedStores(t, 2)
 	sc, sd := ss[0], ss[1]
 	mustNode(t, sd, "a", nil)
 	mustNode(t, sd, "b", nil)
@@ -271,11 +269,9 @@ func TestCreateRelationshipOverTheDetachOfTheOtherEnd(t *testing.T) {
 // simulation, seed 20425).
 func TestCreateRelationshipRetriedAfterBothEndsWent(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "b"}
-	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
-	opD := WithOp(bg, DeriveOpID("dave", "key-D", "0", "createRelationship", k.ID()))
-	clk := newFakeClock()
-	clk.step = 1
-	ss := storesOnOneEngine(t, clk, 2)
+	opC := createOp("carol", "key-C", k)
+	opD := createOp("dave", "key-D", k)
+	ss := steppedStores(t, 2)
 	sc, sd := ss[0], ss[1]
 	mustNode(t, sd, "a", nil)
 	mustNode(t, sd, "b", nil)
@@ -323,11 +319,9 @@ func TestCreateRelationshipRetriedAfterBothEndsWent(t *testing.T) {
 // simulation, seed 30168).
 func TestCreateRelationshipRetryOverATakenBackRow(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "b"}
-	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
-	opD := WithOp(bg, DeriveOpID("dave", "key-D", "0", "createRelationship", k.ID()))
-	clk := newFakeClock()
-	clk.step = 1
-	ss := storesOnOneEngine(t, clk, 3)
+	opC := createOp("carol", "key-C", k)
+	opD := createOp("dave", "key-D", k)
+	ss := steppedStores(t, 3)
 	sc, sd, se := ss[0], ss[1], ss[2]
 	mustNode(t, sd, "a", nil)
 	mustNode(t, sd, "b", nil)
@@ -379,11 +373,9 @@ func TestCreateRelationshipRetryOverATakenBackRow(t *testing.T) {
 // 60548.)
 func TestCreateRelationshipRetryOverAnOldUndo(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "b"}
-	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
-	opD := WithOp(bg, DeriveOpID("dave", "key-D", "0", "createRelationship", k.ID()))
-	clk := newFakeClock()
-	clk.step = 1
-	ss := storesOnOneEngine(t, clk, 3)
+	opC := createOp("carol", "key-C", k)
+	opD := createOp("dave", "key-D", k)
+	ss := steppedStores(t, 3)
 	sc, sd, se := ss[0], ss[1], ss[2]
 	mustNode(t, se, "a", nil)
 	mustNode(t, se, "b", nil)
@@ -440,11 +432,9 @@ func TestCreateRelationshipRetryOverAnOldUndo(t *testing.T) {
 // ALREADY_EXISTS does.
 func TestCreateRelationshipConflictRemovesItsIndexRows(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "b"}
-	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
-	opD := WithOp(bg, DeriveOpID("dave", "key-D", "0", "createRelationship", k.ID()))
-	clk := newFakeClock()
-	clk.step = 1
-	ss := storesOnOneEngine(t, clk, 3)
+	opC := createOp("carol", "key-C", k)
+	opD := createOp("dave", "key-D", k)
+	ss := steppedStores(t, 3)
 	sc, sd, se := ss[0], ss[1], ss[2]
 	mustNode(t, se, "a", nil)
 	mustNode(t, se, "b", nil)

@@ -25,11 +25,9 @@ import (
 // this one comes after the mark too: NOT_FOUND before it writes its row.
 func TestCreateRelationshipOverATakenBackRowRetriedAfterTheDeletion(t *testing.T) {
 	k := RelationshipKey{"a", "knows", "b"}
-	opC := WithOp(bg, DeriveOpID("carol", "key-C", "0", "createRelationship", k.ID()))
-	opD := WithOp(bg, DeriveOpID("dave", "key-D", "0", "createRelationship", k.ID()))
-	clk := newFakeClock()
-	clk.step = 1
-	ss := storesOnOneEngine(t, clk, 3)
+	opC := createOp("carol", "key-C", k)
+	opD := createOp("dave", "key-D", k)
+	ss := steppedStores(t, 3)
 	sc, sd, se := ss[0], ss[1], ss[2]
 	mustNode(t, sd, "a", nil)
 	mustNode(t, sd, "b", nil)
