@@ -144,12 +144,21 @@ func (c *Client) purgeMarker(entry []byte) (bool, error) {
 			}
 		}
 	}
-	if err := b.Commit(c.writeOpts); err != nil {
-		return false, err
+	cached := purged && t != nil && c.results != nil
+	var (
+		row   []byte
+		marks scanMarks
+	)
+	if cached {
+		row = unescape(nil, dk.rowEsc)
+		marks = c.results.beginWrite(t, rowStripe(t, row), t.rowPrefix(row))
 	}
-	if purged && t != nil && c.results != nil {
-		row := unescape(nil, dk.rowEsc)
-		c.results.invalidateRow(t, rowStripe(t, row), t.rowPrefix(row))
+	err = b.Commit(c.writeOpts)
+	if cached {
+		c.results.endWrite(t, rowStripe(t, row), t.rowPrefix(row), nil, marks)
+	}
+	if err != nil {
+		return false, err
 	}
 	if purged && dk.kind == kindFamilyMarker && t != nil {
 		// Under the row's lock: no mutation of the row can add it back

@@ -142,10 +142,10 @@ const sharedRowRoom = 256
 // getRowShared is getRow (the same generation, key and selection checks),
 // copying the row into h's buffer and decoding its cells from h's arena.
 func (c *resultCache) getRowShared(t *table, stripe int, rowPrefix, row []byte, families string, h *sharedHits) ([]*pb.Cell, bool, uint64) {
-	mu := &c.rowLocks[stripe%rowCacheShards]
-	mu.Lock()
-	gen := c.rowGens[stripe]
-	mu.Unlock()
+	gen, writing := c.rowGeneration(stripe)
+	if writing {
+		return nil, false, gen
+	}
 	var kb rowKeyBuf
 	key := rowCacheKey(kb[:0], rowPrefix)
 	if cap(h.buf)-len(h.buf) < len(row)+sharedRowRoom/2 {

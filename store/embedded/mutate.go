@@ -243,15 +243,20 @@ func (w *rowWriter) commit() error {
 	if w.batch.Empty() {
 		return nil
 	}
-	err := w.batch.Commit(w.c.writeOpts)
-	// After the commit, before the caller hears of it: a read that begins
-	// once this returns finds the row in Pebble, not in the cache.
+	// The commit between beginWrite and endWrite (see resultCache): no
+	// read is answered from the cache while it cannot tell whether it
+	// comes before the commit or after it.
+	var marks scanMarks
 	if w.c.results != nil {
-		if err == nil && len(w.markers) == 0 {
-			w.c.results.rewriteRow(w.t, w.stripe, w.rowPrefix, w.columns)
-		} else {
-			w.c.results.invalidateRow(w.t, w.stripe, w.rowPrefix)
+		marks = w.c.results.beginWrite(w.t, w.stripe, w.rowPrefix)
+	}
+	err := w.batch.Commit(w.c.writeOpts)
+	if w.c.results != nil {
+		cols := w.columns
+		if err != nil || len(w.markers) > 0 {
+			cols = nil
 		}
+		w.c.results.endWrite(w.t, w.stripe, w.rowPrefix, cols, marks)
 	}
 	if err != nil {
 		return fmt.Errorf("embedded: commit: %w", err)

@@ -19,26 +19,39 @@ import (
 // the Go heap: kept on the heap, the cache grew the collector's marking
 // work by as much CPU as it saved the reads.
 //
-// Nothing a write replaced is ever served:
+// Nothing a write replaced is ever served, and nothing is served from the
+// cache that a read of Pebble made after the write's commit would not
+// find. A write brackets its commit: beginWrite before it, endWrite after
+// it, before the write returns. In between, the row and the scan buckets
+// it touches are served and kept by no one, since a reader cannot tell
+// whether it comes before the commit or after it (served the old row
+// after another reader found the new one in Pebble, it would read
+// backwards in time: the replica simulation's concurrent runs caught it).
 //
-//   - A row is dropped after a write's commit, before the write returns,
-//     under its stripe's lock, which also moves the stripe's generation
-//     on. A reader notes the generation before it opens its iterator and
-//     keeps what it read only if the generation did not move.
-//   - Every row a scan can return starts with the common prefix of its
-//     start and stop keys, so pages are kept in buckets by that prefix. A
-//     write to row r moves on the version of each bucket whose prefix
+//   - Rows: beginWrite and endWrite each move the row's stripe's
+//     generation on, under its lock; the stripe counts its writes in
+//     between. A reader notes the generation before it opens its iterator
+//     and keeps what it read only if the generation did not move and no
+//     write of the stripe is in between. endWrite drops the row, or sets
+//     the columns the write committed in it (rewriteRow).
+//   - Scans: every row a scan can return starts with the common prefix of
+//     its start and stop keys, so pages are kept in buckets by that prefix.
+//     beginWrite of row r moves on the version of each bucket whose prefix
 //     starts r (a page's key holds its bucket's version: the old pages are
 //     never found again and age out), and marks the bucket with the
-//     table's write sequence. A reader notes the sequence before it opens
-//     its iterator and keeps its page only if its bucket was tracked since
-//     and no write touched it; a bucket that does not exist yet is made
-//     only by a reader during which nothing was written to the table.
+//     table's write sequence; the bucket counts its writes in between. A reader notes the sequence before it opens its
+//     iterator and keeps its page only if its bucket was tracked since, no
+//     write touched it and none is in between; a bucket that does not
+//     exist yet is made only by a reader during which nothing was written
+//     to the table, and while no write is in between.
 type resultCache struct {
 	store *fastcache.Cache
 
 	rowLocks [rowCacheShards]sync.Mutex
-	rowGens  [rowLocks]uint64 // by stripe, under rowLocks[stripe%rowCacheShards]
+	// By stripe, under rowLocks[stripe%rowCacheShards]: the generation, and
+	// the writes between beginWrite and endWrite.
+	rowGens    [rowLocks]uint64
+	rowWriting [rowLocks]int32
 
 	scans map[*table]*tableScans
 }
@@ -50,6 +63,7 @@ type tableScans struct {
 	// seq counts the writes to the table; epoch the times buckets was
 	// emptied (it is in every page's key, so versions may start again).
 	seq, epoch uint64
+	writing    int // writes between beginWrite and endWrite
 	// buckets by the hash of their prefix (two prefixes sharing a hash
 	// share a bucket: more invalidation, never less); lens counts the
 	// buckets of each prefix length, so that a write looks up only those.
@@ -61,6 +75,7 @@ type scanBucket struct {
 	created   uint64 // the table's sequence when the bucket was made
 	lastWrite uint64 // the sequence of the last write into it
 	version   uint64
+	writing   int // writes into it between beginWrite and endWrite
 }
 
 // maxScanPrefix bounds a bucket's prefix (a shorter prefix of a common
@@ -98,10 +113,10 @@ const cachedRowRoom = 512
 // selection families (the cells are the caller's), or else the stripe's
 // generation for a later putRow.
 func (c *resultCache) getRow(t *table, stripe int, rowPrefix, row []byte, families string) ([]*pb.Cell, bool, uint64) {
-	mu := &c.rowLocks[stripe%rowCacheShards]
-	mu.Lock()
-	gen := c.rowGens[stripe]
-	mu.Unlock()
+	gen, writing := c.rowGeneration(stripe)
+	if writing {
+		return nil, false, gen
+	}
 	var kb rowKeyBuf
 	key := rowCacheKey(kb[:0], rowPrefix)
 	// The row's copy and the cached cells in one allocation, with room
@@ -124,6 +139,16 @@ func (c *resultCache) getRow(t *table, stripe int, rowPrefix, row []byte, famili
 	return cells, true, 0
 }
 
+// rowGeneration is the stripe's generation, and whether a write of it is
+// between beginWrite and endWrite (its rows are then neither served nor
+// kept).
+func (c *resultCache) rowGeneration(stripe int) (uint64, bool) {
+	mu := &c.rowLocks[stripe%rowCacheShards]
+	mu.Lock()
+	defer mu.Unlock()
+	return c.rowGens[stripe], c.rowWriting[stripe] > 0
+}
+
 // putRow keeps a row read for the selection families unless its stripe
 // moved on since gen.
 func (c *resultCache) putRow(stripe int, rowPrefix []byte, gen uint64, families string, arena []byte, kept []keptCell) {
@@ -132,7 +157,7 @@ func (c *resultCache) putRow(stripe int, rowPrefix []byte, gen uint64, families 
 	mu := &c.rowLocks[stripe%rowCacheShards]
 	mu.Lock()
 	defer mu.Unlock()
-	if c.rowGens[stripe] == gen {
+	if c.rowGens[stripe] == gen && c.rowWriting[stripe] == 0 {
 		var kb rowKeyBuf
 		c.store.Set(rowCacheKey(kb[:0], rowPrefix), v)
 	}
@@ -182,7 +207,11 @@ func (c *resultCache) getPage(t *table, prefix []byte, scan []byte) ([]byte, pag
 	ts.mu.RLock()
 	b, exists := ts.buckets[h]
 	r := pageRead{prefix: prefix, seq: ts.seq, bucket: h, epoch: ts.epoch, vers: b.version, bucketExists: exists}
+	writing := b.writing > 0 || (!exists && ts.writing > 0)
 	ts.mu.RUnlock()
+	if writing {
+		return nil, pageRead{}
+	}
 	r.key = pageKey(scan, r.epoch, h, b.version)
 	if exists {
 		if v, ok := c.store.HasGet(nil, r.key); ok {
@@ -200,9 +229,9 @@ func (c *resultCache) putPage(t *table, r pageRead, page []byte) {
 	defer ts.mu.Unlock()
 	b, exists := ts.buckets[r.bucket]
 	switch {
-	case ts.epoch != r.epoch:
+	case r.key == nil || ts.epoch != r.epoch:
 		return
-	case !exists && ts.seq != r.seq:
+	case !exists && (ts.seq != r.seq || ts.writing > 0):
 		return // something was written meanwhile, and no bucket says where
 	case !exists:
 		if len(ts.buckets) >= maxScanBuckets {
@@ -212,7 +241,7 @@ func (c *resultCache) putPage(t *table, r pageRead, page []byte) {
 		b = scanBucket{created: r.seq, lastWrite: r.seq, version: r.vers}
 		ts.buckets[r.bucket] = b
 		ts.lens[len(r.prefix)]++
-	case b.created > r.seq || b.lastWrite > r.seq || b.version != r.vers:
+	case b.created > r.seq || b.lastWrite > r.seq || b.version != r.vers || b.writing > 0:
 		return
 	}
 	c.store.Set(r.key, page)
@@ -226,46 +255,53 @@ func (ts *tableScans) reset() {
 	clear(ts.lens)
 }
 
-// invalidateRow drops what the cache holds of a row just written (its
-// stripe and record prefix), before the write returns.
-func (c *resultCache) invalidateRow(t *table, stripe int, rowPrefix []byte) {
-	mu := &c.rowLocks[stripe%rowCacheShards]
-	mu.Lock()
-	c.rowGens[stripe]++
-	var kb rowKeyBuf
-	c.store.Del(rowCacheKey(kb[:0], rowPrefix))
-	mu.Unlock()
-	c.invalidateScans(t, rowPrefix)
-}
-
-// rewriteRow is invalidateRow for a write that committed exactly the
-// column records cols (by record key, as rowWriter stages them) and no
-// family marker: a row the cache holds is kept, with each of those columns
-// as the write left it, instead of dropped. An update reads its row
-// before it writes it, so the next update of a row is then a hit, not an
-// iterator over a hot row whose every version is still in the memtable.
-//
-// The cells kept are what a read would find: the cached row was Pebble's
-// row as of its stripe's generation, the caller still holds the row's
-// lock, so no other write of the row came between, and each column is set
-// to its committed record (which a reader that read it after the commit
-// has already: setting it again changes nothing).
-func (c *resultCache) rewriteRow(t *table, stripe int, rowPrefix []byte, cols map[string]*column) {
+// beginWrite is called before a write of the row (its stripe and record
+// prefix) commits: until its endWrite, the row and the scan buckets it
+// falls in are neither served nor kept. It returns the buckets it marked,
+// for endWrite.
+func (c *resultCache) beginWrite(t *table, stripe int, rowPrefix []byte) scanMarks {
 	mu := &c.rowLocks[stripe%rowCacheShards]
 	mu.Lock()
 	c.rowGens[stripe]++ // readers that began before the write keep nothing
+	c.rowWriting[stripe]++
+	mu.Unlock()
+	return c.markScans(t, rowPrefix)
+}
+
+// endWrite is called after the write's commit, whether it committed or
+// not, before the write returns. With cols nil it drops the row. With cols
+// (the column records the write committed, by record key, as rowWriter
+// stages them; the write added no family marker), a row the cache holds is
+// kept, with each of those columns as the write left it. An update reads
+// its row before it writes it, so the next update of a row is then a hit,
+// not an iterator over a hot row whose every version is still in the
+// memtable.
+//
+// The cells kept are what a read would find: the cached row was Pebble's
+// row as of its stripe's generation before beginWrite, no reader kept a
+// row since, the caller still holds the row's lock, so no other write of
+// the row came between, and each column is set to its committed record.
+func (c *resultCache) endWrite(t *table, stripe int, rowPrefix []byte, cols map[string]*column, marks scanMarks) {
+	mu := &c.rowLocks[stripe%rowCacheShards]
+	mu.Lock()
+	// Readers that began between beginWrite and here keep nothing: they
+	// may have read the row before the commit.
+	c.rowGens[stripe]++
 	var kb rowKeyBuf
 	key := rowCacheKey(kb[:0], rowPrefix)
 	if v, ok := c.store.HasGet(nil, key); ok {
 		// Dropped first: fastcache does not keep a value of 64 KiB or more,
 		// and would leave the old one in its place.
 		c.store.Del(key)
-		if nv, ok := patchRow(t, rowPrefix, v, cols); ok {
-			c.store.Set(key, nv)
+		if cols != nil {
+			if nv, ok := patchRow(t, rowPrefix, v, cols); ok {
+				c.store.Set(key, nv)
+			}
 		}
 	}
+	c.rowWriting[stripe]--
 	mu.Unlock()
-	c.invalidateScans(t, rowPrefix)
+	c.unmarkScans(t, rowPrefix, marks)
 }
 
 // cachedCell is one cell of a cached row, for patchRow.
@@ -373,12 +409,25 @@ func selected(sig []byte, name string) bool {
 	return false
 }
 
-// invalidateScans moves on the scan buckets whose prefix starts the row.
-func (c *resultCache) invalidateScans(t *table, rowPrefix []byte) {
+// scanMarks are the buckets a write's beginWrite marked, for its endWrite
+// (most writes fall in a few; past them, endWrite looks them up again).
+type scanMarks struct {
+	epoch    uint64
+	n        int
+	buckets  [4]uint64
+	overflow bool
+}
+
+// markScans moves on the scan buckets whose prefix starts the row (their
+// pages kept so far are never found again), and counts the write as begun
+// in them and in the table.
+func (c *resultCache) markScans(t *table, rowPrefix []byte) scanMarks {
 	ts := c.scans[t]
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	ts.seq++
+	ts.writing++
+	marks := scanMarks{epoch: ts.epoch}
 	for n := range ts.lens {
 		if n > len(rowPrefix) {
 			continue
@@ -387,7 +436,47 @@ func (c *resultCache) invalidateScans(t *table, rowPrefix []byte) {
 		if b, ok := ts.buckets[h]; ok {
 			b.version++
 			b.lastWrite = ts.seq
+			b.writing++
 			ts.buckets[h] = b
+			if marks.n < len(marks.buckets) {
+				marks.buckets[marks.n] = h
+				marks.n++
+			} else {
+				marks.overflow = true
+			}
+		}
+	}
+	return marks
+}
+
+// unmarkScans counts the write marks began as ended. A page read since
+// beginWrite was kept by no one (its bucket, or the table when it had no
+// bucket, counted the write), and one read before has a sequence older
+// than the bucket's last write: nothing moves on here.
+func (c *resultCache) unmarkScans(t *table, rowPrefix []byte, marks scanMarks) {
+	ts := c.scans[t]
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.writing--
+	if marks.epoch != ts.epoch {
+		return // reset since: its buckets are gone, and none was made after
+	}
+	unmark := func(h uint64) {
+		if b, ok := ts.buckets[h]; ok && b.writing > 0 {
+			b.writing--
+			ts.buckets[h] = b
+		}
+	}
+	if !marks.overflow {
+		for _, h := range marks.buckets[:marks.n] {
+			unmark(h)
+		}
+		return
+	}
+	// No bucket is made while a write is in between: the same ones.
+	for n := range ts.lens {
+		if n <= len(rowPrefix) {
+			unmark(xxhash.Sum64(rowPrefix[:n]))
 		}
 	}
 }

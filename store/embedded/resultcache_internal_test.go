@@ -26,7 +26,7 @@ func TestResultCacheRowGenerations(t *testing.T) {
 	}
 
 	_, _, gen := c.getRow(tbl, stripe, prefix, row, "")
-	c.invalidateRow(tbl, stripe, prefix)
+	c.endWrite(tbl, stripe, prefix, nil, c.beginWrite(tbl, stripe, prefix))
 	c.putRow(stripe, prefix, gen, "", []byte("aold"), kept)
 	if got := get(""); got != nil {
 		t.Errorf("a row read before the write was kept: %q", got)
@@ -38,6 +38,25 @@ func TestResultCacheRowGenerations(t *testing.T) {
 	}
 	if got := get("f"); got != nil {
 		t.Errorf("a row kept for every family answered a read of family f: %q", got)
+	}
+
+	// Between a write's beginWrite and endWrite, its commit may or may
+	// not have happened: the row is not served (a reader that found the
+	// new row in Pebble must not be followed by one served the old), and
+	// a row read then is not kept, neither before endWrite nor after.
+	marks := c.beginWrite(tbl, stripe, prefix)
+	if got := get(""); got != nil {
+		t.Errorf("a row was served while a write of it was in between: %q", got)
+	}
+	_, _, gen = c.getRow(tbl, stripe, prefix, row, "")
+	c.putRow(stripe, prefix, gen, "", []byte("amid"), kept)
+	if got := get(""); got != nil {
+		t.Errorf("a row read while a write was in between was kept: %q", got)
+	}
+	c.endWrite(tbl, stripe, prefix, nil, marks)
+	c.putRow(stripe, prefix, gen, "", []byte("amid"), kept)
+	if got := get(""); got != nil {
+		t.Errorf("a row read while a write was in between was kept after it: %q", got)
 	}
 	c.clear()
 	if got := get(""); got != nil {
@@ -57,7 +76,12 @@ func TestResultCacheBuckets(t *testing.T) {
 	p1, k1 := scan("author1")
 	hit := func() bool { v, _ := c.getPage(tbl, p1, k1); return v != nil }
 	read := func() pageRead { _, r := c.getPage(tbl, p1, k1); return r }
-	write := func(row string) { r := []byte(row); c.invalidateRow(tbl, rowStripe(tbl, r), tbl.rowPrefix(r)) }
+	begin := func(row string) func() {
+		r := []byte(row)
+		marks := c.beginWrite(tbl, rowStripe(tbl, r), tbl.rowPrefix(r))
+		return func() { c.endWrite(tbl, rowStripe(tbl, r), tbl.rowPrefix(r), nil, marks) }
+	}
+	write := func(row string) { begin(row)() }
 
 	c.putPage(tbl, read(), []byte("page"))
 	if !hit() {
@@ -91,6 +115,50 @@ func TestResultCacheBuckets(t *testing.T) {
 	c.putPage(tbl, r, []byte("page"))
 	if v, _ := c.getPage(tbl, p3, k3); v != nil {
 		t.Error("a page was kept in a new bucket though the table was written meanwhile")
+	}
+
+	// Between a write's beginWrite and endWrite, no page of its range is
+	// served or kept, nor a page in a new bucket anywhere in the table.
+	c.putPage(tbl, read(), []byte("page"))
+	end := begin("author1/w")
+	if hit() {
+		t.Error("a page was served while a write into its range was in between")
+	}
+	r = read()
+	c.putPage(tbl, r, []byte("mid"))
+	if hit() {
+		t.Error("a page read while a write into its range was in between was kept")
+	}
+	_, r = c.getPage(tbl, p3, k3)
+	c.putPage(tbl, r, []byte("mid"))
+	if v, _ := c.getPage(tbl, p3, k3); v != nil {
+		t.Error("a page was kept in a new bucket while a write was in between")
+	}
+	end()
+	c.putPage(tbl, r, []byte("mid"))
+	if hit() {
+		t.Error("a page read while a write into its range was in between was kept after it")
+	}
+	c.putPage(tbl, read(), []byte("page"))
+	if !hit() {
+		t.Error("a page read after the write ended was not kept")
+	}
+
+	// A write into more buckets than beginWrite notes for endWrite ends
+	// in every one of them.
+	nested := []string{"r", "r/s", "r/s/t", "r/s/t/u", "r/s/t/u/v", "r/s/t/u/v/w"}
+	for _, a := range nested {
+		p, k := scan(a)
+		c.putPage(tbl, func() pageRead { _, r := c.getPage(tbl, p, k); return r }(), []byte("page"))
+	}
+	write("r/s/t/u/v/w/z")
+	for _, a := range nested {
+		p, k := scan(a)
+		_, r := c.getPage(tbl, p, k)
+		c.putPage(tbl, r, []byte("page"))
+		if v, _ := c.getPage(tbl, p, k); v == nil {
+			t.Errorf("bucket %q: a page read after a write into six buckets ended was not kept", a)
+		}
 	}
 	c.clear()
 	if hit() {
