@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"time"
 
@@ -898,7 +897,6 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		return nil
 	}
 	resumed, done, gone := false, false, false
-	var marking cells                 // the row as this deletion's tentative mark left it
 	var marked int64                  // the creation time of the node this deletion marked (or found marked)
 	ownMark, markU := false, int64(0) // marked by this op, and the u it left
 	err := s.casLoop(ctx, "delete node", func(int) (bool, error) {
@@ -951,19 +949,8 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		if !detach {
 			x = encodeTentative(ts) // confirmed by confirmMark
 		}
-		mark := cells{keys.QualDeleting: x, keys.QualUpdated: encodeMs(ts), keys.QualDeleteOp: op[:]}
-		won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated), mark, ts)
-		if won && len(intentsOf(c)) == 0 {
-			// The row as marked, for confirmMark's first read: nothing
-			// that writes it leaves u as it is but an intent, and a
-			// create places none on a node marked tentatively (it takes
-			// the mark back, moving u on: the confirmation fails and
-			// reads again). An intent already there may be cleared
-			// meanwhile: then confirmMark reads the row.
-			marking = maps.Clone(c)
-			maps.Copy(marking, mark)
-		}
-		return won, err
+		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, encodeMs(e.updated),
+			cells{keys.QualDeleting: x, keys.QualUpdated: encodeMs(ts), keys.QualDeleteOp: op[:]}, ts)
 	})
 	if err != nil {
 		return err
@@ -976,7 +963,7 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 		return s.deleteDegreeRows(ctx, id, false)
 	}
 	if !detach && ownMark && !resumed {
-		if err := s.confirmMark(ctx, id, op, marking); err != nil {
+		if err := s.confirmMark(ctx, id, op); err != nil {
 			return err
 		}
 	}
@@ -1016,17 +1003,17 @@ type nodeDeleteRestarts struct{}
 // (cancelTentative), which fails the compare-and-set that would confirm
 // it (ErrConflict too), or finds the mark confirmed and undoes its write.
 //
-// seen is the row as the mark left it (nil: unknown), taken for its first
-// read: its compare-and-set on u fails if anything moved u on since.
-func (s *Store) confirmMark(ctx context.Context, id string, op OpID, seen cells) error {
+// It reads the row afresh, never starting from the row as the mark left
+// it: a create may place its intent after the deletion read the row and
+// before the mark, and an intent leaves u as it was, so the mark's
+// compare-and-set does not fail on it (the replica simulation's concurrent
+// runs found the deletion then confirming beside a create in flight).
+func (s *Store) confirmMark(ctx context.Context, id string, op OpID) error {
 	row := keys.Node(id)
-	return s.casLoop(ctx, "delete node", func(attempt int) (bool, error) {
-		c := seen
-		if attempt > 0 || c == nil {
-			var err error
-			if c, err = s.get(ctx, keys.TableGraph, keys.FamilyGraph, row); err != nil {
-				return false, err
-			}
+	return s.casLoop(ctx, "delete node", func(int) (bool, error) {
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		if err != nil {
+			return false, err
 		}
 		e, ok, err := decodeEntity(row, c)
 		switch {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -268,4 +270,97 @@ func TestCreateRelationshipSlowerThanItsIntent(t *testing.T) {
 	}
 	checkGraphInvariants(t, s)
 	repairTwice(t, s)
+}
+
+// A deletion without detach that read its node before a create placed its
+// intent there, and marked it after: the intent leaves u as it was, so the
+// mark's compare-and-set does not fail on it, and a confirmation that
+// started from the row as the deletion had read it (131fa46, to save a Get)
+// missed the intent. The concurrent replica simulation found it (seeds
+// 100659 and 103649 of a run on 71bdbf3):
+//
+//  1. the deletion D of n reads it, finds nothing hanging from it;
+//  2. the create C of a->n reads both ends and places its intents;
+//  3. D marks n tentatively, finds no intent (in the row it had read) and
+//     no index rows (C has written none yet), and confirms its mark;
+//  4. C writes its index rows and its row, and is cut short before it
+//     reads its ends again;
+//  5. D's detach finds the relationship and deletes it with n;
+//  6. C's retry finds its relationship deleted by somebody, and answered
+//     success: beside a deletion without detach that answered success.
+//
+// The replicas run in goroutines, the steps above in order (channels at
+// their fault points): D must see C's intent and answer CONFLICT.
+func TestNodeDeletionConfirmsAfterAnIntentPlacedBeforeItsMark(t *testing.T) {
+	stores := steppedStores(t, 2)
+	sD, sC := stores[0], stores[1]
+	mustNode(t, sD, "a", nil)
+	mustNode(t, sD, "n", nil)
+	k := RelationshipKey{"a", "knows", "n"}
+	op := createOp("alice", "key-1", k)
+
+	var (
+		dAtMark, cPlaced, dConfirmed, cWritten, dDone = make(chan struct{}), make(chan struct{}),
+			make(chan struct{}), make(chan struct{}), make(chan struct{})
+		dMarked, cPending, dDetach, cRecheck sync.Once
+		stuck                                atomic.Bool
+	)
+	wait := func(chs ...chan struct{}) {
+		select {
+		case <-chs[0]:
+		case <-chs[len(chs)-1]:
+		case <-time.After(20 * time.Second):
+			stuck.Store(true)
+		}
+	}
+	sD.fault = func(p string) error {
+		switch p {
+		case pointNodeMark:
+			dMarked.Do(func() { close(dAtMark); wait(cPlaced) })
+		case pointNodeDetach:
+			dDetach.Do(func() { close(dConfirmed); wait(cWritten) })
+		}
+		return nil
+	}
+	sC.fault = func(p string) error {
+		switch p {
+		case pointRelationshipPending:
+			cPending.Do(func() { close(cPlaced); wait(dConfirmed, dDone) })
+		case pointRelationshipRecheck:
+			cRecheck.Do(func() { close(cWritten) })
+			return errCrash // cut short before it reads its ends again
+		}
+		return nil
+	}
+	var deleteErr error
+	go func() {
+		defer close(dDone)
+		deleteErr = sD.DeleteNode(bg, "n", false)
+	}()
+	wait(dAtMark)
+	_, first := sC.CreateRelationship(op, k, Properties{"v": 1})
+	<-dDone
+	if stuck.Load() {
+		t.Fatal("a step waited 20 s for the one before it")
+	}
+	sD.fault, sC.fault = nil, nil
+	if !errors.Is(first, errCrash) {
+		t.Fatalf("the create's first try answered %v; want it cut short", first)
+	}
+	_, err := sC.CreateRelationship(op, k, Properties{"v": 1}) // the caller's retry
+	_, nerr := sD.getNode(bg, "n")
+	_, rerr := sD.GetRelationship(bg, k)
+	switch {
+	case deleteErr == nil && err == nil:
+		t.Errorf("n was deleted without detach, and the create of %s answered success too", k.ID())
+	case deleteErr == nil && (nerr == nil || !errors.Is(err, ErrNotFound)):
+		t.Errorf("the deletion answered success; n reads %v, the create answered %v; want n gone, NOT_FOUND", nerr, err)
+	case deleteErr != nil && !errors.Is(deleteErr, ErrConflict):
+		t.Errorf("the deletion answered %v; want success or CONFLICT", deleteErr)
+	case deleteErr != nil && (err != nil || rerr != nil || nerr != nil):
+		t.Errorf("the deletion answered CONFLICT; the create answered %v, the relationship reads %v, n reads %v; want all there", err, rerr, nerr)
+	}
+	checkGraphInvariants(t, sD)
+	repairTwice(t, sD)
+	checkGraphInvariants(t, sD)
 }
