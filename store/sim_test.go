@@ -29,7 +29,10 @@ package store
 // timestamps; concurrent runs interleave as the scheduler does, so a seed
 // reproduces their workload and faults, and their failures usually. A
 // failure prints its seed and flags; -seed N runs that one, -sim.seeds K
-// the K seeds from N on. make soak runs many seeds, longer.
+// the K seeds from N on. make soak runs many seeds, longer. A concurrent
+// failure rarely comes back with its seed: -sim.rpcs writes every RPC the
+// engine answered, with its op, request and answer, beside the failing
+// history (simrpcs_test.go), which is how the last races were read.
 //
 // The defaults are the serial run make test's unit runs: seeds 1-20, one
 // operation at a time (-sim.serial), every fault (-sim.faults=all). The
@@ -61,6 +64,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/rs/zerolog"
+	"github.com/tsuna/gohbase"
 
 	"github.com/hbgraph/hbgraph/store/embedded"
 	"github.com/hbgraph/hbgraph/store/hbasefault"
@@ -77,6 +81,7 @@ var (
 	simWorkers = flag.Int("sim.workers", 3, "replica simulation: goroutines per replica")
 	simSerial  = flag.Bool("sim.serial", true, "replica simulation: one operation at a time, the workers taking turns drawn from the seed (the same run every time); false: each worker in its own goroutine")
 	simTrace   = flag.Bool("sim.trace", false, "replica simulation: log every operation as it is answered")
+	simRPCs    = flag.Bool("sim.rpcs", false, "replica simulation: keep every RPC the engine answers, with its op, and write them to a file beside a failing history's")
 	simWithout = flag.String("sim.without", "", "replica simulation: a comma list of operations the workload leaves out (e.g. deleteNode)")
 )
 
@@ -275,7 +280,13 @@ func runSimulation(t *testing.T, seed uint64, modes []hbasefault.Mode) {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	fc := hbasefault.New(db)
+	var engine gohbase.Client = db
+	var trace *rpcTrace
+	if *simRPCs {
+		trace = &rpcTrace{inner: db}
+		engine = trace
+	}
+	fc := hbasefault.New(engine)
 	sim := &simulation{t: t, seed: seed, fc: fc, without: simWithoutKinds(t)}
 	for _, offset := range []time.Duration{0, *simSkew, -*simSkew} {
 		s, err := New(fc, Options{Clock: func() time.Time { return clk.Now().Add(offset) }})
@@ -360,6 +371,9 @@ func runSimulation(t *testing.T, seed uint64, modes []hbasefault.Mode) {
 			t.Errorf("seed %d: and %d more", seed, len(fs)-show)
 		}
 		t.Errorf("seed %d failed; reproduce with: %s", seed, simReproduce(seed))
+		if trace != nil {
+			sim.writeTrace(trace)
+		}
 	}
 }
 
