@@ -378,10 +378,15 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		// another relationship of the key): after the mark.
 		// So does a residue of another create that took its own row
 		// back (see byMarker).
+		// Fresh too: the first read takes the ends before the row, and a
+		// retry that finds its own intents places them again without a
+		// compare-and-set on u, so a deletion may have marked an end it
+		// read live, and its detach left the residue, before the row was
+		// read (TestCreateRelationshipRetryReadsItsRowAfterAnEndsDeletion).
 		afterMark := false
-		if !sameEnd && !fresh && replaced != nil {
+		if !sameEnd && replaced != nil {
 			var aerr error
-			afterMark = tookOwnRowBack(replaced.createOp, replaced.deleteOp)
+			afterMark = !fresh && tookOwnRowBack(replaced.createOp, replaced.deleteOp)
 			if !afterMark {
 				if afterMark, aerr = s.endDeletedBy(ctx, k, ends.created, replaced.deleteOp); aerr != nil {
 					return Relationship{}, aerr
