@@ -283,13 +283,17 @@ func runSimulation(t *testing.T, seed uint64, modes []hbasefault.Mode) {
 	var engine gohbase.Client = db
 	var trace *rpcTrace
 	if *simRPCs {
-		trace = &rpcTrace{inner: db}
+		trace = &rpcTrace{inner: db, rpcLog: &rpcLog{}}
 		engine = trace
 	}
 	fc := hbasefault.New(engine)
+	var client gohbase.Client = fc
+	if trace != nil {
+		client = &rpcTrace{inner: fc, rpcLog: trace.rpcLog, faults: true}
+	}
 	sim := &simulation{t: t, seed: seed, fc: fc, without: simWithoutKinds(t)}
 	for _, offset := range []time.Duration{0, *simSkew, -*simSkew} {
-		s, err := New(fc, Options{Clock: func() time.Time { return clk.Now().Add(offset) }})
+		s, err := New(client, Options{Clock: func() time.Time { return clk.Now().Add(offset) }})
 		if err != nil {
 			t.Fatal(err)
 		}

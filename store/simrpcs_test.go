@@ -26,8 +26,16 @@ import (
 
 type rpcTrace struct {
 	inner gohbase.Client
-	seq   atomic.Int64
+	*rpcLog
+	// faults: this one sits above the fault injector, and keeps only the
+	// calls answered with an error (the injected faults, with their mode).
+	faults bool
+}
 
+// rpcLog is what the traces above and below the injector keep, in one
+// sequence.
+type rpcLog struct {
+	seq   atomic.Int64
 	mu    sync.Mutex
 	lines []string
 }
@@ -35,13 +43,20 @@ type rpcTrace struct {
 var _ gohbase.Client = (*rpcTrace)(nil)
 
 func (t *rpcTrace) add(start int64, call hrpc.Call, answer string) {
+	if t.faults && !strings.Contains(answer, "hbasefault") {
+		return
+	}
 	end := t.seq.Add(1)
 	op := "-"
 	if o, ok := OpFrom(call.Context()); ok {
 		op = o.String()[:8]
 	}
-	req := compactProto(call.ToProto())
-	line := fmt.Sprintf("[%d,%d] op %s %s %s %q\n    req %s\n    ans %s", start, end, op, call.Description(),
+	req := requestOf(call)
+	where := ""
+	if t.faults {
+		where = "FAULT "
+	}
+	line := fmt.Sprintf("[%d,%d] %sop %s %s %s %q\n    req %s\n    ans %s", start, end, where, op, call.Description(),
 		call.Table(), call.Key(), req, answer)
 	t.mu.Lock()
 	t.lines = append(t.lines, line)
@@ -54,6 +69,17 @@ func (t *rpcTrace) write(w io.Writer) {
 	for _, l := range t.lines {
 		fmt.Fprintln(w, l)
 	}
+}
+
+// requestOf is the call's request, or "?" for one no region was found for
+// (a call failed before it reached the engine has none: ToProto panics).
+func requestOf(call hrpc.Call) (req string) {
+	defer func() {
+		if recover() != nil {
+			req = "?"
+		}
+	}()
+	return compactProto(call.ToProto())
 }
 
 func compactProto(m proto.Message) string {
@@ -178,19 +204,23 @@ type tracedScanner struct {
 	start int64
 	inner hrpc.Scanner
 	rows  []string
+	err   error
 }
 
 func (s *tracedScanner) Next() (*hrpc.Result, error) {
 	r, err := s.inner.Next()
-	if err == nil {
+	switch {
+	case err == nil:
 		s.rows = append(s.rows, describeCells(r))
+	case err != io.EOF && s.err == nil:
+		s.err = err
 	}
 	return r, err
 }
 
 func (s *tracedScanner) Close() error {
 	err := s.inner.Close()
-	s.t.add(s.start, s.s, fmt.Sprintf("%d rows:\n      %s", len(s.rows), strings.Join(s.rows, "\n      ")))
+	s.t.add(s.start, s.s, fmt.Sprintf("err=%v %d rows:\n      %s", s.err, len(s.rows), strings.Join(s.rows, "\n      ")))
 	return err
 }
 
