@@ -65,10 +65,11 @@ type tableScans struct {
 	seq, epoch uint64
 	writing    int // writes between beginWrite and endWrite
 	// buckets by the hash of their prefix (two prefixes sharing a hash
-	// share a bucket: more invalidation, never less); lens counts the
-	// buckets of each prefix length, so that a write looks up only those.
+	// share a bucket: more invalidation, never less); lens are the prefix
+	// lengths of the buckets, so that a write looks up only those (a few:
+	// a slice, which every write ranges over, not a map).
 	buckets map[uint64]scanBucket
-	lens    map[int]int
+	lens    []int
 }
 
 type scanBucket struct {
@@ -92,7 +93,7 @@ func newResultCache(bytes int64, tables map[string]*table) *resultCache {
 	}
 	c := &resultCache{store: fastcache.New(int(bytes)), scans: map[*table]*tableScans{}}
 	for _, t := range tables {
-		c.scans[t] = &tableScans{buckets: map[uint64]scanBucket{}, lens: map[int]int{}}
+		c.scans[t] = &tableScans{buckets: map[uint64]scanBucket{}}
 	}
 	return c
 }
@@ -240,7 +241,9 @@ func (c *resultCache) putPage(t *table, r pageRead, page []byte) {
 		}
 		b = scanBucket{created: r.seq, lastWrite: r.seq, version: r.vers}
 		ts.buckets[r.bucket] = b
-		ts.lens[len(r.prefix)]++
+		if !slices.Contains(ts.lens, len(r.prefix)) {
+			ts.lens = append(ts.lens, len(r.prefix))
+		}
 	case b.created > r.seq || b.lastWrite > r.seq || b.version != r.vers || b.writing > 0:
 		return
 	}
@@ -252,7 +255,7 @@ func (ts *tableScans) reset() {
 	ts.seq++
 	ts.epoch++
 	clear(ts.buckets)
-	clear(ts.lens)
+	ts.lens = ts.lens[:0]
 }
 
 // beginWrite is called before a write of the row (its stripe and record
@@ -428,7 +431,7 @@ func (c *resultCache) markScans(t *table, rowPrefix []byte) scanMarks {
 	ts.seq++
 	ts.writing++
 	marks := scanMarks{epoch: ts.epoch}
-	for n := range ts.lens {
+	for _, n := range ts.lens {
 		if n > len(rowPrefix) {
 			continue
 		}
@@ -474,7 +477,7 @@ func (c *resultCache) unmarkScans(t *table, rowPrefix []byte, marks scanMarks) {
 		return
 	}
 	// No bucket is made while a write is in between: the same ones.
-	for n := range ts.lens {
+	for _, n := range ts.lens {
 		if n <= len(rowPrefix) {
 			unmark(xxhash.Sum64(rowPrefix[:n]))
 		}
