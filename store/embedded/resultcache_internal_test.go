@@ -1,8 +1,13 @@
 package embedded
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/VictoriaMetrics/fastcache"
+	"github.com/tsuna/gohbase/hrpc"
 )
 
 // TestResultCacheRowGenerations: a row read before a write's invalidation
@@ -163,5 +168,42 @@ func TestResultCacheBuckets(t *testing.T) {
 	c.clear()
 	if hit() {
 		t.Error("clear left a page")
+	}
+}
+
+// Close gives the result cache's memory back: fastcache maps it outside
+// the Go heap and frees it only on Reset, so a closed engine's cache kept
+// it for good.
+func TestCloseReleasesTheResultCache(t *testing.T) {
+	ctx := context.Background()
+	c, err := Open(Options{Tables: map[string][]string{"t": {"f"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		row := fmt.Sprintf("row%03d", i)
+		p, err := hrpc.NewPutStr(ctx, "t", row, map[string]map[string][]byte{"f": {"q": []byte("v")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Put(p); err != nil {
+			t.Fatal(err)
+		}
+		g, _ := hrpc.NewGetStr(ctx, "t", row)
+		if _, err := c.Get(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries := func() uint64 {
+		var s fastcache.Stats
+		c.results.store.UpdateStats(&s)
+		return s.EntriesCount
+	}
+	if entries() == 0 {
+		t.Fatal("the reads kept nothing in the result cache: the test checks nothing")
+	}
+	c.Close()
+	if n := entries(); n != 0 {
+		t.Errorf("the result cache holds %d entries after Close; want its memory given back", n)
 	}
 }
