@@ -835,6 +835,46 @@ func (s *Store) firstCreation(rel entity, op OpID) (created int64, reuse bool) {
 	return created, reuse
 }
 
+// restampIntent rewrites the create's intent on node id from in to next,
+// with a compare-and-set on the node's u as read, as placeIntents places
+// it: the intent outlives a deletion of the node (and its creation again),
+// so a compare-and-set on the intent alone would re-stamp it on a node that
+// a deletion has marked, or deleted, since the intent was placed, and the
+// create would go on to write under it
+// (TestCreateRelationshipRestampsItsIntentOnAMarkedEnd). A node no longer
+// the live one the intent names, or an intent undone, is ErrNotFound: the
+// deletion came first.
+func (s *Store) restampIntent(ctx context.Context, id string, op OpID, in, next relIntent) error {
+	row := keys.Node(id)
+	return s.casLoop(ctx, "create relationship", func(int) (bool, error) {
+		c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
+		if err != nil {
+			return false, err
+		}
+		e, ok, err := decodeEntity(row, c)
+		if err != nil {
+			return false, err
+		}
+		own, has := ownIntent(c, op)
+		switch {
+		case has && own == next:
+			return true, nil // (a re-send applied)
+		case !has || own != in:
+			return false, fmt.Errorf("node %q: a deletion has undone this create: %w", id, ErrNotFound)
+		case !ok || e.deleting != 0 || e.created != in.node:
+			return false, fmt.Errorf("node %q: deleted since this create placed its intent: %w", id, ErrNotFound)
+		case e.tentative != 0:
+			if err := s.cancelTentative(ctx, id, e); err != nil {
+				return false, err
+			}
+			return false, nil // read it again
+		}
+		u, _ := c.lookup(keys.QualUpdated)
+		return s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, u,
+			cells{intentQualifier(op): next.encode()}, in.ts)
+	})
+}
+
 // recordIntentCreation makes the create's intents name created, the
 // creation time of the index rows it is about to write: an intent that
 // names another's (an earlier try's, whose row went to another create, or
@@ -854,20 +894,8 @@ func (s *Store) recordIntentCreation(ctx context.Context, k RelationshipKey, int
 		}
 		next := p.in
 		next.created = created
-		won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(p.id), intentQualifier(op), p.in.encode(),
-			cells{intentQualifier(op): next.encode()}, p.in.ts)
-		if err != nil {
+		if err := s.restampIntent(ctx, p.id, op, p.in, next); err != nil {
 			return err
-		}
-		if !won {
-			c, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, keys.Node(p.id))
-			if err != nil {
-				return err
-			}
-			if in, ok := ownIntent(c, op); !ok || in != next {
-				return fmt.Errorf("node %q: a deletion has undone this create: %w", p.id, ErrNotFound)
-			}
-			// (A re-send applied.)
 		}
 		intents.placed[i].in = next
 	}

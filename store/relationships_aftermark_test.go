@@ -56,8 +56,11 @@ func TestCreateRelationshipRetriedAfterItsEndsDetach(t *testing.T) {
 	if !errors.Is(deleteErr, errCrash) {
 		t.Fatalf("D, cut short after its detach: %v", deleteErr)
 	}
-	if !errors.Is(first, errCrash) {
-		t.Fatalf("C's first try: %v, want cut short after its row", first)
+	// C's first try answers NOT_FOUND when it re-stamps its intents
+	// (restampIntent: n is marked), before step 4; a try that goes on to
+	// write its row is cut short after it.
+	if !errors.Is(first, errCrash) && !errors.Is(first, ErrNotFound) {
+		t.Fatalf("C's first try: %v, want NOT_FOUND, or cut short after its row", first)
 	}
 	// 5. D finished.
 	if err := sd.DeleteNode(bg, "n", true); err != nil {

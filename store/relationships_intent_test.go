@@ -130,7 +130,16 @@ func TestCreateRelationshipOverAResidueOfItsEndsDeletion(t *testing.T) {
 			mustNode(t, s, "b", nil)
 			k := RelationshipKey{"a", "knows", "b"}
 			var xErr, dErr error
-			rowSeen := false
+			rowSeen, finished := false, false
+			finish := func() {
+				finished = true
+				if err := s.DeleteNode(bg, "a", true); err != nil {
+					t.Errorf("the deletion finished: %v", err)
+				}
+				if recreate {
+					mustNode(t, s, "a", nil)
+				}
+			}
 			s.fault = func(p string) error {
 				hook := s.fault
 				defer func() { s.fault = hook }()
@@ -143,17 +152,18 @@ func TestCreateRelationshipOverAResidueOfItsEndsDeletion(t *testing.T) {
 					dErr = s.DeleteNode(bg, "a", true)
 				case p == pointRelationshipRecheck:
 					s.fault = nil
-					if err := s.DeleteNode(bg, "a", true); err != nil {
-						t.Errorf("the deletion finished: %v", err)
-					}
-					if recreate {
-						mustNode(t, s, "a", nil)
-					}
+					finish()
 				}
 				return nil
 			}
 			_, err := s.CreateRelationship(bg, k, Properties{"v": 2})
 			s.fault = nil
+			// The create answers NOT_FOUND when it re-stamps its intents
+			// (restampIntent: a is marked), before its recheck: the
+			// deletion is finished after it.
+			if !finished {
+				finish()
+			}
 			if xErr != nil || !errors.Is(dErr, errCrash) {
 				t.Fatalf("the other create: %v; the deletion, cut short: %v", xErr, dErr)
 			}
@@ -377,6 +387,16 @@ func TestNodeDeletionConfirmsAfterAnIntentPlacedBeforeItsMark(t *testing.T) {
 type batchStepClient struct {
 	gohbase.Client
 	before func(hrpc.Call)
+	// afterCAS is called after each CheckAndMutate, with its answer.
+	afterCAS func(*hrpc.CheckAndMutate, bool)
+}
+
+func (c *batchStepClient) CheckAndMutate(cam *hrpc.CheckAndMutate) (bool, error) {
+	ok, err := c.Client.CheckAndMutate(cam)
+	if err == nil && c.afterCAS != nil {
+		c.afterCAS(cam, ok)
+	}
+	return ok, err
 }
 
 // SendRPC passes an Increment with its nonce on, as gohbase does.
@@ -459,7 +479,10 @@ func TestCreateRelationshipRetryReadsItsRowAfterAnEndsDeletion(t *testing.T) {
 	}
 	_, err = sC.CreateRelationship(op, k, Properties{"v": 1}) // the caller's retry
 	step.before, sC.fault = nil, nil
-	if !deleted || !recreated {
+	// The retry answers NOT_FOUND when it re-stamps its intents
+	// (restampIntent: n is gone), before it writes; one that goes on
+	// reaches n's creation again.
+	if !deleted || (!recreated && !errors.Is(err, ErrNotFound)) {
 		t.Fatalf("the retry took another path (D ran: %v, n created again: %v); answered %v", deleted, recreated, err)
 	}
 	if !errors.Is(err, ErrNotFound) {
@@ -471,4 +494,92 @@ func TestCreateRelationshipRetryReadsItsRowAfterAnEndsDeletion(t *testing.T) {
 	checkGraphInvariants(t, sD)
 	repairTwice(t, sD)
 	checkGraphInvariants(t, sD)
+}
+
+// A create whose row went to another create re-stamps its intents with its
+// new creation time. The intent outlives its node's deletion, so a
+// compare-and-set on the intent alone re-stamped it on an end that a
+// deletion with detach had deleted meanwhile, and the create went on under
+// it. The concurrent replica simulation found (seed 401935 on 84c55f1):
+//
+//  1. the create C of a->n places its intents and writes its index rows;
+//  2. another create X of the key writes the row first: C's fails;
+//  3. the deletion D of n with detach deletes X, and n;
+//  4. C re-stamps its intents (on n's deleted row too), writes new index
+//     rows and its row over X's residue;
+//  5. n is created again, and its create deletes C's relationship, whose
+//     index rows name the old n; C is cut short;
+//  6. C's retry finds its relationship deleted by somebody, and answered
+//     success: after D had deleted n, and with X there until D.
+//
+// Now the re-stamp is a compare-and-set on the node's u, as the intent's
+// placement is, and C answers NOT_FOUND at step 4, before it writes. The
+// test drives steps 1-5 (D runs when C's compare-and-set on its row has
+// lost, through a client that calls back after each one) and fails if C
+// writes at step 4.
+func TestCreateRelationshipRestampsItsIntentOnAMarkedEnd(t *testing.T) {
+	clk := newFakeClock()
+	clk.step = 1
+	db := openTestEngine(t, clk)
+	sX, err := New(db, Options{Clock: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := &batchStepClient{Client: db}
+	sC, err := New(step, Options{Clock: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustNode(t, sX, "a", nil)
+	mustNode(t, sX, "n", nil)
+	k := RelationshipKey{"a", "knows", "n"}
+	op := createOp("alice", "key-1", k)
+
+	created, deleted, again := false, false, false
+	var stepErr error
+	sC.fault = func(p string) error {
+		switch {
+		case p == pointRelationshipRow && !created:
+			created = true
+			_, stepErr = sX.CreateRelationship(createOp("bob", "key-2", k), k, Properties{"v": 2}) // X
+		case p == pointRelationshipRecheck && deleted && !again:
+			again = true
+			if _, err := sX.CreateNode(bg, "n", "sim", nil); err != nil && stepErr == nil {
+				stepErr = err
+			}
+			return errCrash
+		}
+		return nil
+	}
+	step.afterCAS = func(cam *hrpc.CheckAndMutate, ok bool) {
+		if created && !deleted && !ok && bytes.Equal(cam.Key(), k.row()) {
+			deleted = true // C's row lost to X's: D, before C reads the row again
+			if err := sX.DeleteNode(bg, "n", true); err != nil && stepErr == nil {
+				stepErr = err
+			}
+		}
+	}
+	_, err = sC.CreateRelationship(op, k, Properties{"v": 1})
+	sC.fault, step.afterCAS = nil, nil
+	if stepErr != nil {
+		t.Fatalf("X, D or n's creation again: %v", stepErr)
+	}
+	if !deleted {
+		t.Fatalf("C's row did not lose to X's (C answered %v): the test no longer reaches the re-stamp", err)
+	}
+	if again {
+		// (Its retry may still answer NOT_FOUND here; in the simulation,
+		// another interleaving of n's creation, it answered success.)
+		t.Errorf("C wrote its relationship after D had deleted n (it reached its recheck)")
+		_, err = sC.CreateRelationship(op, k, Properties{"v": 1}) // the caller's retry
+	}
+	if !errors.Is(err, ErrNotFound) {
+		t.Errorf("C answered %v; want NOT_FOUND: X was there until D deleted n", err)
+	}
+	if _, err := sX.GetRelationship(bg, k); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the relationship reads %v; want NOT_FOUND", err)
+	}
+	checkGraphInvariants(t, sX)
+	repairTwice(t, sX)
+	checkGraphInvariants(t, sX)
 }
