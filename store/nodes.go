@@ -1019,11 +1019,13 @@ func (s *Store) confirmMark(ctx context.Context, id string, op OpID) error {
 		switch {
 		case err != nil:
 			return false, err
-		case !ok && e.gone.deletedBy(op):
+		case e.gone.deletedBy(op):
 			// Confirmed (its answer lost: a re-send applied), and finished
 			// since by another deletion, which found the mark: the residue
-			// keeps this op's. (A tentative mark reads as live: a deletion
-			// that finds one marks the node as its own.)
+			// keeps this op's, also when the node has been created again
+			// since (TestNodeDeletionConfirmedFinishedAndCreatedAgain).
+			// (A tentative mark reads as live: a deletion that finds one
+			// marks the node as its own.)
 			return true, nil
 		case !ok:
 			return false, fmt.Errorf("node %q: %w", id, ErrNotFound) // another deletion finished it

@@ -387,14 +387,16 @@ func TestNodeDeletionConfirmsAfterAnIntentPlacedBeforeItsMark(t *testing.T) {
 type batchStepClient struct {
 	gohbase.Client
 	before func(hrpc.Call)
-	// afterCAS is called after each CheckAndMutate, with its answer.
-	afterCAS func(*hrpc.CheckAndMutate, bool)
+	// afterCAS is called after each CheckAndMutate, with its answer; when
+	// it returns true, the call is sent again, as gohbase re-sends one
+	// whose answer was lost, and the second answer is the caller's.
+	afterCAS func(*hrpc.CheckAndMutate, bool) (resend bool)
 }
 
 func (c *batchStepClient) CheckAndMutate(cam *hrpc.CheckAndMutate) (bool, error) {
 	ok, err := c.Client.CheckAndMutate(cam)
-	if err == nil && c.afterCAS != nil {
-		c.afterCAS(cam, ok)
+	if err == nil && c.afterCAS != nil && c.afterCAS(cam, ok) {
+		return c.Client.CheckAndMutate(cam)
 	}
 	return ok, err
 }
@@ -551,13 +553,14 @@ func TestCreateRelationshipRestampsItsIntentOnAMarkedEnd(t *testing.T) {
 		}
 		return nil
 	}
-	step.afterCAS = func(cam *hrpc.CheckAndMutate, ok bool) {
+	step.afterCAS = func(cam *hrpc.CheckAndMutate, ok bool) bool {
 		if created && !deleted && !ok && bytes.Equal(cam.Key(), k.row()) {
 			deleted = true // C's row lost to X's: D, before C reads the row again
 			if err := sX.DeleteNode(bg, "n", true); err != nil && stepErr == nil {
 				stepErr = err
 			}
 		}
+		return false
 	}
 	_, err = sC.CreateRelationship(op, k, Properties{"v": 1})
 	sC.fault, step.afterCAS = nil, nil
@@ -582,4 +585,62 @@ func TestCreateRelationshipRestampsItsIntentOnAMarkedEnd(t *testing.T) {
 	checkGraphInvariants(t, sX)
 	repairTwice(t, sX)
 	checkGraphInvariants(t, sX)
+}
+
+// A deletion without detach whose confirmation applied and was re-sent
+// (gohbase re-sends a call whose answer was lost), and which another
+// deletion found confirmed and finished, as its op, before the re-send,
+// after which the node was created again: the re-send fails, the row is
+// another live node, and the deletion answered CONFLICT, though the node
+// was gone for everyone from its confirmation on. It answers success: the
+// new node's row keeps the residue of the deletion, by its op. The
+// concurrent simulation found it (seed 506836 on c2f391f).
+func TestNodeDeletionConfirmedFinishedAndCreatedAgain(t *testing.T) {
+	clk := newFakeClock()
+	clk.step = 1
+	db := openTestEngine(t, clk)
+	sH, err := New(db, Options{Clock: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := &batchStepClient{Client: db}
+	sD, err := New(step, Options{Clock: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustNode(t, sH, "n", nil)
+	casOnN := 0
+	var stepErr error
+	step.afterCAS = func(cam *hrpc.CheckAndMutate, ok bool) bool {
+		if !bytes.Equal(cam.Key(), keys.Node("n")) {
+			return false
+		}
+		if casOnN++; casOnN != 2 || !ok {
+			return false // 1: the tentative mark
+		}
+		// 2: the confirmation applied; before its re-send, another
+		// deletion finishes it, and n is created again.
+		if err := sH.DeleteNode(bg, "n", true); err != nil {
+			stepErr = fmt.Errorf("the other deletion: %w", err)
+		} else if _, err := sH.CreateNode(bg, "n", "sim", nil); err != nil {
+			stepErr = fmt.Errorf("n created again: %w", err)
+		}
+		return true
+	}
+	err = sD.DeleteNode(WithOp(bg, DeriveOpID("dave", "key-1")), "n", false)
+	step.afterCAS = nil
+	if stepErr != nil {
+		t.Fatal(stepErr)
+	}
+	if casOnN < 2 {
+		t.Fatalf("the deletion made %d compare-and-sets on n (answered %v): it no longer confirms a mark", casOnN, err)
+	}
+	if err != nil {
+		t.Errorf("the deletion answered %v; want success: n was gone from its confirmation on", err)
+	}
+	if _, err := sH.getNode(bg, "n"); err != nil {
+		t.Errorf("n, created again, reads %v", err)
+	}
+	checkGraphInvariants(t, sH)
+	repairTwice(t, sH)
 }
