@@ -393,6 +393,24 @@ type batchStepClient struct {
 	afterCAS func(*hrpc.CheckAndMutate, bool) (resend bool)
 }
 
+// storesWithStepClient are two stores over one engine on a stepped clock:
+// one plain, and one whose calls go through step.
+func storesWithStepClient(t *testing.T) (plain, stepped *Store, step *batchStepClient) {
+	t.Helper()
+	clk := newFakeClock()
+	clk.step = 1
+	db := openTestEngine(t, clk)
+	step = &batchStepClient{Client: db}
+	var err error
+	if plain, err = New(db, Options{Clock: clk.Now}); err == nil {
+		stepped, err = New(step, Options{Clock: clk.Now})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plain, stepped, step
+}
+
 func (c *batchStepClient) CheckAndMutate(cam *hrpc.CheckAndMutate) (bool, error) {
 	ok, err := c.Client.CheckAndMutate(cam)
 	if err == nil && c.afterCAS != nil && c.afterCAS(cam, ok) {
@@ -437,18 +455,7 @@ func (c *batchStepClient) SendBatch(ctx context.Context, batch []hrpc.Call) ([]h
 //     by somebody: it answered success, as if it had been there before
 //     D, though X was there until D.
 func TestCreateRelationshipRetryReadsItsRowAfterAnEndsDeletion(t *testing.T) {
-	clk := newFakeClock()
-	clk.step = 1
-	db := openTestEngine(t, clk)
-	sD, err := New(db, Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	step := &batchStepClient{Client: db}
-	sC, err := New(step, Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sD, sC, step := storesWithStepClient(t)
 	mustNode(t, sD, "a", nil)
 	mustNode(t, sD, "n", nil)
 	k := RelationshipKey{"a", "knows", "n"}
@@ -479,7 +486,7 @@ func TestCreateRelationshipRetryReadsItsRowAfterAnEndsDeletion(t *testing.T) {
 		}
 		return nil
 	}
-	_, err = sC.CreateRelationship(op, k, Properties{"v": 1}) // the caller's retry
+	_, err := sC.CreateRelationship(op, k, Properties{"v": 1}) // the caller's retry
 	step.before, sC.fault = nil, nil
 	// The retry answers NOT_FOUND when it re-stamps its intents
 	// (restampIntent: n is gone), before it writes; one that goes on
@@ -520,18 +527,7 @@ func TestCreateRelationshipRetryReadsItsRowAfterAnEndsDeletion(t *testing.T) {
 // lost, through a client that calls back after each one) and fails if C
 // writes at step 4.
 func TestCreateRelationshipRestampsItsIntentOnAMarkedEnd(t *testing.T) {
-	clk := newFakeClock()
-	clk.step = 1
-	db := openTestEngine(t, clk)
-	sX, err := New(db, Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	step := &batchStepClient{Client: db}
-	sC, err := New(step, Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sX, sC, step := storesWithStepClient(t)
 	mustNode(t, sX, "a", nil)
 	mustNode(t, sX, "n", nil)
 	k := RelationshipKey{"a", "knows", "n"}
@@ -562,7 +558,7 @@ func TestCreateRelationshipRestampsItsIntentOnAMarkedEnd(t *testing.T) {
 		}
 		return false
 	}
-	_, err = sC.CreateRelationship(op, k, Properties{"v": 1})
+	_, err := sC.CreateRelationship(op, k, Properties{"v": 1})
 	sC.fault, step.afterCAS = nil, nil
 	if stepErr != nil {
 		t.Fatalf("X, D or n's creation again: %v", stepErr)
@@ -596,18 +592,7 @@ func TestCreateRelationshipRestampsItsIntentOnAMarkedEnd(t *testing.T) {
 // new node's row keeps the residue of the deletion, by its op. The
 // concurrent simulation found it (seed 506836 on c2f391f).
 func TestNodeDeletionConfirmedFinishedAndCreatedAgain(t *testing.T) {
-	clk := newFakeClock()
-	clk.step = 1
-	db := openTestEngine(t, clk)
-	sH, err := New(db, Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	step := &batchStepClient{Client: db}
-	sD, err := New(step, Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sH, sD, step := storesWithStepClient(t)
 	mustNode(t, sH, "n", nil)
 	casOnN := 0
 	var stepErr error
@@ -627,7 +612,7 @@ func TestNodeDeletionConfirmedFinishedAndCreatedAgain(t *testing.T) {
 		}
 		return true
 	}
-	err = sD.DeleteNode(WithOp(bg, DeriveOpID("dave", "key-1")), "n", false)
+	err := sD.DeleteNode(WithOp(bg, DeriveOpID("dave", "key-1")), "n", false)
 	step.afterCAS = nil
 	if stepErr != nil {
 		t.Fatal(stepErr)
