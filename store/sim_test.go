@@ -37,7 +37,7 @@ package store
 // The defaults are the serial run make test's unit runs: seeds 1-20, one
 // operation at a time (-sim.serial), every fault (-sim.faults=all). The
 // concurrent one, -sim.serial=false (make sim-concurrent over the same
-// seeds, make sim-soak over 2,000), failed on none of 10,000 seeds after
+// seeds, make sim-soak over 2,000), failed on none of 20,000 seeds after
 // the five races -sim.rpcs found (README, "Tests and benchmarks"), and runs
 // in make test too (make sim-concurrent). A
 // failure of a history prints where the longest linearization the checker
