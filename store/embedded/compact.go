@@ -146,16 +146,17 @@ func (c *Client) purgeMarker(entry []byte) (bool, error) {
 	}
 	cached := purged && t != nil && c.results != nil
 	var (
-		row   []byte
-		marks scanMarks
+		stripe    int
+		rowPrefix []byte
 	)
 	if cached {
-		row = unescape(nil, dk.rowEsc)
-		marks = c.results.beginWrite(t, rowStripe(t, row), t.rowPrefix(row))
+		row := unescape(nil, dk.rowEsc)
+		stripe, rowPrefix = rowStripe(t, row), t.rowPrefix(row)
+		c.results.beginWrite(t, stripe, rowPrefix)
 	}
 	err = b.Commit(c.writeOpts)
 	if cached {
-		c.results.endWrite(t, rowStripe(t, row), t.rowPrefix(row), nil, marks)
+		c.results.endWrite(t, stripe, rowPrefix, nil)
 	}
 	if err != nil {
 		return false, err

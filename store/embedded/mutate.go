@@ -246,9 +246,8 @@ func (w *rowWriter) commit() error {
 	// The commit between beginWrite and endWrite (see resultCache): no
 	// read is answered from the cache while it cannot tell whether it
 	// comes before the commit or after it.
-	var marks scanMarks
 	if w.c.results != nil {
-		marks = w.c.results.beginWrite(w.t, w.stripe, w.rowPrefix)
+		w.c.results.beginWrite(w.t, w.stripe, w.rowPrefix)
 	}
 	err := w.batch.Commit(w.c.writeOpts)
 	if w.c.results != nil {
@@ -256,7 +255,7 @@ func (w *rowWriter) commit() error {
 		if err != nil || len(w.markers) > 0 {
 			cols = nil
 		}
-		w.c.results.endWrite(w.t, w.stripe, w.rowPrefix, cols, marks)
+		w.c.results.endWrite(w.t, w.stripe, w.rowPrefix, cols)
 	}
 	if err != nil {
 		return fmt.Errorf("embedded: commit: %w", err)

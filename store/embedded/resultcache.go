@@ -39,11 +39,12 @@ import (
 //     beginWrite of row r moves on the version of each bucket whose prefix
 //     starts r (a page's key holds its bucket's version: the old pages are
 //     never found again and age out), and marks the bucket with the
-//     table's write sequence; the bucket counts its writes in between. A reader notes the sequence before it opens its
-//     iterator and keeps its page only if its bucket was tracked since, no
-//     write touched it and none is in between; a bucket that does not
-//     exist yet is made only by a reader during which nothing was written
-//     to the table, and while no write is in between.
+//     table's write sequence; the bucket counts its writes in between. A
+//     reader notes the sequence before it opens its iterator and keeps its
+//     page only if its bucket was tracked since, no write touched it and
+//     none is in between; a bucket that does not exist yet is made only by
+//     a reader during which nothing was written to the table, and while no
+//     write is in between.
 type resultCache struct {
 	store *fastcache.Cache
 
@@ -260,15 +261,14 @@ func (ts *tableScans) reset() {
 
 // beginWrite is called before a write of the row (its stripe and record
 // prefix) commits: until its endWrite, the row and the scan buckets it
-// falls in are neither served nor kept. It returns the buckets it marked,
-// for endWrite.
-func (c *resultCache) beginWrite(t *table, stripe int, rowPrefix []byte) scanMarks {
+// falls in are neither served nor kept.
+func (c *resultCache) beginWrite(t *table, stripe int, rowPrefix []byte) {
 	mu := &c.rowLocks[stripe%rowCacheShards]
 	mu.Lock()
 	c.rowGens[stripe]++ // readers that began before the write keep nothing
 	c.rowWriting[stripe]++
 	mu.Unlock()
-	return c.markScans(t, rowPrefix)
+	c.markScans(t, rowPrefix, 1)
 }
 
 // endWrite is called after the write's commit, whether it committed or
@@ -284,7 +284,7 @@ func (c *resultCache) beginWrite(t *table, stripe int, rowPrefix []byte) scanMar
 // row as of its stripe's generation before beginWrite, no reader kept a
 // row since, the caller still holds the row's lock, so no other write of
 // the row came between, and each column is set to its committed record.
-func (c *resultCache) endWrite(t *table, stripe int, rowPrefix []byte, cols map[string]*column, marks scanMarks) {
+func (c *resultCache) endWrite(t *table, stripe int, rowPrefix []byte, cols map[string]*column) {
 	mu := &c.rowLocks[stripe%rowCacheShards]
 	mu.Lock()
 	// Readers that began between beginWrite and here keep nothing: they
@@ -304,7 +304,7 @@ func (c *resultCache) endWrite(t *table, stripe int, rowPrefix []byte, cols map[
 	}
 	c.rowWriting[stripe]--
 	mu.Unlock()
-	c.unmarkScans(t, rowPrefix, marks)
+	c.markScans(t, rowPrefix, -1)
 }
 
 // cachedCell is one cell of a cached row, for patchRow.
@@ -412,75 +412,37 @@ func selected(sig []byte, name string) bool {
 	return false
 }
 
-// scanMarks are the buckets a write's beginWrite marked, for its endWrite
-// (most writes fall in a few; past them, endWrite looks them up again).
-type scanMarks struct {
-	epoch    uint64
-	n        int
-	buckets  [4]uint64
-	overflow bool
-}
-
 // markScans moves on the scan buckets whose prefix starts the row (their
 // pages kept so far are never found again), and counts the write as begun
-// in them and in the table.
-func (c *resultCache) markScans(t *table, rowPrefix []byte) scanMarks {
+// (writing 1) or ended (-1) in them and in the table. No bucket is made
+// while a write is in between, so the end finds the buckets the beginning
+// did (or none, after a reset).
+func (c *resultCache) markScans(t *table, rowPrefix []byte, writing int) {
 	ts := c.scans[t]
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	ts.seq++
-	ts.writing++
-	marks := scanMarks{epoch: ts.epoch}
+	ts.writing += writing
+	if writing > 0 {
+		ts.seq++
+	}
 	for _, n := range ts.lens {
 		if n > len(rowPrefix) {
 			continue
 		}
 		h := xxhash.Sum64(rowPrefix[:n])
-		if b, ok := ts.buckets[h]; ok {
+		b, ok := ts.buckets[h]
+		if !ok {
+			continue
+		}
+		if writing > 0 {
+			// A page read since is kept by no one while the write is in
+			// between, and one read before has an older sequence than the
+			// bucket's last write: nothing moves on at the end.
 			b.version++
 			b.lastWrite = ts.seq
-			b.writing++
-			ts.buckets[h] = b
-			if marks.n < len(marks.buckets) {
-				marks.buckets[marks.n] = h
-				marks.n++
-			} else {
-				marks.overflow = true
-			}
 		}
-	}
-	return marks
-}
-
-// unmarkScans counts the write marks began as ended. A page read since
-// beginWrite was kept by no one (its bucket, or the table when it had no
-// bucket, counted the write), and one read before has a sequence older
-// than the bucket's last write: nothing moves on here.
-func (c *resultCache) unmarkScans(t *table, rowPrefix []byte, marks scanMarks) {
-	ts := c.scans[t]
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	ts.writing--
-	if marks.epoch != ts.epoch {
-		return // reset since: its buckets are gone, and none was made after
-	}
-	unmark := func(h uint64) {
-		if b, ok := ts.buckets[h]; ok && b.writing > 0 {
-			b.writing--
-			ts.buckets[h] = b
-		}
-	}
-	if !marks.overflow {
-		for _, h := range marks.buckets[:marks.n] {
-			unmark(h)
-		}
-		return
-	}
-	// No bucket is made while a write is in between: the same ones.
-	for _, n := range ts.lens {
-		if n <= len(rowPrefix) {
-			unmark(xxhash.Sum64(rowPrefix[:n]))
-		}
+		b.writing += writing
+		ts.buckets[h] = b
 	}
 }
 

@@ -31,7 +31,8 @@ func TestResultCacheRowGenerations(t *testing.T) {
 	}
 
 	_, _, gen := c.getRow(tbl, stripe, prefix, row, "")
-	c.endWrite(tbl, stripe, prefix, nil, c.beginWrite(tbl, stripe, prefix))
+	c.beginWrite(tbl, stripe, prefix)
+	c.endWrite(tbl, stripe, prefix, nil)
 	c.putRow(stripe, prefix, gen, "", []byte("aold"), kept)
 	if got := get(""); got != nil {
 		t.Errorf("a row read before the write was kept: %q", got)
@@ -49,7 +50,7 @@ func TestResultCacheRowGenerations(t *testing.T) {
 	// not have happened: the row is not served (a reader that found the
 	// new row in Pebble must not be followed by one served the old), and
 	// a row read then is not kept, neither before endWrite nor after.
-	marks := c.beginWrite(tbl, stripe, prefix)
+	c.beginWrite(tbl, stripe, prefix)
 	if got := get(""); got != nil {
 		t.Errorf("a row was served while a write of it was in between: %q", got)
 	}
@@ -58,7 +59,7 @@ func TestResultCacheRowGenerations(t *testing.T) {
 	if got := get(""); got != nil {
 		t.Errorf("a row read while a write was in between was kept: %q", got)
 	}
-	c.endWrite(tbl, stripe, prefix, nil, marks)
+	c.endWrite(tbl, stripe, prefix, nil)
 	c.putRow(stripe, prefix, gen, "", []byte("amid"), kept)
 	if got := get(""); got != nil {
 		t.Errorf("a row read while a write was in between was kept after it: %q", got)
@@ -83,8 +84,8 @@ func TestResultCacheBuckets(t *testing.T) {
 	read := func() pageRead { _, r := c.getPage(tbl, p1, k1); return r }
 	begin := func(row string) func() {
 		r := []byte(row)
-		marks := c.beginWrite(tbl, rowStripe(tbl, r), tbl.rowPrefix(r))
-		return func() { c.endWrite(tbl, rowStripe(tbl, r), tbl.rowPrefix(r), nil, marks) }
+		c.beginWrite(tbl, rowStripe(tbl, r), tbl.rowPrefix(r))
+		return func() { c.endWrite(tbl, rowStripe(tbl, r), tbl.rowPrefix(r), nil) }
 	}
 	write := func(row string) { begin(row)() }
 
@@ -149,8 +150,7 @@ func TestResultCacheBuckets(t *testing.T) {
 		t.Error("a page read after the write ended was not kept")
 	}
 
-	// A write into more buckets than beginWrite notes for endWrite ends
-	// in every one of them.
+	// A write into six nested buckets ends in every one of them.
 	nested := []string{"r", "r/s", "r/s/t", "r/s/t/u", "r/s/t/u/v", "r/s/t/u/v/w"}
 	for _, a := range nested {
 		p, k := scan(a)
