@@ -203,6 +203,9 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 	var e entity
 	// replaced is the residue this call's create wrote over, if any.
 	var replaced *residue
+	// earlier: the relationship is an earlier try's, found live with its
+	// index rows by this call's first reads.
+	var earlier bool
 	live := rel.created != 0 && !rel.deleted()
 	switch {
 	case live && rel.createOp == op:
@@ -228,7 +231,7 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 			}
 			return relationshipFrom(k, rel)
 		}
-		e = rel
+		e, earlier = rel, true
 	case createdThenDeleted(rel, op):
 		// (Also when live: created by this op, deleted by somebody, and
 		// created again by another op since; the residue stays in the
@@ -396,7 +399,14 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 		// The row goes; taken back by a create that answers success, with
 		// an op of its own (takenBackOp), so that a retry, and another
 		// create over the residue, tell it from an undo.
-		notFound := sameEnd && (d.alone || byMarker) || afterMark
+		//
+		// Not so for a relationship of an earlier try found live with its
+		// index rows: a deletion without detach confirmed since found
+		// nothing hanging from the node, so somebody deleted the
+		// relationship before it (the index rows were there from before
+		// this call's first read, and only this op writes them): the
+		// create came before both.
+		notFound := sameEnd && (d.alone && !earlier || byMarker) || afterMark
 		delCtx := ctx
 		if !notFound && sameEnd {
 			delCtx = WithOp(ctx, takenBackOp(op))
