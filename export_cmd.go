@@ -127,7 +127,8 @@ func openImportStore(cfg config, log zerolog.Logger) (gohbase.Client, *store.Sto
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := store.New(hc, store.Options{CallTimeout: cfg.importCallTimeout, BatchRowTimeout: importer.BatchRowTimeout, Feed: cfg.feed.options()})
+	st, err := store.New(hc, store.Options{CallTimeout: cfg.importCallTimeout, BatchRowTimeout: importer.BatchRowTimeout, Feed: cfg.feed.options(),
+		OverlapCalls: cfg.hbaseZK != ""})
 	if err == nil {
 		err = checkFamilies(st)
 	}

@@ -534,7 +534,9 @@ func openStore(cfg config, log zerolog.Logger) (gohbase.Client, *store.Store, er
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := store.New(hc, store.Options{Feed: cfg.feed.options()})
+	// On a cluster a write's independent calls go at once: each is a
+	// round trip (store.Options.OverlapCalls).
+	st, err := store.New(hc, store.Options{Feed: cfg.feed.options(), OverlapCalls: cfg.hbaseZK != ""})
 	if err == nil {
 		err = checkFamilies(st)
 	}

@@ -299,14 +299,7 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	a.updated = k.Posted
 	// The rest is idempotent (stamped u, Increments with the op's nonce):
 	// a retry that found its timeline row makes it again.
-	if err := s.putCategoryRow(ctx, k, a); err != nil {
-		return Article{}, err
-	}
-	if err := s.countArticles(ctx, authorID, map[string]int64{keys.QualArticleCount: 1, keys.QualCategoryCount + category: 1},
-		purposeCount("post", row)); err != nil {
-		return Article{}, err
-	}
-	if err := s.addWordCounts(ctx, authorID, articleWords(a), purposeWords("post", row)); err != nil {
+	if err := s.postIndexAndCounts(ctx, k, row, a); err != nil {
 		return Article{}, err
 	}
 	// The author may have been deleted (or deleted and created again,
@@ -333,6 +326,34 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 		return Article{}, err
 	}
 	return articleFrom(k, a)
+}
+
+// postIndexAndCounts writes a post's category row, counts and word
+// counts: on a cluster all three at once (each is idempotent, and none
+// reads what another writes), else one after the other.
+func (s *Store) postIndexAndCounts(ctx context.Context, k keys.Article, row []byte, a articleCells) error {
+	if s.overlapCalls {
+		// (A copy of a for the goroutines: a parameter they captured would
+		// be on the heap on every call, one after the other or not.)
+		post := a
+		return s.overlap(
+			func() error { return s.putCategoryRow(ctx, k, post) },
+			func() error { return s.countArticles(ctx, k.Author, postCounts(post), purposeCount("post", row)) },
+			func() error { return s.addWordCounts(ctx, k.Author, articleWords(post), purposeWords("post", row)) },
+		)
+	}
+	if err := s.putCategoryRow(ctx, k, a); err != nil {
+		return err
+	}
+	if err := s.countArticles(ctx, k.Author, postCounts(a), purposeCount("post", row)); err != nil {
+		return err
+	}
+	return s.addWordCounts(ctx, k.Author, articleWords(a), purposeWords("post", row))
+}
+
+// postCounts are the counts a post adds.
+func postCounts(a articleCells) map[string]int64 {
+	return map[string]int64{keys.QualArticleCount: 1, keys.QualCategoryCount + a.category: 1}
 }
 
 // postTimelineRow creates the timeline row of a new article of author

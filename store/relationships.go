@@ -166,6 +166,41 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 	return r, err
 }
 
+// countAndRecheck counts a relationship created at created into its
+// ends' degrees, then reads its ends again (recheckEnds): stepErr is the
+// counts' error or the fault point's, err the recheck's. On a cluster
+// both at once: the recheck only has to come after the row, and the
+// counts commute with a deletion's (a deletion that takes the
+// relationship after the recheck counts it down whether the create's
+// Increments came before or after it).
+func (s *Store) countAndRecheck(ctx context.Context, k RelationshipKey, created int64) (again relEnds, stepErr, err error) {
+	if !s.overlapCalls {
+		if err := s.countDegrees(ctx, k, +1, created); err != nil {
+			return relEnds{}, err, nil
+		}
+		if err := s.faultPoint(pointRelationshipRecheck); err != nil {
+			return relEnds{}, err, nil
+		}
+		again, _, err = s.recheckEnds(ctx, k)
+		return again, nil, err
+	}
+	var (
+		ends    relEnds
+		recheck error
+	)
+	stepErr = s.overlap(
+		func() error { return s.countDegrees(ctx, k, +1, created) },
+		func() error {
+			if err := s.faultPoint(pointRelationshipRecheck); err != nil {
+				return err
+			}
+			ends, _, recheck = s.recheckEnds(ctx, k)
+			return nil
+		},
+	)
+	return ends, stepErr, recheck
+}
+
 // definite reports whether err is a write's definite answer: success, or
 // an error that says what happened (not UNAVAILABLE).
 func definite(err error) bool {
@@ -321,13 +356,10 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 			return Relationship{}, fmt.Errorf("create relationship: %w", err)
 		}
 	}
-	if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
-		return Relationship{}, err
+	again, stepErr, err := s.countAndRecheck(ctx, k, e.created)
+	if stepErr != nil {
+		return Relationship{}, stepErr
 	}
-	if err := s.faultPoint(pointRelationshipRecheck); err != nil {
-		return Relationship{}, err
-	}
-	again, _, err := s.recheckEnds(ctx, k)
 	if err == nil && (again.created != ends.created || again.startOwner != ends.startOwner) {
 		err = fmt.Errorf("node %q or %q: %w", k.Start, k.End, ErrNotFound)
 	}
@@ -1167,18 +1199,24 @@ func (s *Store) countDegrees(ctx context.Context, k RelationshipKey, delta, crea
 	if err != nil {
 		return err
 	}
-	for _, d := range []struct {
-		point string
-		row   []byte
-	}{{"degree-outgoing", out}, {"degree-incoming", in}} {
-		if err := s.faultPoint(d.point); err != nil {
-			return err
+	if s.overlapCalls { // both at once: a cluster's round trip
+		count := func(point string, row []byte) func() error {
+			return func() error { return s.countDegreeAt(ctx, k, point, row, delta, created) }
 		}
-		if err := s.countDegree(ctx, k, d.point, d.row, delta, created); err != nil {
-			return err
-		}
+		return s.overlap(count("degree-outgoing", out), count("degree-incoming", in))
 	}
-	return nil
+	if err := s.countDegreeAt(ctx, k, "degree-outgoing", out, delta, created); err != nil {
+		return err
+	}
+	return s.countDegreeAt(ctx, k, "degree-incoming", in, delta, created)
+}
+
+// countDegreeAt is countDegree after its fault point.
+func (s *Store) countDegreeAt(ctx context.Context, k RelationshipKey, point string, row []byte, delta, created int64) error {
+	if err := s.faultPoint(point); err != nil {
+		return err
+	}
+	return s.countDegree(ctx, k, point, row, delta, created)
 }
 
 // countDegree is one of countDegrees' Increments, of the counter row
@@ -1581,57 +1619,78 @@ func (s *Store) placeIntents(ctx context.Context, k RelationshipKey, ends relEnd
 		ids = ids[:1]
 	}
 	out := make([]placedIntent, 0, len(ids))
-	for i, id := range ids {
-		row := keys.Node(id)
-		var c cellSource = ends.rows[i].cells
-		err := s.casLoop(ctx, "create relationship", func(attempt int) (bool, error) {
-			if attempt > 0 || ends.rows[i].cells == nil {
-				m, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
-				if err != nil {
-					return false, err
-				}
-				c = m
+	if !s.overlapCalls || len(ids) == 1 {
+		for i, id := range ids {
+			if err := s.placeIntent(ctx, op, id, ends.rows[i].cells, ends.created[i], created, &out); err != nil {
+				return out, err
 			}
-			e, ok, err := decodeEntity(row, c)
+		}
+		return out, nil
+	}
+	// Both at once (a cluster's round trip): every intent placed is
+	// returned, also when the other end's answers an error.
+	// (The goroutines get copies of what they read: a variable of the
+	// function that they captured would be on the heap on every call,
+	// one after the other or not.)
+	var placed [2][]placedIntent
+	startRow, endRow := ends.rows[0].cells, ends.rows[1].cells
+	startNode, endNode := ends.created[0], ends.created[1]
+	err := s.overlap(
+		func() error { return s.placeIntent(ctx, op, k.Start, startRow, startNode, created, &placed[0]) },
+		func() error { return s.placeIntent(ctx, op, k.End, endRow, endNode, created, &placed[1]) },
+	)
+	return append(append(out, placed[0]...), placed[1]...), err
+}
+
+// placeIntent is placeIntents' intent on the end id, whose row the
+// create read as first (nil: not read) and found created at node; an
+// intent placed (or found placed) is appended to out.
+func (s *Store) placeIntent(ctx context.Context, op OpID, id string, first rowCells, node, created int64, out *[]placedIntent) error {
+	row := keys.Node(id)
+	var c cellSource = first
+	return s.casLoop(ctx, "create relationship", func(attempt int) (bool, error) {
+		if attempt > 0 || first == nil {
+			m, err := s.get(ctx, keys.TableGraph, keys.FamilyGraph, row)
 			if err != nil {
 				return false, err
 			}
-			live := ok && e.deleting == 0 && e.created == ends.created[i]
-			if own, has := ownIntent(c, op); has && live && own.node == e.created && !own.undone() {
-				out = append(out, placedIntent{id: id, in: own})
-				return true, nil
-			}
-			if !live {
-				return false, fmt.Errorf("node %q: %w", id, ErrNotFound)
-			}
-			if e.tentative != 0 {
-				if err := s.cancelTentative(ctx, id, e); err != nil {
-					return false, err
-				}
-				return false, nil // read it again
-			}
-			if err := s.faultPoint(pointRelationshipIntent); err != nil {
+			c = m
+		}
+		e, ok, err := decodeEntity(row, c)
+		if err != nil {
+			return false, err
+		}
+		live := ok && e.deleting == 0 && e.created == node
+		if own, has := ownIntent(c, op); has && live && own.node == e.created && !own.undone() {
+			*out = append(*out, placedIntent{id: id, in: own})
+			return true, nil
+		}
+		if !live {
+			return false, fmt.Errorf("node %q: %w", id, ErrNotFound)
+		}
+		if e.tentative != 0 {
+			if err := s.cancelTentative(ctx, id, e); err != nil {
 				return false, err
 			}
-			// On the node's u as read, which every mark, deletion and
-			// creation of the row moves on: its mark x alone is the same
-			// (cleared) on a node created over a residue and on the next
-			// one created over its own residue, so a compare-and-set on x
-			// applied to a node deleted and created again since it was read.
-			u, _ := c.lookup(keys.QualUpdated)
-			in := relIntent{node: e.created, placed: s.nowMs(), ts: e.updated, created: created}
-			won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, u,
-				cells{intentQualifier(op): in.encode()}, in.ts)
-			if won {
-				out = append(out, placedIntent{id: id, in: in})
-			}
-			return won, err
-		})
-		if err != nil {
-			return out, err
+			return false, nil // read it again
 		}
-	}
-	return out, nil
+		if err := s.faultPoint(pointRelationshipIntent); err != nil {
+			return false, err
+		}
+		// On the node's u as read, which every mark, deletion and
+		// creation of the row moves on: its mark x alone is the same
+		// (cleared) on a node created over a residue and on the next
+		// one created over its own residue, so a compare-and-set on x
+		// applied to a node deleted and created again since it was read.
+		u, _ := c.lookup(keys.QualUpdated)
+		in := relIntent{node: e.created, placed: s.nowMs(), ts: e.updated, created: created}
+		won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, u,
+			cells{intentQualifier(op): in.encode()}, in.ts)
+		if won {
+			*out = append(*out, placedIntent{id: id, in: in})
+		}
+		return won, err
+	})
 }
 
 // pointRelationshipIntent is the fault point before a create places an

@@ -62,6 +62,12 @@ type Options struct {
 	BatchRowTimeout time.Duration
 	// Feed configures the home feed (feed.go); the zero value keeps none.
 	Feed FeedOptions
+	// OverlapCalls sends the independent calls of a write at once (see
+	// overlap): on a cluster, where each call is a round trip, a write
+	// then waits for as many round trips as at 645e710. Off, the calls go
+	// one after the other, as over the embedded engine, where a call
+	// costs its CPU and nothing is gained by overlapping them.
+	OverlapCalls bool
 }
 
 const (
@@ -95,6 +101,8 @@ type Store struct {
 	migration articleMigration
 	// feed is Options.Feed, normalised.
 	feed FeedOptions
+	// overlapCalls is Options.OverlapCalls.
+	overlapCalls bool
 }
 
 // New returns a Store over hc. It fails on invalid options.
@@ -109,7 +117,8 @@ func New(hc gohbase.Client, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store: feed options: %w", err)
 	}
 	s := &Store{hc: hc, clock: opts.Clock, callTimeout: opts.CallTimeout, maxAttempts: opts.MaxAttempts,
-		batchRowTimeout: opts.BatchRowTimeout, clockWait: time.Second, feed: opts.Feed.normalised()}
+		batchRowTimeout: opts.BatchRowTimeout, clockWait: time.Second, feed: opts.Feed.normalised(),
+		overlapCalls: opts.OverlapCalls}
 	if s.clock == nil {
 		s.clock = time.Now
 	}
