@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tsuna/gohbase/hrpc"
 	"github.com/tsuna/gohbase/pb"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -188,11 +189,63 @@ func comparatorValue(cmp *pb.Comparator) ([]byte, error) {
 	if cmp.GetName() != binaryComparator {
 		return nil, fmt.Errorf("%w: comparator %s", ErrUnsupported, cmp.GetName())
 	}
-	var bc pb.BinaryComparator
-	if err := proto.Unmarshal(cmp.GetSerializedComparator(), &bc); err != nil {
+	v, err := binaryComparatorValue(cmp.GetSerializedComparator())
+	if err != nil {
 		return nil, fmt.Errorf("%w: bad BinaryComparator: %v", ErrInvalidRequest, err)
 	}
-	return bc.GetComparable().GetValue(), nil
+	return v, nil
+}
+
+// binaryComparatorValue is the comparable's value of a serialized
+// BinaryComparator, read as proto.Unmarshal reads it (the last value
+// wins, unknown fields are skipped, the same encodings refused, the
+// required comparable required), without making the two messages: every
+// CheckAndMutate has one, read twice. The value aliases b.
+func binaryComparatorValue(b []byte) ([]byte, error) {
+	var value []byte
+	comparable := false
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, field []byte) error {
+		if num != 1 || typ != protowire.BytesType { // comparable
+			return nil
+		}
+		comparable = true
+		return eachField(field, func(num protowire.Number, typ protowire.Type, field []byte) error {
+			if num == 1 && typ == protowire.BytesType { // value
+				value = field
+			}
+			return nil
+		})
+	})
+	if err == nil && !comparable {
+		err = errors.New("required field comparable not set")
+	}
+	return value, err
+}
+
+// eachField calls fn with each field of the message m: a length-delimited
+// field's contents, or nil for a field of another wire type.
+func eachField(m []byte, fn func(protowire.Number, protowire.Type, []byte) error) error {
+	for len(m) > 0 {
+		num, typ, n := protowire.ConsumeTag(m)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		m = m[n:]
+		var field []byte
+		if typ == protowire.BytesType {
+			field, n = protowire.ConsumeBytes(m)
+		} else {
+			n = protowire.ConsumeFieldValue(num, typ, m)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		m = m[n:]
+		if err := fn(num, typ, field); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rowWriter stages the changes of one mutation to one row. The caller holds
