@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/hbgraph/hbgraph/store/hbasefault"
 )
 
 // TestCASLoop: the one compare-and-set loop stops at its first win or
@@ -47,9 +49,25 @@ func TestCASLoop(t *testing.T) {
 }
 
 // TestDeadline: a call gets the call timeout unless its context ends
-// sooner (a wave's CallDeadline), when it sets no deadline of its own.
+// sooner (a wave's CallDeadline), when it sets no deadline of its own;
+// a call to an engine in this process gets none (its caller's only).
 func TestDeadline(t *testing.T) {
-	s := newTestStore(t)
+	inProcess := newTestStore(t)
+	far, cancelFar := context.WithTimeout(context.Background(), time.Hour)
+	defer cancelFar()
+	for _, ctx := range []context.Context{context.Background(), far} {
+		if got, _ := inProcess.deadline(ctx); got != ctx {
+			t.Error("a call to the engine in this process made a context of its own")
+		}
+		if got, _ := inProcess.batchDeadline(ctx, 100); got != ctx {
+			t.Error("a batch to the engine in this process made a context of its own")
+		}
+	}
+	// Over a client with round trips (the fault injector, as a cluster).
+	s, err := New(hbasefault.New(openTestEngine(t, nil)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := s.deadline(context.Background())
 	defer cancel()
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > s.callTimeout {
@@ -60,8 +78,6 @@ func TestDeadline(t *testing.T) {
 	if got, _ := s.deadline(wave); got != wave {
 		t.Error("a call under a wave's deadline made a context of its own")
 	}
-	far, cancelFar := context.WithTimeout(context.Background(), time.Hour)
-	defer cancelFar()
 	if got, _ := s.deadline(far); got == far {
 		t.Error("a call under an hour's deadline kept it")
 	}

@@ -122,7 +122,13 @@ type cellSource interface {
 // deadline bounds one call by the store's call timeout. A ctx whose
 // deadline comes sooner already does (a wave's, from CallDeadline): no
 // context or timer of its own, which is most of a cached read's allocations.
+// Nor does a call to an engine in this process (Store.inProcess): it is
+// CPU, which a deadline cannot shorten (a commit does not stop for one),
+// and its caller's deadline bounds the calls that do stop (scans).
 func (s *Store) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.inProcess {
+		return ctx, noCancel
+	}
 	if d, ok := ctx.Deadline(); ok && time.Until(d) <= s.callTimeout {
 		return ctx, noCancel
 	}
@@ -134,7 +140,7 @@ func noCancel() {}
 // batchDeadline bounds a batch of n calls: the call timeout, and
 // Options.BatchRowTimeout more per call.
 func (s *Store) batchDeadline(ctx context.Context, n int) (context.Context, context.CancelFunc) {
-	if s.batchRowTimeout == 0 {
+	if s.batchRowTimeout == 0 || s.inProcess {
 		return s.deadline(ctx)
 	}
 	return context.WithTimeout(ctx, s.callTimeout+time.Duration(n)*s.batchRowTimeout)

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/tsuna/gohbase"
+
+	"github.com/hbgraph/hbgraph/store/pagescan"
 )
 
 var (
@@ -103,6 +105,11 @@ type Store struct {
 	feed FeedOptions
 	// overlapCalls is Options.OverlapCalls.
 	overlapCalls bool
+	// inProcess: the client is an engine in this process (it reads rows
+	// directly, pagescan.RowReader), whose calls are CPU: a call gets no
+	// deadline of its own (a timer each, 4% of a write's CPU), only its
+	// caller's (a request's --request-timeout).
+	inProcess bool
 }
 
 // New returns a Store over hc. It fails on invalid options.
@@ -119,6 +126,7 @@ func New(hc gohbase.Client, opts Options) (*Store, error) {
 	s := &Store{hc: hc, clock: opts.Clock, callTimeout: opts.CallTimeout, maxAttempts: opts.MaxAttempts,
 		batchRowTimeout: opts.BatchRowTimeout, clockWait: time.Second, feed: opts.Feed.normalised(),
 		overlapCalls: opts.OverlapCalls}
+	_, s.inProcess = hc.(pagescan.RowReader)
 	if s.clock == nil {
 		s.clock = time.Now
 	}
