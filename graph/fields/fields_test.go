@@ -3,6 +3,7 @@ package fields
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 	"time"
@@ -90,5 +91,22 @@ func TestLeafNullAndError(t *testing.T) {
 	}
 	if Lookup("Node", "nickname") != nil || Lookup("Node", "id").Kind != Projection {
 		t.Error("Lookup")
+	}
+}
+
+// TestAppendTimeAnswersAsAppendFormat: the digit-by-digit Time is
+// AppendFormat's with the layout, for random instants of years -50 to
+// 10,050 in random zones (those outside 0-9999 take AppendFormat itself).
+func TestAppendTimeAnswersAsAppendFormat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	lo := time.Date(-50, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	hi := time.Date(10050, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	for range 100000 {
+		sec := lo + rng.Int64N(hi-lo)
+		tm := time.Unix(sec, rng.Int64N(1e9)).In(time.FixedZone("z", (rng.IntN(49)-24)*1800))
+		want := `"` + tm.UTC().Format(timeLayout) + `"`
+		if got := AppendTime(nil, tm); string(got) != want {
+			t.Fatalf("%v: %s, want %s", tm, got, want)
+		}
 	}
 }
