@@ -582,9 +582,15 @@ func (s *Store) unindexLostTry(ctx context.Context, k RelationshipKey, rel entit
 			return err
 		}
 	}
+	// Each end's intent: they may name different times (one re-stamped,
+	// the other's re-stamp cut short).
+	var done int64
 	for _, r := range ends.rows {
-		if in, ok := ownIntent(r.cells, op); ok && in.created != 0 && in.created != rel.created {
-			return s.deleteIndexRows(ctx, k, entity{created: in.created, updated: in.created})
+		if in, ok := ownIntent(r.cells, op); ok && in.created != 0 && in.created != rel.created && in.created != done {
+			if err := s.deleteIndexRows(ctx, k, entity{created: in.created, updated: in.created}); err != nil {
+				return err
+			}
+			done = in.created
 		}
 	}
 	return nil
@@ -1605,7 +1611,7 @@ func (s *Store) placeIntents(ctx context.Context, k RelationshipKey, ends relEnd
 	out := make([]placedIntent, 0, len(ids))
 	if !s.overlapCalls || len(ids) == 1 {
 		for i, id := range ids {
-			if err := s.placeIntent(ctx, op, id, ends.rows[i].cells, ends.created[i], created, &out); err != nil {
+			if err := s.placeIntent(ctx, k, op, id, ends.rows[i].cells, ends.created[i], created, &out); err != nil {
 				return out, err
 			}
 		}
@@ -1620,8 +1626,8 @@ func (s *Store) placeIntents(ctx context.Context, k RelationshipKey, ends relEnd
 	startRow, endRow := ends.rows[0].cells, ends.rows[1].cells
 	startNode, endNode := ends.created[0], ends.created[1]
 	err := s.overlap(
-		func() error { return s.placeIntent(ctx, op, k.Start, startRow, startNode, created, &placed[0]) },
-		func() error { return s.placeIntent(ctx, op, k.End, endRow, endNode, created, &placed[1]) },
+		func() error { return s.placeIntent(ctx, k, op, k.Start, startRow, startNode, created, &placed[0]) },
+		func() error { return s.placeIntent(ctx, k, op, k.End, endRow, endNode, created, &placed[1]) },
 	)
 	return append(append(out, placed[0]...), placed[1]...), err
 }
@@ -1629,7 +1635,7 @@ func (s *Store) placeIntents(ctx context.Context, k RelationshipKey, ends relEnd
 // placeIntent is placeIntents' intent on the end id, whose row the
 // create read as first (nil: not read) and found created at node; an
 // intent placed (or found placed) is appended to out.
-func (s *Store) placeIntent(ctx context.Context, op OpID, id string, first rowCells, node, created int64, out *[]placedIntent) error {
+func (s *Store) placeIntent(ctx context.Context, k RelationshipKey, op OpID, id string, first rowCells, node, created int64, out *[]placedIntent) error {
 	row := keys.Node(id)
 	var c cellSource = first
 	return s.casLoop(ctx, "create relationship", func(attempt int) (bool, error) {
@@ -1667,6 +1673,15 @@ func (s *Store) placeIntent(ctx context.Context, op OpID, id string, first rowCe
 		// one created over its own residue, so a compare-and-set on x
 		// applied to a node deleted and created again since it was read.
 		u, _ := c.lookup(keys.QualUpdated)
+		if own, has := ownIntent(c, op); has && own.created != 0 && own.created != created {
+			// An earlier try's intent, on a node deleted since or undone,
+			// names the index rows of another time, which it may have
+			// written: they go before the one intent that names them
+			// does (TestCreateRelationshipPlacedOverItsStaleIntentLeavesNoIndexRow).
+			if err := s.deleteIndexRows(ctx, k, entity{created: own.created, updated: own.created}); err != nil {
+				return false, err
+			}
+		}
 		in := relIntent{node: e.created, placed: s.nowMs(), ts: e.updated, created: created}
 		won, err := s.checkAndPut(ctx, keys.TableGraph, keys.FamilyGraph, row, keys.QualUpdated, u,
 			cells{intentQualifier(op): in.encode()}, in.ts)
