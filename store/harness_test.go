@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/hbgraph/hbgraph/store/embedded"
+	"github.com/hbgraph/hbgraph/store/hbasefault"
 	"github.com/hbgraph/hbgraph/store/keys"
 )
 
@@ -67,6 +68,24 @@ func steppedStores(t testing.TB, n int) []*Store {
 // under the Idempotency-Key key.
 func createOp(who, key string, k RelationshipKey) context.Context {
 	return WithOp(bg, DeriveOpID(who, key, "0", "createRelationship", k.ID()))
+}
+
+// faultedStores are a store over the fault injector and another store
+// over the same engine without it, on a clock that moves on a millisecond
+// at every reading: a client whose calls fail, and another client.
+func faultedStores(t testing.TB) (s *Store, fc *hbasefault.Client, other *Store) {
+	t.Helper()
+	clk := newFakeClock()
+	clk.step = 1
+	fc = hbasefault.New(openTestEngine(t, clk))
+	var err error
+	if s, err = New(fc, Options{Clock: clk.Now}); err != nil {
+		t.Fatal(err)
+	}
+	if other, err = New(fc.Inner(), Options{Clock: clk.Now}); err != nil {
+		t.Fatal(err)
+	}
+	return s, fc, other
 }
 
 func storesOnOneEngine(t testing.TB, clk *fakeClock, n int) []*Store {

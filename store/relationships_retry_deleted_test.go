@@ -19,17 +19,7 @@ import (
 // without detach, beside the deleteRelationship that had found the
 // relationship there.
 func TestCreateRelationshipRetryOfALiveRowDeletedThenItsEnd(t *testing.T) {
-	clk := newFakeClock()
-	clk.step = 1
-	fc := hbasefault.New(openTestEngine(t, clk))
-	s, err := New(fc, Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := New(fc.Inner(), Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, fc, other := faultedStores(t)
 	mustNode(t, s, "a", nil)
 	mustNode(t, s, "b", nil)
 	k := RelationshipKey{"a", "likes", "b"}
@@ -53,7 +43,7 @@ func TestCreateRelationshipRetryOfALiveRowDeletedThenItsEnd(t *testing.T) {
 		}
 		return nil
 	}
-	_, err = s.CreateRelationship(mine, k, nil)
+	_, err := s.CreateRelationship(mine, k, nil)
 	s.fault = nil
 	if deleted != nil || endDeleted != nil {
 		t.Fatalf("deleting the relationship: %v; then b without detach: %v", deleted, endDeleted)

@@ -31,17 +31,7 @@ func TestCreateRelationshipPlacedOverItsStaleIntentLeavesNoIndexRow(t *testing.T
 }
 
 func testPlacedOverStaleIntent(t *testing.T, recreate []string) {
-	clk := newFakeClock()
-	clk.step = 1
-	fc := hbasefault.New(openTestEngine(t, clk))
-	s, err := New(fc, Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := New(fc.Inner(), Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, fc, other := faultedStores(t)
 	mustNode(t, s, "a", nil)
 	mustNode(t, s, "b", nil)
 	k := RelationshipKey{"a", "likes", "b"}
