@@ -53,7 +53,9 @@ var (
 type Options struct {
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
-	// CallTimeout bounds each HBase call; 0 means DefaultCallTimeout.
+	// CallTimeout bounds each HBase call; 0 means DefaultCallTimeout. A
+	// call to an engine in this process (the embedded one) has no
+	// deadline of its own (see Store.deadline).
 	CallTimeout time.Duration
 	// MaxAttempts bounds a compare-and-set loop; 0 means DefaultMaxAttempts.
 	MaxAttempts int
