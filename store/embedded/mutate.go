@@ -89,8 +89,10 @@ func (c *Client) mutate(ctx context.Context, t *table, req *pb.MutateRequest) (*
 		}
 	}
 	cond := req.GetCondition()
+	var expected []byte // the condition's comparator value, read once
 	if cond != nil {
-		if err := checkCondition(cond, row); err != nil {
+		var err error
+		if expected, err = checkCondition(cond, row); err != nil {
 			return nil, err
 		}
 	}
@@ -108,14 +110,14 @@ func (c *Client) mutate(ctx context.Context, t *table, req *pb.MutateRequest) (*
 		if !proceed {
 			return c.duplicate(t, m)
 		}
-		resp, err := c.apply(t, row, m, nil)
+		resp, err := c.apply(t, row, m, nil, nil)
 		if c.nonces.end(key, err == nil, int64(c.now())) {
 			c.log.Warn().Int("max_nonces", c.nonces.max).
 				Msg("embedded: nonce table full: the oldest nonces are forgotten before their grace period ends")
 		}
 		return resp, err
 	}
-	return c.apply(t, row, m, cond)
+	return c.apply(t, row, m, cond, expected)
 }
 
 // duplicate answers an Increment or Append whose nonce was applied: with
@@ -140,15 +142,16 @@ func (c *Client) duplicate(t *table, m *pb.MutationProto) (*pb.MutateResponse, e
 	return &pb.MutateResponse{Result: resp.GetResult()}, nil
 }
 
-// apply applies m, if cond (nil: none) holds, under its row's lock.
-func (c *Client) apply(t *table, row []byte, m *pb.MutationProto, cond *pb.Condition) (*pb.MutateResponse, error) {
+// apply applies m, if cond (nil: none), whose comparator value is
+// expected, holds, under its row's lock.
+func (c *Client) apply(t *table, row []byte, m *pb.MutationProto, cond *pb.Condition, expected []byte) (*pb.MutateResponse, error) {
 	mu := c.lockRow(t, row)
 	defer mu.Unlock()
 
 	w := c.newRowWriter(t, row)
 	defer w.close()
 	if cond != nil {
-		ok, err := w.conditionHolds(cond)
+		ok, err := w.conditionHolds(cond, expected)
 		if err != nil || !ok {
 			return &pb.MutateResponse{Processed: proto.Bool(false)}, err
 		}
@@ -167,20 +170,21 @@ func (c *Client) apply(t *table, row []byte, m *pb.MutationProto, cond *pb.Condi
 	return resp, nil
 }
 
-func checkCondition(cond *pb.Condition, row []byte) error {
+// checkCondition refuses what the engine does not evaluate, and returns
+// the value the condition's comparator compares against.
+func checkCondition(cond *pb.Condition, row []byte) ([]byte, error) {
 	if cond.GetFilter() != nil {
-		return fmt.Errorf("%w: CheckAndMutate with a filter condition (%s)",
+		return nil, fmt.Errorf("%w: CheckAndMutate with a filter condition (%s)",
 			ErrUnsupported, cond.GetFilter().GetName())
 	}
 	if !bytes.Equal(cond.GetRow(), row) {
-		return fmt.Errorf("%w: condition row %q differs from mutation row %q",
+		return nil, fmt.Errorf("%w: condition row %q differs from mutation row %q",
 			ErrInvalidRequest, cond.GetRow(), row)
 	}
 	if cond.GetTimeRange() != nil && (cond.GetTimeRange().From != nil || cond.GetTimeRange().To != nil) {
-		return fmt.Errorf("%w: CheckAndMutate with a time range", ErrUnsupported)
+		return nil, fmt.Errorf("%w: CheckAndMutate with a time range", ErrUnsupported)
 	}
-	_, err := comparatorValue(cond.GetComparator())
-	return err
+	return comparatorValue(cond.GetComparator())
 }
 
 // comparatorValue returns the bytes a BinaryComparator compares against.
@@ -200,7 +204,7 @@ func comparatorValue(cmp *pb.Comparator) ([]byte, error) {
 // BinaryComparator, read as proto.Unmarshal reads it (the last value
 // wins, unknown fields are skipped, the same encodings refused, the
 // required comparable required), without making the two messages: every
-// CheckAndMutate has one, read twice. The value aliases b.
+// CheckAndMutate has one. The value aliases b.
 func binaryComparatorValue(b []byte) ([]byte, error) {
 	var value []byte
 	comparable := false
@@ -395,13 +399,10 @@ func (w *rowWriter) visible(f *family, qualifier []byte) (*column, error) {
 
 // conditionHolds evaluates a CheckAndMutate condition the way HRegion does:
 // an empty expected value matches a missing or empty cell, and the
-// comparator is compared to the cell (so LESS means expected < stored).
-func (w *rowWriter) conditionHolds(cond *pb.Condition) (bool, error) {
+// comparator (its value expected) is compared to the cell (so LESS means
+// expected < stored).
+func (w *rowWriter) conditionHolds(cond *pb.Condition, expected []byte) (bool, error) {
 	f, err := w.t.family(cond.GetFamily())
-	if err != nil {
-		return false, err
-	}
-	expected, err := comparatorValue(cond.GetComparator())
 	if err != nil {
 		return false, err
 	}
