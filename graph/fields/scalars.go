@@ -67,12 +67,11 @@ func AppendTime(b []byte, t time.Time) []byte {
 
 // appendDigits appends v (>= 0, below 10^width) in width decimal digits.
 func appendDigits(b []byte, v, width int) []byte {
-	for i := width - 1; i >= 0; i-- {
-		d := v
-		for range i {
-			d /= 10
-		}
-		b = append(b, byte('0'+d%10))
+	start := len(b)
+	b = append(b, "0000"[:width]...)
+	for i := len(b) - 1; i >= start; i-- {
+		b[i] = byte('0' + v%10)
+		v /= 10
 	}
 	return b
 }
