@@ -478,26 +478,32 @@ func (s *Store) createRelationshipEndGone(ctx context.Context, k RelationshipKey
 		// the same. A create's undo, its own op's residue, is left out:
 		// its end's mark may be any earlier node's, and the row others
 		// read before this one's mark.)
-		before := errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends) &&
-			(rel.gone == nil || !d.markedBy(rel.gone.deleteOp) && rel.gone.deleteOp != takenBackOp(rel.gone.createOp))
+		marked := errors.As(notFound, &d) && !d.alone && rel.endsAre(d.ends)
+		afterMark := marked && rel.gone != nil &&
+			(d.markedBy(rel.gone.deleteOp) || rel.gone.deleteOp == takenBackOp(rel.gone.createOp))
+		before := marked && !afterMark
 		delCtx := ctx
 		if before {
 			delCtx = WithOp(ctx, takenBackOp(op)) // (see CreateRelationship's recheck)
 		}
 		derr := s.deleteRelationshipCreated(delCtx, k, rel.created, "")
-		if errors.Is(derr, ErrNotFound) {
+		switch {
+		case errors.Is(derr, ErrNotFound) && afterMark:
+			// Deleted by another (the other end's detach may have found
+			// it): written after the mark, so nobody read it live, and
+			// the create came after the mark all the same
+			// (TestCreateRelationshipRetryOverADetachResidueDeletedByTheOtherEnd).
+		case errors.Is(derr, ErrNotFound):
 			return relationshipFrom(k, rel) // deleted by another meanwhile
-		}
-		if derr != nil {
+		case derr != nil:
 			return Relationship{}, derr
-		}
-		// An end that a deletion with detach has marked and not yet
-		// detached from it, the node it was made for: its row, still
-		// live, was written before the mark unless it replaced what that
-		// deletion's detach left (see CreateRelationship's recheck).
-		// Others may have read it: the create happened, then that
-		// deletion (its work on the row done here).
-		if before {
+		case before:
+			// An end that a deletion with detach has marked and not yet
+			// detached from it, the node it was made for: its row, still
+			// live, was written before the mark unless it replaced what
+			// that deletion's detach left (see CreateRelationship's
+			// recheck). Others may have read it: the create happened,
+			// then that deletion (its work on the row done here).
 			return relationshipFrom(k, rel)
 		}
 	case rel.gone != nil && rel.gone.createOp == op && rel.gone.created != 0 && rel.gone.deleteOp == op:

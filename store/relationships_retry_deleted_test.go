@@ -2,7 +2,9 @@ package store
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/hbgraph/hbgraph/store/hbasefault"
 	"github.com/hbgraph/hbgraph/store/keys"
@@ -56,6 +58,106 @@ func TestCreateRelationshipRetryOfALiveRowDeletedThenItsEnd(t *testing.T) {
 	}
 	if err := other.DeleteNode(bg, "a", false); err != nil {
 		t.Errorf("deleting a without detach afterwards (no intent left): %v", err)
+	}
+	checkGraphInvariants(t, s)
+}
+
+// A create's first try writes its row over the residue an end's deletion
+// with detach left (that deletion marked the end first: the row comes
+// after the mark), and is cut short at a count. Its retry finds the end
+// marked and its row live; the other end's detach deletes the row before
+// the retry takes it back. The create came after the mark, and nobody
+// could read the row (an end marked): NOT_FOUND, whoever deleted the row.
+// The concurrent simulation found the retry answering success (seed
+// 847387), in this order:
+//   - another create claims the key's creation time and pauses;
+//   - this create reads the ends and the row (the other's claim in it),
+//     claims a later time, places its intent on a;
+//   - the other create finishes, and a's deletion with detach, on a
+//     replica whose clock is behind, takes its relationship;
+//   - this create places its intent on b, writes its row over that
+//     residue (its time after the residue's), and its count fails.
+func TestCreateRelationshipRetryOverADetachResidueDeletedByTheOtherEnd(t *testing.T) {
+	clk := newFakeClock()
+	clk.step = 1
+	fc := hbasefault.New(openTestEngine(t, clk))
+	s, err := New(fc, Options{Clock: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := New(fc.Inner(), Options{Clock: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind, err := New(fc.Inner(), Options{Clock: func() time.Time { return clk.Now().Add(-5 * time.Second) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustNode(t, s, "a", nil)
+	mustNode(t, s, "b", nil)
+	k := RelationshipKey{"a", "likes", "b"}
+	mine := WithOp(bg, DeriveOpID("alice", "key-1"))
+
+	claimed, resume := make(chan struct{}), make(chan struct{})
+	var paused bool
+	other.fault = func(point string) error {
+		if point == pointRelationshipIntent && !paused {
+			paused = true
+			close(claimed)
+			<-resume
+		}
+		return nil
+	}
+	otherDone := make(chan error, 1)
+	go func() {
+		_, err := other.CreateRelationship(bg, k, nil)
+		otherDone <- err
+	}()
+	<-claimed
+
+	var created, aDeleted error
+	intents, incoming := 0, 0
+	s.fault = func(point string) error {
+		switch point {
+		case pointRelationshipIntent:
+			if intents++; intents == 2 {
+				close(resume)
+				created = <-otherDone
+				aDeleted = behind.DeleteNode(bg, "a", true)
+			}
+		case "degree-incoming":
+			if incoming++; incoming == 2 { // (the first: the residue's count)
+				return ErrUnavailable
+			}
+		}
+		return nil
+	}
+	_, err = s.CreateRelationship(mine, k, nil)
+	s.fault = nil
+	if intents != 2 || created != nil || aDeleted != nil {
+		t.Fatalf("%d intents; the other create: %v; deleting a with detach: %v", intents, created, aDeleted)
+	}
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("the first try: %v, want UNAVAILABLE (b's degree not counted)", err)
+	}
+
+	// The retry; at its first count, b goes with detach, taking the row.
+	var bDeleted error
+	deleteB := true
+	s.fault = func(point string) error {
+		if strings.HasPrefix(point, "degree-") && deleteB {
+			deleteB = false
+			bDeleted = other.DeleteNode(bg, "b", true)
+		}
+		return nil
+	}
+	_, err = s.CreateRelationship(mine, k, nil)
+	s.fault = nil
+	if bDeleted != nil || deleteB {
+		t.Fatalf("deleting b with detach: %v (done: %v)", bDeleted, !deleteB)
+	}
+	if !errors.Is(err, ErrNotFound) {
+		t.Errorf("the retry: %v; want NOT_FOUND (its row came after a's mark)", err)
 	}
 	checkGraphInvariants(t, s)
 }
