@@ -47,7 +47,7 @@ unit:
 # operation at a time) concurrent: each worker in its own goroutine, every
 # fault (about half a minute with -race on two cores). With two replicas
 # overlapping their writes' calls it failed on 1 of 30,000 seeds after its
-# last fix, a race not traced yet (README, "Tests and benchmarks"); a
+# last fix, a race not fixed yet (README, "Tests and benchmarks"); a
 # failure is a real interleaving, its seed printed (-sim.rpcs traces it).
 # make sim-soak runs it over 2,000 seeds.
 sim-concurrent:
