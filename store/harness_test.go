@@ -77,6 +77,12 @@ func faultedStores(t testing.TB) (s *Store, fc *hbasefault.Client, other *Store)
 	t.Helper()
 	clk := newFakeClock()
 	clk.step = 1
+	return faultedStoresOn(t, clk)
+}
+
+// faultedStoresOn is faultedStores on clk, for a test that reads it too.
+func faultedStoresOn(t testing.TB, clk *fakeClock) (s *Store, fc *hbasefault.Client, other *Store) {
+	t.Helper()
 	fc = hbasefault.New(openTestEngine(t, clk))
 	var err error
 	if s, err = New(fc, Options{Clock: clk.Now}); err != nil {

@@ -80,15 +80,9 @@ func TestCreateRelationshipRetryOfALiveRowDeletedThenItsEnd(t *testing.T) {
 func TestCreateRelationshipRetryOverADetachResidueDeletedByTheOtherEnd(t *testing.T) {
 	clk := newFakeClock()
 	clk.step = 1
-	fc := hbasefault.New(openTestEngine(t, clk))
-	s, err := New(fc, Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := New(fc.Inner(), Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, fc, other := faultedStoresOn(t, clk)
+	// A replica whose clock is 5 s behind: its deletion's residue is
+	// stamped before this create's time, which therefore writes over it.
 	behind, err := New(fc.Inner(), Options{Clock: func() time.Time { return clk.Now().Add(-5 * time.Second) }})
 	if err != nil {
 		t.Fatal(err)
