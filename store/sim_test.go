@@ -41,8 +41,8 @@ package store
 // the five races -sim.rpcs found, and runs in make test too (make
 // sim-concurrent). In it two of the three replicas overlap their writes'
 // independent calls (Options.OverlapCalls); after the four races that
-// found (README, "Tests and benchmarks"), 1 of 30,000 seeds failed, on a race
-// found and not fixed yet (seed 887016). A
+// found (README, "Tests and benchmarks"), 2 of 40,000 seeds failed, on
+// degree races found and not fixed yet (seeds 887016, 892694). A
 // failure of a history prints where the longest linearization the checker
 // found stops, and the operations it could not place next.
 
