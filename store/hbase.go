@@ -122,11 +122,11 @@ type cellSource interface {
 // deadline bounds one call by the store's call timeout. A ctx whose
 // deadline comes sooner already does (a wave's, from CallDeadline): no
 // context or timer of its own, which is most of a cached read's allocations.
-// Nor does a call to an engine in this process (Store.inProcess): it is
+// Nor does a call to an engine in this process (Store.rows): it is
 // CPU, which a deadline cannot shorten (a commit does not stop for one),
 // and its caller's deadline bounds the calls that do stop (scans).
 func (s *Store) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
-	if s.inProcess {
+	if s.rows != nil {
 		return ctx, noCancel
 	}
 	if d, ok := ctx.Deadline(); ok && time.Until(d) <= s.callTimeout {
@@ -140,7 +140,7 @@ func noCancel() {}
 // batchDeadline bounds a batch of n calls: the call timeout, and
 // Options.BatchRowTimeout more per call.
 func (s *Store) batchDeadline(ctx context.Context, n int) (context.Context, context.CancelFunc) {
-	if s.batchRowTimeout == 0 || s.inProcess {
+	if s.batchRowTimeout == 0 || s.rows != nil {
 		return s.deadline(ctx)
 	}
 	return context.WithTimeout(ctx, s.callTimeout+time.Duration(n)*s.batchRowTimeout)
@@ -232,7 +232,7 @@ func (s *Store) get(ctx context.Context, table, family string, row []byte) (cell
 	call := Call{Op: "Get", Table: table, Rows: [][]byte{row}, Start: time.Now()}
 	var res *hrpc.Result
 	var err error
-	if rr, ok := s.hc.(pagescan.RowReader); ok {
+	if rr := s.rows; rr != nil {
 		// Directly, as getBatch reads: no hrpc Get, protobuf or Result.
 		var one struct {
 			rows [1][]byte
@@ -265,8 +265,8 @@ func (s *Store) get(ctx context.Context, table, family string, row []byte) (cell
 // in one call to an engine that reads rows directly (pagescan.RowReader);
 // the result is in the order of rows (nil for a missing row).
 func (s *Store) getBatch(ctx context.Context, table string, rows [][]byte) ([]rowCells, error) {
-	if rr, ok := s.hc.(pagescan.RowReader); ok {
-		return s.getRows(ctx, rr, table, rows)
+	if s.rows != nil {
+		return s.getRows(ctx, s.rows, table, rows)
 	}
 	out, errs, err := s.sendGets(ctx, table, nil, rows)
 	if err != nil {

@@ -107,11 +107,12 @@ type Store struct {
 	feed FeedOptions
 	// overlapCalls is Options.OverlapCalls.
 	overlapCalls bool
-	// inProcess: the client is an engine in this process (it reads rows
-	// directly, pagescan.RowReader), whose calls are CPU: a call gets no
-	// deadline of its own (a timer each, 4% of a write's CPU), only its
-	// caller's (a request's --request-timeout).
-	inProcess bool
+	// rows is the client when it is an engine in this process that reads
+	// rows directly (pagescan.RowReader; nil for a client with round
+	// trips): reads go through it without an hrpc Get, and its calls are
+	// CPU, so a call gets no deadline of its own (a timer each, 4% of a
+	// write's CPU), only its caller's (a request's --request-timeout).
+	rows pagescan.RowReader
 }
 
 // New returns a Store over hc. It fails on invalid options.
@@ -128,7 +129,7 @@ func New(hc gohbase.Client, opts Options) (*Store, error) {
 	s := &Store{hc: hc, clock: opts.Clock, callTimeout: opts.CallTimeout, maxAttempts: opts.MaxAttempts,
 		batchRowTimeout: opts.BatchRowTimeout, clockWait: time.Second, feed: opts.Feed.normalised(),
 		overlapCalls: opts.OverlapCalls}
-	_, s.inProcess = hc.(pagescan.RowReader)
+	s.rows, _ = hc.(pagescan.RowReader)
 	if s.clock == nil {
 		s.clock = time.Now
 	}
