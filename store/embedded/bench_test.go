@@ -195,3 +195,30 @@ func BenchmarkGetHotRow(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkGetFamilyPastDeadColumns reads family f of a row whose family g
+// holds 4,000 dead columns (put, then deleted), as a node's row holds one
+// per relationship create on it until a major compaction; the result cache
+// is off, as after an eviction. The read must not pay for them.
+func BenchmarkGetFamilyPastDeadColumns(b *testing.B) {
+	ctx := context.Background()
+	for _, mode := range []string{"mem", "disk"} {
+		b.Run(mode, func(b *testing.B) {
+			opts := embedded.Options{ResultCacheBytes: -1}
+			if mode == "disk" {
+				opts.Dir = b.TempDir()
+			}
+			cl := openSpec(b, opts)
+			mustPut(b, cl, "node", map[string]map[string][]byte{"f": {"c": []byte("1"), "p": []byte("{}"), "u": []byte("1")}})
+			deadColumns(b, cl, "node", 4000)
+			b.ReportAllocs()
+			for b.Loop() {
+				g, _ := hrpc.NewGetStr(ctx, specTable, "node", hrpc.Families(map[string][]string{"f": nil}))
+				res, err := cl.Get(g)
+				if err != nil || len(res.Cells) != 3 {
+					b.Fatalf("%v %v", res, err)
+				}
+			}
+		})
+	}
+}

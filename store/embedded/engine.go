@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -193,6 +194,16 @@ func (t *table) family(name []byte) (*family, error) {
 	}
 	return nil, fmt.Errorf("%w: column family %q does not exist in table %q",
 		ErrUnknownFamily, name, t.name)
+}
+
+// familyByEsc is the declared family whose escaped name is esc, or nil.
+func (t *table) familyByEsc(esc []byte) *family {
+	for _, f := range t.families {
+		if bytes.Equal(f.esc, esc) {
+			return f
+		}
+	}
+	return nil
 }
 
 func (t *table) rowPrefix(row []byte) []byte {

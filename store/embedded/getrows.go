@@ -166,12 +166,16 @@ func (c *resultCache) getRowShared(t *table, stripe int, rowPrefix, row []byte, 
 		h.buf = h.buf[:start+len(v)]
 	}
 	sig, rest, ok := readBytes(v[len(row):])
-	if !ok || string(sig) != families {
+	if !ok {
+		return nil, false, gen
+	}
+	only, serves := servesSelection(t, sig, families)
+	if !serves {
 		return nil, false, gen
 	}
 	cells, _, ok := decodeCells(t, v[:len(row):len(row)], rest, &h.arena)
 	if !ok {
 		return nil, false, gen
 	}
-	return cells, true, 0
+	return onlyFamily(cells, only), true, 0
 }

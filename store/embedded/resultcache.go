@@ -131,14 +131,52 @@ func (c *resultCache) getRow(t *table, stripe int, rowPrefix, row []byte, famili
 		return nil, false, gen
 	}
 	sig, rest, ok := readBytes(v[len(row):])
-	if !ok || string(sig) != families {
+	if !ok {
+		return nil, false, gen
+	}
+	only, serves := servesSelection(t, sig, families)
+	if !serves {
 		return nil, false, gen
 	}
 	cells, _, ok := decodeCells(t, v[:len(row):len(row)], rest, &cellArena{})
 	if !ok {
 		return nil, false, gen
 	}
-	return cells, true, 0
+	return onlyFamily(cells, only), true, 0
+}
+
+// servesSelection tells whether a row cached for the selection sig answers
+// a read of the selection families: the same selection, or a whole row
+// (a writer's read) for a read of one family (a request's), whose cells
+// onlyFamily then keeps (only is nil otherwise). The row's cache entry is
+// one per row, so without the second case a row read by writers and by
+// requests in turn would miss at each.
+func servesSelection(t *table, sig []byte, families string) (only *family, ok bool) {
+	if string(sig) == families {
+		return nil, true
+	}
+	if len(sig) != 0 {
+		return nil, false
+	}
+	f, ok := t.byName[families]
+	return f, ok
+}
+
+// onlyFamily keeps the cells of f (all when f is nil), in place.
+func onlyFamily(cells []*pb.Cell, f *family) []*pb.Cell {
+	if f == nil {
+		return cells
+	}
+	kept := cells[:0]
+	for _, c := range cells {
+		if string(c.Family) == f.name {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return kept
 }
 
 // rowGeneration is the stripe's generation, and whether a write of it is

@@ -42,9 +42,24 @@ func TestResultCacheRowGenerations(t *testing.T) {
 	if got := get(""); !slices.Equal(got, []string{"f:a=new"}) {
 		t.Errorf("a row read after the write: %q", got)
 	}
-	if got := get("f"); got != nil {
-		t.Errorf("a row kept for every family answered a read of family f: %q", got)
+	// A row kept whole answers a read of one family with that family's
+	// cells (a request's read of a row a writer read); one kept for a
+	// family answers no other selection.
+	if got := get("f"); !slices.Equal(got, []string{"f:a=new"}) {
+		t.Errorf("a row kept for every family, read for family f: %q", got)
 	}
+	if cells, hit, _ := c.getRow(tbl, stripe, prefix, row, "g"); !hit || len(cells) != 0 {
+		t.Errorf("a row kept for every family, read for family g: %d cells, hit %v; want none, a hit", len(cells), hit)
+	}
+	gen, _ = c.rowGeneration(stripe)
+	c.putRow(stripe, prefix, gen, "f", []byte("anew"), kept)
+	for _, other := range []string{"", "g", "f,g"} {
+		if got := get(other); got != nil {
+			t.Errorf("a row kept for family f answered a read of %q: %q", other, got)
+		}
+	}
+	_, _, gen = c.getRow(tbl, stripe, prefix, row, "")
+	c.putRow(stripe, prefix, gen, "", []byte("anew"), kept)
 
 	// Between a write's beginWrite and endWrite, its commit may or may
 	// not have happened: the row is not served (a reader that found the

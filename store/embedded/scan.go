@@ -289,8 +289,8 @@ func (s *scanner) fetch(n int) ([][]*pb.Cell, error) {
 			s.rowsFiltered++
 			continue
 		}
-		arena, kept, _ := s.q.readRow(it, rowPrefix, arenaBuf[:0], keptBuf[:0])
-		seek = s.reversed
+		arena, kept, pastRow := s.q.readRow(it, rowPrefix, arenaBuf[:0], keptBuf[:0])
+		seek = s.reversed || !pastRow
 		if len(kept) == 0 {
 			s.rowsFiltered++
 			continue
