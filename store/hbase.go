@@ -265,10 +265,20 @@ func (s *Store) get(ctx context.Context, table, family string, row []byte) (cell
 // in one call to an engine that reads rows directly (pagescan.RowReader);
 // the result is in the order of rows (nil for a missing row).
 func (s *Store) getBatch(ctx context.Context, table string, rows [][]byte) ([]rowCells, error) {
+	return s.getRowsOf(ctx, table, rows, false)
+}
+
+// getRowsOf is getBatch, of the data family alone when dataOnlyRead (a
+// request's reads, which need none of the write bookkeeping: see Read).
+func (s *Store) getRowsOf(ctx context.Context, table string, rows [][]byte, dataOnlyRead bool) ([]rowCells, error) {
 	if s.rows != nil {
-		return s.getRows(ctx, s.rows, table, rows)
+		family := ""
+		if dataOnlyRead {
+			family = dataFamily[table]
+		}
+		return s.getRows(ctx, s.rows, table, family, rows)
 	}
-	out, errs, err := s.sendGets(ctx, table, nil, rows)
+	out, errs, err := s.sendGets(ctx, table, readOptions(table, dataOnlyRead), rows)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +292,7 @@ func (s *Store) getBatch(ctx context.Context, table string, rows [][]byte) ([]ro
 
 // getRows is getBatch through rr: the same deadline, trace and errors as
 // its SendBatch, without an hrpc Get per row (most of a cached row's cost).
-func (s *Store) getRows(ctx context.Context, rr pagescan.RowReader, table string, rows [][]byte) ([]rowCells, error) {
+func (s *Store) getRows(ctx context.Context, rr pagescan.RowReader, table, family string, rows [][]byte) ([]rowCells, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
@@ -290,7 +300,7 @@ func (s *Store) getRows(ctx context.Context, rr pagescan.RowReader, table string
 	defer cancel()
 	call := Call{Op: "Batch", Table: table, Rows: rows, Start: time.Now()}
 	res := make([]pagescan.Row, len(rows))
-	rr.GetRows(ctx, table, rows, "", res)
+	rr.GetRows(ctx, table, rows, family, res)
 	out := make([]rowCells, len(rows))
 	var err error
 	for i, r := range res {

@@ -88,13 +88,23 @@ func WordCountsGet(author string) (Get, error) {
 }
 
 // Read reads rows with one batch of Gets per table, the tables at once, and
-// returns them in the order of gets, whole, the write bookkeeping with them
-// (writers read through it too: relationshipEnds). A Get of one row names
-// no family, since naming one costs every Get two allocations in gohbase's
-// request (and a map in the engine's), more than the bookkeeping cells of
-// the one row it reads cost to skip. Pages, many rows a call, read the
-// data family alone (pageRange, scanRange.dataOnly).
+// returns them in the order of gets: their data family alone, which is all
+// a decoder reads. The write bookkeeping (keys.FamilyOnce) stays unread: a
+// node's row keeps a dead column there for every relationship create made
+// on it until a major compaction, and neither a region server (a store per
+// family) nor the embedded engine (it seeks past a family not asked for)
+// then steps over them.
 func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
+	return s.read(ctx, gets, true)
+}
+
+// readWhole is Read of whole rows, the write bookkeeping with them: for a
+// writer (relationshipEnds).
+func (s *Store) readWhole(ctx context.Context, gets []Get) ([]Row, error) {
+	return s.read(ctx, gets, false)
+}
+
+func (s *Store) read(ctx context.Context, gets []Get, dataOnlyRead bool) ([]Row, error) {
 	out := make([]Row, len(gets))
 	// Rows of one table (the usual case) need no map: a wave of rows paid
 	// for it and for growing the table's list of indexes.
@@ -126,7 +136,7 @@ func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
 				return nil, err
 			}
 		}
-		return out, s.readTable(ctx, gets, out, gets[0].table, idx)
+		return out, s.readTable(ctx, gets, out, gets[0].table, idx, dataOnlyRead)
 	}
 	if idx, ok := byTable[keys.TableArticles]; ok {
 		if err := s.checkArticleGets(ctx, gets, idx); err != nil {
@@ -140,7 +150,7 @@ func (s *Store) Read(ctx context.Context, gets []Get) ([]Row, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.readTable(ctx, gets, out, table, idx); err != nil {
+			if err := s.readTable(ctx, gets, out, table, idx, dataOnlyRead); err != nil {
 				mu.Lock()
 				if firstErr == nil {
 					firstErr = err
@@ -164,7 +174,7 @@ func (s *Store) checkArticleGets(ctx context.Context, gets []Get, idx []int) err
 
 // readTable reads the rows of gets at idx, all of table, with one batch
 // of Gets into out.
-func (s *Store) readTable(ctx context.Context, gets []Get, out []Row, table string, idx []int) error {
+func (s *Store) readTable(ctx context.Context, gets []Get, out []Row, table string, idx []int, dataOnlyRead bool) error {
 	// Every row's key in one buffer: a []byte of each cost an allocation.
 	n := 0
 	for _, i := range idx {
@@ -177,7 +187,7 @@ func (s *Store) readTable(ctx context.Context, gets []Get, out []Row, table stri
 		buf = append(buf, gets[i].row...)
 		rows[j] = buf[start:len(buf):len(buf)]
 	}
-	res, err := s.getBatch(ctx, table, rows)
+	res, err := s.getRowsOf(ctx, table, rows, dataOnlyRead)
 	if err != nil {
 		return err
 	}

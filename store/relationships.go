@@ -1003,7 +1003,7 @@ func (s *Store) relationshipEnds(ctx context.Context, k RelationshipKey, rel boo
 		}
 		gets = append(gets, g)
 	}
-	rows, err := s.Read(ctx, gets)
+	rows, err := s.readWhole(ctx, gets)
 	if err != nil {
 		return relEnds{}, entity{}, err
 	}
