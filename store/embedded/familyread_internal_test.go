@@ -58,10 +58,9 @@ func TestReadOfAFamilyDoesNotStepOverAnotherFamilysDeadColumns(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer it.Close()
-		var arena []byte
 		var kept []keptCell
 		if it.SeekGE(prefix) {
-			arena, kept, _ = q.readRow(it, prefix, arena, kept)
+			_, kept, _ = q.readRow(it, prefix, nil, kept)
 		}
 		if err := it.Error(); err != nil {
 			t.Fatal(err)
