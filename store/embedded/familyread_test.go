@@ -24,15 +24,6 @@ func deadColumns(tb testing.TB, cl gohbase.Client, row string, n int) {
 	}
 }
 
-// cellsOf renders a row's cells as family:qualifier=value, in order.
-func cellsOf(cells []*hrpc.Cell) []string {
-	out := make([]string, 0, len(cells))
-	for _, c := range cells {
-		out = append(out, fmt.Sprintf("%s:%s=%s", c.Family, c.Qualifier, c.Value))
-	}
-	return out
-}
-
 // A read of some families answers as a read of the whole row filtered to
 // them: whether the families it skips sort before or after, hold dead
 // columns or hold nothing, for Gets, batches of Gets and scans both ways.
@@ -92,7 +83,7 @@ func TestReadOfSomeFamiliesAnswersAsTheWholeRowFiltered(t *testing.T) {
 					if fams == "all" {
 						w = want(row, "fg")
 					}
-					got := cellsOf(mustGet(t, cl, row, opts...).Cells)
+					got := cellsKV(mustGet(t, cl, row, opts...).Cells)
 					if fmt.Sprint(got) != fmt.Sprint(w) {
 						t.Fatalf("Get %s of %s: %v; want %v", row, fams, got, w)
 					}
@@ -111,7 +102,7 @@ func TestReadOfSomeFamiliesAnswersAsTheWholeRowFiltered(t *testing.T) {
 					if fams == "" {
 						w = want(row, "fg")
 					}
-					if got := cellsOf(out[i].Cells); out[i].Err != nil || fmt.Sprint(got) != fmt.Sprint(w) {
+					if got := cellsKV(out[i].Cells); out[i].Err != nil || fmt.Sprint(got) != fmt.Sprint(w) {
 						t.Fatalf("GetRows %s of %q: %v, %v; want %v", row, fams, got, out[i].Err, w)
 					}
 				}
@@ -135,7 +126,7 @@ func TestReadOfSomeFamiliesAnswersAsTheWholeRowFiltered(t *testing.T) {
 					}
 					var got, wantRows []string
 					for _, r := range results {
-						got = append(got, fmt.Sprintf("%s %v", r.Cells[0].Row, cellsOf(r.Cells)))
+						got = append(got, fmt.Sprintf("%s %v", r.Cells[0].Row, cellsKV(r.Cells)))
 					}
 					for i := range rows {
 						row := rows[i]
