@@ -276,7 +276,7 @@ func (s *Store) getRowsOf(ctx context.Context, table string, rows [][]byte, data
 		if dataOnlyRead {
 			family = dataFamily[table]
 		}
-		return s.getRows(ctx, s.rows, table, family, rows)
+		return s.getRows(ctx, table, family, rows)
 	}
 	out, errs, err := s.sendGets(ctx, table, readOptions(table, dataOnlyRead), rows)
 	if err != nil {
@@ -290,9 +290,10 @@ func (s *Store) getRowsOf(ctx context.Context, table string, rows [][]byte, data
 	return out, nil
 }
 
-// getRows is getBatch through rr: the same deadline, trace and errors as
-// its SendBatch, without an hrpc Get per row (most of a cached row's cost).
-func (s *Store) getRows(ctx context.Context, rr pagescan.RowReader, table, family string, rows [][]byte) ([]rowCells, error) {
+// getRows is getBatch through s.rows: the same deadline, trace and errors
+// as its SendBatch, without an hrpc Get per row (most of a cached row's
+// cost). family names the one family read ("": every family).
+func (s *Store) getRows(ctx context.Context, table, family string, rows [][]byte) ([]rowCells, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
@@ -300,7 +301,7 @@ func (s *Store) getRows(ctx context.Context, rr pagescan.RowReader, table, famil
 	defer cancel()
 	call := Call{Op: "Batch", Table: table, Rows: rows, Start: time.Now()}
 	res := make([]pagescan.Row, len(rows))
-	rr.GetRows(ctx, table, rows, family, res)
+	s.rows.GetRows(ctx, table, rows, family, res)
 	out := make([]rowCells, len(rows))
 	var err error
 	for i, r := range res {
