@@ -1248,8 +1248,8 @@ func (s *Store) UpdateRelationshipProperties(ctx context.Context, k Relationship
 }
 
 // DeleteRelationship deletes the relationship row (compare-and-set on u),
-// then its index rows with the delete's timestamp, then decrements both
-// degree counters.
+// then decrements both degree counters, then deletes its index rows with
+// the delete's timestamp.
 func (s *Store) DeleteRelationship(ctx context.Context, k RelationshipKey) error {
 	if err := k.Validate(); err != nil {
 		return err
@@ -1311,39 +1311,38 @@ func (s *Store) deleteRelationshipRecorded(ctx context.Context, k RelationshipKe
 	if err != nil {
 		return err
 	}
+	// The counts first: until both index rows are gone, whatever a
+	// failure leaves (the residue is in place) is finished by a retry, a
+	// create over the residue, or the detach of either end's deletion,
+	// which finds the relationship by its index row there
+	// (removeIndexed, finishDeletion; the Increments repeat this op's
+	// nonces, so they count once). An index row deleted before the counts
+	// would hide the relationship from that end's detach, and a deletion
+	// cut short there left its counts for good (seed 887016: the far
+	// end's node deleted, then created again, adopted the count).
+	if err := s.countDegrees(ctx, k, -1, old.created); err != nil {
+		return err
+	}
 	type unindex struct {
 		point string
 		row   []byte
 	}
 	order := []unindex{{"unindex-outgoing", out}, {"unindex-incoming", in}}
 	if near == "" {
-		// Both in one batch (one round trip), then the counts: the
-		// residue is in place, so whatever a failure leaves, a retry, a
-		// create over the residue or a detach that finds an index row
-		// finishes (finishDeletion).
+		// Both in one batch (one round trip).
 		for _, ix := range order {
 			if err := s.faultPoint(ix.point); err != nil {
 				return err
 			}
 		}
-		if err := s.writeRows(ctx, keys.TableGraph, []rowWrite{deleteRowAt(out, ts), deleteRowAt(in, ts)}); err != nil {
-			return err
-		}
-		return s.countDegrees(ctx, k, -1, old.created)
+		return s.writeRows(ctx, keys.TableGraph, []rowWrite{deleteRowAt(out, ts), deleteRowAt(in, ts)})
 	}
+	// The near node's row last: a re-run of its deletion finds the
+	// relationship by that row until everything else is done.
 	if near == k.Start && near != k.End {
 		order[0], order[1] = order[1], order[0]
 	}
-	for i, ix := range order {
-		if i == 1 {
-			// Counted down before the near row goes: a re-run of the
-			// near node's deletion finds the relationship by that row
-			// until everything else is done (and its op recognises the
-			// residue, so the Increments repeat with the same nonces).
-			if err := s.countDegrees(ctx, k, -1, old.created); err != nil {
-				return err
-			}
-		}
+	for _, ix := range order {
 		if err := s.faultPoint(ix.point); err != nil {
 			return err
 		}

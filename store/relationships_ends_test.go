@@ -79,16 +79,7 @@ func TestRelationshipDeletionFinishedByTheNextCreate(t *testing.T) {
 			k := RelationshipKey{Start: "a", Type: "t", End: "b"}
 			mustRel(t, s, "a", "t", "b", nil)
 			del := WithOp(bg, DeriveOpID("test", "delete", cut))
-			deleting := false
-			s.fault = func(point string) error {
-				if point == "unindex-outgoing" {
-					deleting = true
-				}
-				if deleting && point == cut {
-					return errCrash
-				}
-				return nil
-			}
+			s.fault = crashAtPoint(cut)
 			if err := s.DeleteRelationship(del, k); !errors.Is(err, errCrash) {
 				t.Fatalf("delete, cut short: %v", err)
 			}
