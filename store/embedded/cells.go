@@ -100,6 +100,10 @@ type column struct {
 	putTs  uint64
 	delTs  uint64
 	value  []byte
+	// changed: staged by a rowWriter, and changed by its mutation. Only
+	// changed columns are written: a condition's column is read, not
+	// rewritten.
+	changed bool
 }
 
 const (

@@ -281,6 +281,9 @@ func (w *rowWriter) close() { _ = w.batch.Close() }
 
 func (w *rowWriter) commit() error {
 	for k, col := range w.columns {
+		if !col.changed {
+			continue
+		}
 		if !col.hasPut && !col.hasDel {
 			if err := w.batch.Delete([]byte(k), nil); err != nil {
 				return err
@@ -490,7 +493,7 @@ func (w *rowWriter) put(m *pb.MutationProto) error {
 			if col.hasPut && ts < col.putTs {
 				continue // one version is kept: an older one never wins
 			}
-			col.hasPut, col.putTs, col.value = true, ts, qv.GetValue()
+			col.hasPut, col.putTs, col.value, col.changed = true, ts, qv.GetValue(), true
 		}
 	}
 	if n == 0 {
@@ -550,7 +553,7 @@ func (w *rowWriter) deleteColumn(f *family, qualifier []byte, ts uint64) error {
 		return err
 	}
 	if col.hasPut && col.putTs <= ts {
-		col.hasPut, col.value = false, nil
+		col.hasPut, col.value, col.changed = false, nil, true
 	}
 	if famDel, err := w.familyMarker(f); err != nil || ts <= famDel {
 		return err // the family marker already hides everything this would
@@ -563,7 +566,7 @@ func (w *rowWriter) deleteColumn(f *family, qualifier []byte, ts uint64) error {
 			return err
 		}
 	}
-	col.hasDel, col.delTs = true, ts
+	col.hasDel, col.delTs, col.changed = true, ts, true
 	return w.batch.Set(markerIndexKey(ts, []byte(key)), nil, nil)
 }
 
@@ -607,13 +610,13 @@ func (w *rowWriter) deleteFamily(f *family, ts uint64) error {
 			continue
 		}
 		if col.hasPut && col.putTs <= ts {
-			col.hasPut, col.value = false, nil
+			col.hasPut, col.value, col.changed = false, nil, true
 		}
 		if col.hasDel && col.delTs <= ts {
 			if err := w.batch.Delete(markerIndexKey(col.delTs, []byte(k)), nil); err != nil {
 				return err
 			}
-			col.hasDel, col.delTs = false, 0
+			col.hasDel, col.delTs, col.changed = false, 0, true
 		}
 	}
 	return nil
@@ -665,7 +668,7 @@ func (w *rowWriter) readModifyWrite(m *pb.MutationProto) (*pb.Result, error) {
 			// Like a Put, the new cell stays hidden under a delete marker
 			// at or after its timestamp; HBase still returns the value.
 			if !(col.hasDel && ts <= col.delTs) && !(famDel != 0 && ts <= famDel) {
-				col.hasPut, col.putTs, col.value = true, ts, value
+				col.hasPut, col.putTs, col.value, col.changed = true, ts, value, true
 			}
 			result.Cell = append(result.Cell, &pb.Cell{
 				Row: w.row, Family: f.bytes, Qualifier: qv.GetQualifier(),

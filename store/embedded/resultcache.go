@@ -388,6 +388,9 @@ func patchRow(t *table, rowPrefix, v []byte, cols map[string]*column) ([]byte, b
 		cells = append(cells, cachedCell{fam: t.families[fam], ts: ts, qual: q, val: val})
 	}
 	for key, col := range cols {
+		if !col.changed {
+			continue // read (a condition's column), not written
+		}
 		k := []byte(key)
 		if !bytes.HasPrefix(k, rowPrefix) {
 			return nil, false
