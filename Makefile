@@ -46,7 +46,7 @@ unit:
 # The replica simulation of unit (store/sim_test.go: seeds 1-20, one
 # operation at a time) concurrent: each worker in its own goroutine, every
 # fault (about half a minute with -race on two cores). With two replicas
-# overlapping their writes' calls it failed on 1 of 26,224 seeds after its
+# overlapping their writes' calls it failed on 1 of 36,224 seeds after its
 # last fix (README, "Tests and benchmarks"); a failure is a real
 # interleaving, its seed printed (-sim.rpcs traces it).
 # make sim-soak runs it over 2,000 seeds.

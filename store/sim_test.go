@@ -44,7 +44,7 @@ package store
 // found (README, "Tests and benchmarks"), 2 of 40,000 seeds failed, on
 // degree counts a deletion cut short left (seeds 887016, 892694; fixed
 // since: TestRelationshipDeletionCutShortIsFinishedByAnEndsDetach), and
-// after that fix 1 of 26,224 (seed 936223, not traced). A
+// after that fix 1 of 36,224 (seed 936223, not traced). A
 // failure of a history prints where the longest linearization the checker
 // found stops, and the operations it could not place next.
 
