@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -67,6 +68,10 @@ type Options struct {
 	// scans' first pages (see resultCache), outside the Go heap; 0 means
 	// DefaultResultCacheBytes, negative turns it off.
 	ResultCacheBytes int64
+	// KeyFilterBytes bounds the filter of the store's record keys that
+	// spares a write the read of a column that has no record (see
+	// keyFilter); 0 means DefaultMaxKeyFilterBytes, negative turns it off.
+	KeyFilterBytes int
 
 	// NonceGracePeriod is how long the nonce of an applied Increment or
 	// Append is remembered, so that a re-send of it is answered and not
@@ -264,6 +269,16 @@ type Client struct {
 	// turned off. A write invalidates what it changes (invalidateRow).
 	results *resultCache
 
+	// filter is the filter of every data record's key (see keyFilter):
+	// nil until the first is built, or when turned off. nextFilter is one
+	// being built, filterBuilding says one is, filterBuilds waits for it;
+	// filterMu orders the two with commits.
+	filter, nextFilter atomic.Pointer[keyFilter]
+	filterMu           sync.RWMutex
+	filterBuilding     atomic.Bool
+	filterBuilds       sync.WaitGroup
+	maxFilterBytes     int
+
 	// mu guards closed. Every call holds it for reading while it uses db,
 	// so Close waits for calls in flight before closing Pebble.
 	mu     sync.RWMutex
@@ -365,6 +380,19 @@ func Open(opts Options) (*Client, error) {
 	if !opts.ReadOnly {
 		c.compactor.Add(1)
 		go c.compactPeriodically()
+		if c.maxFilterBytes = opts.KeyFilterBytes; c.maxFilterBytes == 0 {
+			c.maxFilterBytes = DefaultMaxKeyFilterBytes
+		}
+		if c.maxFilterBytes > 0 {
+			// About 32 bytes a record on disk: a filter too large for
+			// the store beats one that must be built again at once.
+			used, err := db.EstimateDiskUsage([]byte{spaceData}, []byte{spaceMarker})
+			if err != nil {
+				c.Close()
+				return nil, fmt.Errorf("embedded: open %q: %w", dir, err)
+			}
+			c.startKeyFilter(int64(used / 32))
+		}
 	}
 	return c, nil
 }
@@ -381,6 +409,7 @@ func (c *Client) Close() {
 	close(c.stop)
 	c.mu.Unlock()
 	c.compactor.Wait()
+	c.filterBuilds.Wait()
 	if err := c.db.Close(); err != nil {
 		c.log.Error().Err(err).Msg("embedded: close")
 	}

@@ -63,6 +63,10 @@ func (c *Client) GetRows(ctx context.Context, table string, rows [][]byte, famil
 		start := len(prefixes)
 		prefixes = appendEscaped(append(prefixes, t.prefix...), row)
 		m := rowMiss{i: i, prefix: prefixes[start:len(prefixes):len(prefixes)]}
+		if !c.mayHaveRow(m.prefix) {
+			out[i] = pagescan.Row{} // no record of the row (see keyFilter)
+			continue
+		}
 		if c.results != nil {
 			m.stripe = rowStripe(t, row)
 			cells, hit, gen := c.results.getRowShared(t, m.stripe, m.prefix, row, family, &hits)

@@ -309,7 +309,7 @@ func (w *rowWriter) commit() error {
 	if w.c.results != nil {
 		w.c.results.beginWrite(w.t, w.stripe, w.rowPrefix)
 	}
-	err := w.batch.Commit(w.c.writeOpts)
+	err := w.c.commitFiltered(w)
 	if w.c.results != nil {
 		cols := w.columns
 		if err != nil || len(w.markers) > 0 {
@@ -344,6 +344,9 @@ func (w *rowWriter) markerKey(f *family) string {
 }
 
 func (w *rowWriter) get(key string) ([]byte, bool, error) {
+	if !w.c.mayHaveRecord(key) {
+		return nil, false, nil
+	}
 	v, closer, err := w.c.db.Get([]byte(key))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil

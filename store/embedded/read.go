@@ -99,6 +99,14 @@ func (c *Client) newGetRead(t *table, g *pb.Get) (getRead, error) {
 		return getRead{}, err
 	}
 	r := getRead{g: g, q: q, prefix: t.rowPrefix(g.GetRow())}
+	if !c.mayHaveRow(r.prefix) {
+		// No record of the row (see keyFilter): what a read would find.
+		r.resp = &pb.GetResponse{Result: &pb.Result{}}
+		if g.GetExistenceOnly() {
+			r.resp.Result.Exists = proto.Bool(false)
+		}
+		return r, nil
+	}
 	if c.results == nil || g.GetExistenceOnly() {
 		return r, nil
 	}
