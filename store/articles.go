@@ -238,8 +238,33 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	if err := s.CheckArticleLayout(ctx); err != nil {
 		return Article{}, err
 	}
+	var (
+		posted Article
+		k      keys.Article
+	)
+	err := s.atomically(ctx, func(ctx context.Context) error {
+		var err error
+		posted, k, err = s.postArticle(ctx, authorID, title, body, category)
+		return err
+	})
+	if err != nil {
+		return Article{}, err
+	}
+	// Outside the transaction: it reads the followers with scans.
+	if err := s.fanOutPost(ctx, k); err != nil {
+		return Article{}, err
+	}
+	return posted, nil
+}
+
+// postArticle is PostArticle once its input is checked, but for the feed.
+func (s *Store) postArticle(ctx context.Context, authorID, title, body, category string) (Article, keys.Article, error) {
 	op, derived := OpFrom(ctx)
-	author, err := s.getNode(ctx, authorID)
+	var author Node
+	first, err := s.readLiveNode(ctx, authorID)
+	if err == nil {
+		author, err = nodeFrom(authorID, first)
+	}
 	authorGone := false
 	if errors.Is(err, ErrNotFound) && derived {
 		// A retry whose author went since an earlier attempt: that
@@ -251,15 +276,15 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 		// to nothing; the answer is NOT_FOUND all the same.
 		rec, rerr := s.readArticleOp(ctx, authorID, op)
 		if rerr != nil {
-			return Article{}, fmt.Errorf("post article: %w", rerr)
+			return Article{}, keys.Article{}, fmt.Errorf("post article: %w", rerr)
 		}
 		authorGone = rec != nil
 	}
 	if err != nil && !authorGone {
-		return Article{}, fmt.Errorf("post article: author: %w", err)
+		return Article{}, keys.Article{}, fmt.Errorf("post article: author: %w", err)
 	}
 	if !authorGone && !writerOf(ctx).mayWrite(author.Owner) {
-		return Article{}, fmt.Errorf("post article: %w", errAuthorReplaced(authorID))
+		return Article{}, keys.Article{}, fmt.Errorf("post article: %w", errAuthorReplaced(authorID))
 	}
 	if !derived {
 		op = NewOpID()
@@ -268,7 +293,7 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	a := articleCells{title: title, body: body, category: category}
 	k, row, resumed, err := s.postTimelineRow(ctx, authorID, op, derived, a)
 	if err != nil {
-		return Article{}, err
+		return Article{}, keys.Article{}, err
 	}
 	if resumed && !authorGone {
 		// An earlier attempt of this op made the row, which a deletion
@@ -280,11 +305,11 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 		// finished is gone: this attempt's Put is hidden under its marker.)
 		c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
 		if err != nil {
-			return Article{}, fmt.Errorf("post article: %w", err)
+			return Article{}, keys.Article{}, fmt.Errorf("post article: %w", err)
 		}
 		t, ok, err := decodeTimelineState(row, c)
 		if err != nil {
-			return Article{}, fmt.Errorf("post article: %w", err)
+			return Article{}, keys.Article{}, fmt.Errorf("post article: %w", err)
 		}
 		if ok && t.isMarked() {
 			withCounts := s.recent(t.updated)
@@ -292,7 +317,7 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 				s.uncountedAuthors.Store(k.Author, struct{}{})
 			}
 			if err := s.finishArticleDeletion(ctx, k, row, t, withCounts); err != nil {
-				return Article{}, fmt.Errorf("post article: %w", err)
+				return Article{}, keys.Article{}, fmt.Errorf("post article: %w", err)
 			}
 		}
 	}
@@ -300,32 +325,37 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	// The rest is idempotent (stamped u, Increments with the op's nonce):
 	// a retry that found its timeline row makes it again.
 	if err := s.postIndexAndCounts(ctx, k, row, a); err != nil {
-		return Article{}, err
+		return Article{}, keys.Article{}, err
 	}
 	// The author may have been deleted (or deleted and created again,
 	// by someone this writer may not write for) since it was read, after
 	// its deletion had swept its timeline: then the article is the
 	// deleted node's, and goes.
 	if err := s.faultPoint(pointArticleRecheck); err != nil {
-		return Article{}, err
+		return Article{}, keys.Article{}, err
 	}
-	again, err := s.recheckNode(ctx, authorID) // (takes back a deletion's tentative mark: see confirmMark)
+	var again Node
+	if s.inTx(ctx) && !authorGone && first.tentative == 0 {
+		// In one transaction, which holds the author's row since it read
+		// it live and unmarked: the recheck would read the same.
+		again = author
+	} else {
+		again, err = s.recheckNode(ctx, authorID) // (takes back a deletion's tentative mark: see confirmMark)
+	}
 	if authorGone || err == nil && (!again.Created.Equal(author.Created) || !writerOf(ctx).mayWrite(again.Owner)) {
 		err = errAuthorReplaced(authorID)
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return Article{}, fmt.Errorf("post article: %w", err) // as a crash: Repair or the deletion takes it
+		return Article{}, keys.Article{}, fmt.Errorf("post article: %w", err) // as a crash: Repair or the deletion takes it
 	}
 	if err != nil {
 		if derr := s.deleteArticle(ctx, k, row, false, false); derr != nil && !errors.Is(derr, ErrNotFound) {
-			return Article{}, derr
+			return Article{}, keys.Article{}, derr
 		}
-		return Article{}, fmt.Errorf("post article: the author was deleted meanwhile: %w", err)
+		return Article{}, keys.Article{}, fmt.Errorf("post article: the author was deleted meanwhile: %w", err)
 	}
-	if err := s.fanOutPost(ctx, k); err != nil {
-		return Article{}, err
-	}
-	return articleFrom(k, a)
+	art, err := articleFrom(k, a)
+	return art, k, err
 }
 
 // postIndexAndCounts writes a post's category row, counts and word

@@ -149,13 +149,21 @@ func (s *Store) CreateRelationship(ctx context.Context, k RelationshipKey, props
 		return Relationship{}, err
 	}
 	ctx, op := withOp(ctx)
-	var intents relIntents
-	r, err := s.createRelationship(ctx, k, encoded, &intents)
-	if definite(err) {
-		// Answered: its intents go (an undone one stays, for a retry).
-		if cerr := s.clearIntents(ctx, k, op, intents); cerr != nil {
-			return Relationship{}, cerr
+	var r Relationship
+	err = s.atomically(ctx, func(ctx context.Context) error {
+		var intents relIntents
+		var err error
+		r, err = s.createRelationship(ctx, k, encoded, &intents)
+		if definite(err) {
+			// Answered: its intents go (an undone one stays, for a retry).
+			if cerr := s.clearIntents(ctx, k, op, intents); cerr != nil {
+				return cerr
+			}
 		}
+		return err
+	})
+	if err != nil {
+		r = Relationship{}
 	}
 	if err == nil {
 		// A follow brings the followee's newest articles into the feed.
@@ -225,6 +233,8 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 	// earlier: the relationship is an earlier try's, found live with its
 	// index rows by this call's first reads.
 	var earlier bool
+	// atomicEnds: the create placed no intents, in a transaction.
+	var atomicEnds bool
 	live := rel.created != 0 && !rel.deleted()
 	switch {
 	case live && rel.createOp == op:
@@ -321,7 +331,15 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 				return Relationship{}, err
 			}
 		}
-		if intents.placed, err = s.placeIntents(ctx, k, ends, created); err != nil {
+		if s.inTx(ctx) && ends.tentative == "" && !ends.holdIntentOf(op) {
+			// In one transaction, which holds both ends' rows since it
+			// read them live and unmarked: no deletion marks either
+			// before the create is whole, so none needs an intent to
+			// see it by, nor a recheck (see atomically). (An intent of
+			// an earlier try of this op names index rows that this try
+			// takes back when it places its own: recordIntentCreation.)
+			atomicEnds = true
+		} else if intents.placed, err = s.placeIntents(ctx, k, ends, created); err != nil {
 			if errors.Is(err, ErrNotFound) {
 				return s.createRelationshipEndGone(ctx, k, encoded, err)
 			}
@@ -339,6 +357,12 @@ func (s *Store) createRelationship(ctx context.Context, k RelationshipKey, encod
 			}
 			return Relationship{}, fmt.Errorf("create relationship: %w", err)
 		}
+	}
+	if atomicEnds {
+		if err := s.countDegrees(ctx, k, +1, e.created); err != nil {
+			return Relationship{}, err
+		}
+		return relationshipFrom(k, e)
 	}
 	again, stepErr, err := s.countAndRecheck(ctx, k, e.created)
 	if stepErr != nil {
@@ -1124,6 +1148,19 @@ type relEnds struct {
 	tentativeRow entity
 	// rows are the ends' rows as read, for placeIntents.
 	rows [2]Row
+}
+
+// holdIntentOf tells whether either end, as read, holds an intent of op:
+// an earlier try of the create placed it.
+func (e relEnds) holdIntentOf(op OpID) bool {
+	for _, r := range e.rows {
+		if r.cells != nil {
+			if _, ok := ownIntent(r.cells, op); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unindexLoser deletes the index rows a create wrote for e before its

@@ -73,6 +73,7 @@ import (
 	"github.com/hbgraph/hbgraph/store/embedded"
 	"github.com/hbgraph/hbgraph/store/hbasefault"
 	"github.com/hbgraph/hbgraph/store/keys"
+	"github.com/hbgraph/hbgraph/store/pagescan"
 )
 
 var (
@@ -85,6 +86,7 @@ var (
 	simWorkers = flag.Int("sim.workers", 3, "replica simulation: goroutines per replica")
 	simSerial  = flag.Bool("sim.serial", true, "replica simulation: one operation at a time, the workers taking turns drawn from the seed (the same run every time); false: each worker in its own goroutine")
 	simTrace   = flag.Bool("sim.trace", false, "replica simulation: log every operation as it is answered")
+	simTx      = flag.Bool("sim.tx", true, "replica simulation: replica 0 runs each write it can in one transaction of the engine, as the embedded engine's gateway does")
 	simRPCs    = flag.Bool("sim.rpcs", false, "replica simulation: keep every RPC the engine answers, with its op, and write them to a file beside a failing history's")
 	simWithout = flag.String("sim.without", "", "replica simulation: a comma list of operations the workload leaves out (e.g. deleteNode)")
 )
@@ -302,7 +304,13 @@ func runSimulation(t *testing.T, seed uint64, modes []hbasefault.Mode) {
 		// makes them one after the other, as over the embedded engine.
 		// (Serial runs keep every call in turn, to stay the same run.)
 		overlap := !*simSerial && i > 0
-		s, err := New(client, Options{Clock: func() time.Time { return clk.Now().Add(offset) }, OverlapCalls: overlap})
+		replicaClient := client
+		if i == 0 && *simTx {
+			// As the embedded engine's gateway runs: each write one
+			// transaction of the engine (its calls through the injector).
+			replicaClient = simTxClient{client.(simRPCClient), db}
+		}
+		s, err := New(replicaClient, Options{Clock: func() time.Time { return clk.Now().Add(offset) }, OverlapCalls: overlap})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1379,4 +1387,21 @@ func wordCountLine(m map[string]int64) string {
 		}
 	}
 	return fmt.Sprintf("{%s} (%d words)", strings.Join(parts, " "), len(m))
+}
+
+// simRPCClient is the fault injector, or the trace above it.
+type simRPCClient interface {
+	gohbase.Client
+	rpcSender
+}
+
+// simTxClient is a replica's client with the engine's transactions: their
+// calls go through the injector, and the engine applies them at commit.
+type simTxClient struct {
+	simRPCClient
+	db *embedded.Client
+}
+
+func (c simTxClient) BeginTx(ctx context.Context) (context.Context, pagescan.Tx) {
+	return c.db.BeginTx(ctx)
 }

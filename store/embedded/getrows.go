@@ -27,11 +27,14 @@ func (c *Client) GetRows(ctx context.Context, table string, rows [][]byte, famil
 			out[i] = pagescan.Row{Err: err}
 		}
 	}
-	if err := c.enter(); err != nil {
-		failAll(err)
-		return
+	tx := txOf(ctx)
+	if tx == nil { // (a transaction holds its call slot from begin to end)
+		if err := c.enter(); err != nil {
+			failAll(err)
+			return
+		}
+		defer c.leave()
 	}
-	defer c.leave()
 	t, ok := c.tables[table] // no []byte of the name: it would escape
 	if !ok {
 		_, err := c.table([]byte(table))
@@ -44,6 +47,15 @@ func (c *Client) GetRows(ctx context.Context, table string, rows [][]byte, famil
 		failAll(err)
 		return
 	}
+	if tx != nil {
+		tx.getRows(ctx, t, q, rows, family, out)
+		return
+	}
+	c.getRows(ctx, t, q, rows, family, out)
+}
+
+// getRows is GetRows once its table and query are found.
+func (c *Client) getRows(ctx context.Context, t *table, q *query, rows [][]byte, family string, out []pagescan.Row) {
 	var (
 		missBuf [16]rowMiss
 		misses  = missBuf[:0]

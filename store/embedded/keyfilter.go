@@ -194,10 +194,10 @@ func (c *Client) mayHaveRow(rowPrefix []byte) bool {
 	return f == nil || f.mayContain(xxhash.Sum64(rowPrefix))
 }
 
-// commitFiltered commits w's batch with its keys in the filters (see
-// keyFilter), and starts a larger filter once the current one holds more
-// keys than it was made for.
-func (c *Client) commitFiltered(w *rowWriter) error {
+// commitFiltered commits batch, which holds the writes of ws, with their
+// keys in the filters (see keyFilter), and starts a larger filter once the
+// current one holds more keys than it was made for.
+func (c *Client) commitFiltered(batch *pebble.Batch, ws []*rowWriter) error {
 	c.filterMu.RLock()
 	defer c.filterMu.RUnlock()
 	next, cur := c.nextFilter.Load(), c.filter.Load()
@@ -210,18 +210,20 @@ func (c *Client) commitFiltered(w *rowWriter) error {
 				cur.add(h)
 			}
 		}
-		add(xxhash.Sum64(w.rowPrefix))
-		for k, col := range w.columns {
-			if col.changed && (col.hasPut || col.hasDel) {
+		for _, w := range ws {
+			add(xxhash.Sum64(w.rowPrefix))
+			for k, col := range w.columns {
+				if col.changed && (col.hasPut || col.hasDel) {
+					add(filterHash(k))
+				}
+			}
+			for k := range w.markers {
 				add(filterHash(k))
 			}
-		}
-		for k := range w.markers {
-			add(filterHash(k))
 		}
 		if cur != nil && cur.full() && len(cur.blocks)*filterBlockBytes < c.maxFilterBytes {
 			c.startKeyFilter(2 * cur.added.Load())
 		}
 	}
-	return w.batch.Commit(c.writeOpts)
+	return batch.Commit(c.writeOpts)
 }

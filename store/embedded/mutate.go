@@ -280,6 +280,18 @@ func (c *Client) newRowWriter(t *table, row []byte) *rowWriter {
 func (w *rowWriter) close() { _ = w.batch.Close() }
 
 func (w *rowWriter) commit() error {
+	if err := w.stage(); err != nil {
+		return err
+	}
+	if w.batch.Empty() {
+		return nil
+	}
+	return w.c.commitRows(w.batch, []*rowWriter{w})
+}
+
+// stage writes the columns the mutations changed, and the family markers,
+// into w's batch.
+func (w *rowWriter) stage() error {
 	for k, col := range w.columns {
 		if !col.changed {
 			continue
@@ -300,22 +312,41 @@ func (w *rowWriter) commit() error {
 			return err
 		}
 	}
-	if w.batch.Empty() {
-		return nil
+	return nil
+}
+
+// wroteAny tells whether w's mutations changed anything.
+func (w *rowWriter) wroteAny() bool {
+	if len(w.markers) > 0 {
+		return true
 	}
-	// The commit between beginWrite and endWrite (see resultCache): no
-	// read is answered from the cache while it cannot tell whether it
-	// comes before the commit or after it.
-	if w.c.results != nil {
-		w.c.results.beginWrite(w.t, w.stripe, w.rowPrefix)
-	}
-	err := w.c.commitFiltered(w)
-	if w.c.results != nil {
-		cols := w.columns
-		if err != nil || len(w.markers) > 0 {
-			cols = nil
+	for _, col := range w.columns {
+		if col.changed {
+			return true
 		}
-		w.c.results.endWrite(w.t, w.stripe, w.rowPrefix, cols)
+	}
+	return false
+}
+
+// commitRows commits batch, which holds the writes of ws (their rows'
+// locks held), between the result cache's beginWrite and endWrite of each
+// row: no read is answered from the cache while it cannot tell whether it
+// comes before the commit or after it.
+func (c *Client) commitRows(batch *pebble.Batch, ws []*rowWriter) error {
+	if c.results != nil {
+		for _, w := range ws {
+			c.results.beginWrite(w.t, w.stripe, w.rowPrefix)
+		}
+	}
+	err := c.commitFiltered(batch, ws)
+	if c.results != nil {
+		for _, w := range ws {
+			cols := w.columns
+			if err != nil || len(w.markers) > 0 {
+				cols = nil
+			}
+			c.results.endWrite(w.t, w.stripe, w.rowPrefix, cols)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("embedded: commit: %w", err)

@@ -17,6 +17,15 @@ var _ pagescan.Scanner = (*Client)(nil)
 // the same result cache, without the request, its protobuf or a scanner
 // per scan: most of a cached page's cost was there (pagescan).
 func (c *Client) ScanPages(ctx context.Context, table string, scans []pagescan.Scan, pages []pagescan.Page) {
+	if tx := txOf(ctx); tx != nil {
+		tx.mu.Lock()
+		err := tx.conflict("a scan")
+		tx.mu.Unlock()
+		for i := range scans {
+			pages[i] = pagescan.Page{Err: err}
+		}
+		return
+	}
 	t, err := c.scanTable(table)
 	if err != nil {
 		for i := range scans {

@@ -28,10 +28,13 @@ func (c *Client) send(call hrpc.Call) (proto.Message, error) { return c.sendCall
 // sends as a MultiRequest carrying each call's MutationProto but not the
 // MutateRequest around it: its nonce group is lost (see mutate).
 func (c *Client) sendCall(call hrpc.Call, inMulti bool) (proto.Message, error) {
-	if err := c.enter(); err != nil {
-		return nil, err
+	tx := txOf(call.Context())
+	if tx == nil { // (a transaction holds its call slot from begin to end)
+		if err := c.enter(); err != nil {
+			return nil, err
+		}
+		defer c.leave()
 	}
-	defer c.leave()
 	if err := call.Context().Err(); err != nil {
 		return nil, err
 	}
@@ -42,10 +45,16 @@ func (c *Client) sendCall(call hrpc.Call, inMulti bool) (proto.Message, error) {
 	call.SetRegion(t.region)
 	switch req := call.ToProto().(type) {
 	case *pb.GetRequest:
+		if tx != nil {
+			return tx.get(t, req.GetGet())
+		}
 		return c.get(t, req.GetGet())
 	case *pb.MutateRequest:
 		if inMulti {
 			req.NonceGroup = nil
+		}
+		if tx != nil {
+			return tx.mutate(call.Context(), t, req)
 		}
 		return c.mutate(call.Context(), t, req)
 	}

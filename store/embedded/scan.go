@@ -48,6 +48,9 @@ func (q *query) pastPrefix(row []byte, reversed bool) bool {
 // stop, exclusive). Rows are fetched NumberOfRows at a time, each page with a
 // fresh Pebble iterator, so an idle scanner pins nothing.
 func (c *Client) Scan(s *hrpc.Scan) hrpc.Scanner {
+	if tx := txOf(s.Context()); tx != nil {
+		return tx.scanner(s)
+	}
 	sc := &scanner{c: c, rpc: s}
 	sc.err = sc.init()
 	return sc
@@ -55,6 +58,9 @@ func (c *Client) Scan(s *hrpc.Scan) hrpc.Scanner {
 
 // ScanV2 returns the same rows as Scan, a page (NumberOfRows rows) per Next.
 func (c *Client) ScanV2(s *hrpc.Scan) hrpc.ScannerV2 {
+	if tx := txOf(s.Context()); tx != nil {
+		return &scannerV2{tx.scanner(s).(*scanner)}
+	}
 	sc := &scanner{c: c, rpc: s}
 	sc.err = sc.init()
 	return &scannerV2{sc}
@@ -505,7 +511,7 @@ func (c *Client) SendBatch(ctx context.Context, batch []hrpc.Call) ([]hrpc.RPCRe
 	if !allOK {
 		return res, false
 	}
-	if allGets(batch) {
+	if allGets(batch) && txOf(ctx) == nil {
 		return res, c.getBatch(ctx, batch, res)
 	}
 	for i, call := range batch {

@@ -7,6 +7,7 @@ package pagescan
 
 import (
 	"context"
+	"errors"
 
 	"github.com/tsuna/gohbase/hrpc"
 )
@@ -55,3 +56,21 @@ type Row struct {
 type RowReader interface {
 	GetRows(ctx context.Context, table string, rows [][]byte, family string, out []Row)
 }
+
+// Tx is a transaction of an engine that has them (TxBeginner): the calls
+// whose context carries it are applied at Commit, all of them or none.
+type Tx interface {
+	Commit() error
+	Discard()
+}
+
+// TxBeginner begins transactions: BeginTx returns ctx carrying a new one.
+// A call of a transaction may fail with ErrTxConflict (see the engine's
+// Tx): nothing of it is applied, and the operation is to be run again
+// without one.
+type TxBeginner interface {
+	BeginTx(ctx context.Context) (context.Context, Tx)
+}
+
+// ErrTxConflict fails the calls of a transaction that cannot go on.
+var ErrTxConflict = errors.New("transaction conflict")
