@@ -54,7 +54,7 @@ func (c *Client) sendCall(call hrpc.Call, inMulti bool) (proto.Message, error) {
 			req.NonceGroup = nil
 		}
 		if tx != nil {
-			return tx.mutate(call.Context(), t, req)
+			return tx.mutate(t, req)
 		}
 		return c.mutate(call.Context(), t, req)
 	}

@@ -32,9 +32,9 @@ import (
 type Tx struct {
 	c  *Client
 	mu sync.Mutex // one call at a time (an operation may overlap its calls)
-	// held marks the row stripes the Tx locked (c.locks), in order taken.
-	held    []int
-	holding [rowLocks]bool
+	// held are the row stripes the Tx locked (c.locks), in order taken: a
+	// few (a write touches a handful of rows), so a slice, not a set.
+	held []int
 	// rows are the rows written, by record prefix, each with the writer
 	// that stages its columns for the whole Tx.
 	rows  map[string]*rowWriter
@@ -48,6 +48,13 @@ type Tx struct {
 }
 
 type txKey struct{}
+
+// doneCtx is a context that is done: a wait on it gives up at once.
+var doneCtx = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 // nestedTx is a Tx begun within another (see BeginTx).
 type nestedTx struct{}
@@ -66,7 +73,7 @@ func (c *Client) BeginTx(ctx context.Context) (context.Context, pagescan.Tx) {
 	if txOf(ctx) != nil {
 		return ctx, nestedTx{}
 	}
-	tx := &Tx{c: c, rows: make(map[string]*rowWriter)}
+	tx := &Tx{c: c, rows: make(map[string]*rowWriter, 8), held: make([]int, 0, 8)}
 	if err := c.enter(); err != nil {
 		tx.err, tx.closed = err, true
 	} else {
@@ -97,7 +104,7 @@ const txLockSpins = 64
 // lock takes the stripe's lock unless the Tx holds it. The first lock
 // may wait: a Tx that holds none is in no cycle of waits.
 func (tx *Tx) lock(stripe int) error {
-	if tx.holding[stripe] {
+	if slices.Contains(tx.held, stripe) {
 		return nil
 	}
 	m := &tx.c.locks[stripe]
@@ -113,14 +120,12 @@ func (tx *Tx) lock(stripe int) error {
 			return tx.conflict("a row is locked by another write")
 		}
 	}
-	tx.holding[stripe] = true
 	tx.held = append(tx.held, stripe)
 	return nil
 }
 
 func (tx *Tx) unlockAll() {
 	for _, s := range tx.held {
-		tx.holding[s] = false
 		tx.c.locks[s].Unlock()
 	}
 	tx.held = tx.held[:0]
@@ -159,7 +164,7 @@ func (tx *Tx) writer(t *table, row []byte) *rowWriter {
 func (tx *Tx) wrote(prefix []byte) *rowWriter { return tx.rows[string(prefix)] }
 
 // mutate is Client.mutate within the Tx.
-func (tx *Tx) mutate(ctx context.Context, t *table, req *pb.MutateRequest) (*pb.MutateResponse, error) {
+func (tx *Tx) mutate(t *table, req *pb.MutateRequest) (*pb.MutateResponse, error) {
 	if err := tx.enterCall(); err != nil {
 		return nil, err
 	}
@@ -189,9 +194,7 @@ func (tx *Tx) mutate(ctx context.Context, t *table, req *pb.MutateRequest) (*pb.
 		(typ == pb.MutationProto_INCREMENT || typ == pb.MutationProto_APPEND) {
 		key := nonceKey{group: req.GetNonceGroup(), nonce: m.GetNonce()}
 		// Not waited for: a Tx holds its locks meanwhile.
-		done, cancel := context.WithCancel(ctx)
-		cancel()
-		proceed, err := tx.c.nonces.start(done, key, int64(tx.c.now()))
+		proceed, err := tx.c.nonces.start(doneCtx, key, int64(tx.c.now()))
 		switch {
 		case err != nil:
 			return nil, tx.conflict("an Increment whose nonce is in flight")
