@@ -228,7 +228,9 @@ func (tx *Tx) mutate(t *table, req *pb.MutateRequest) (*pb.MutateResponse, error
 	return resp, nil
 }
 
-// get is Client.get within the Tx: a row it wrote is read only by GetRows.
+// get is Client.get within the Tx: a row it wrote is read with its staged
+// columns over it, whole or by whole families (anything else is a
+// conflict).
 func (tx *Tx) get(t *table, g *pb.Get) (*pb.GetResponse, error) {
 	if err := tx.enterCall(); err != nil {
 		return nil, err
@@ -264,8 +266,8 @@ func (tx *Tx) get(t *table, g *pb.Get) (*pb.GetResponse, error) {
 	return &pb.GetResponse{Result: &pb.Result{Cell: *(*[]*pb.Cell)(unsafe.Pointer(&out))}}, nil
 }
 
-// getRows is GetRows within the Tx: the rows it wrote are read from Pebble
-// with their staged columns over them.
+// getRows is GetRows within the Tx: every row locked, then read as
+// outside it, the rows it wrote with their staged columns over them.
 func (tx *Tx) getRows(ctx context.Context, t *table, q *query, rows [][]byte, family string, out []pagescan.Row) {
 	if err := tx.enterCall(); err != nil {
 		for i := range out {
@@ -274,13 +276,14 @@ func (tx *Tx) getRows(ctx context.Context, t *table, q *query, rows [][]byte, fa
 		return
 	}
 	defer tx.mu.Unlock()
+	// In stripe order: two transactions that read the same rows in one
+	// call do not each take one and give up on the other.
 	stripes := make([]int, len(rows))
 	for i, row := range rows {
 		stripes[i] = rowStripe(t, row)
 	}
-	sorted := slices.Clone(stripes)
-	slices.Sort(sorted)
-	for _, s := range sorted {
+	slices.Sort(stripes)
+	for _, s := range stripes {
 		if err := tx.lock(s); err != nil {
 			for i := range out {
 				out[i] = pagescan.Row{Err: err}
