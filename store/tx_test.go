@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -51,13 +52,7 @@ func txTwins(t *testing.T) (inTx, callByCall *Store, dbTx, dbCalls *embedded.Cli
 func rawCells(t *testing.T, db *embedded.Client) []string {
 	t.Helper()
 	var out []string
-	for _, table := range slices.Sorted(func(yield func(string) bool) {
-		for table := range keys.Tables() {
-			if !yield(table) {
-				return
-			}
-		}
-	}) {
+	for _, table := range slices.Sorted(maps.Keys(keys.Tables())) {
 		sc, err := hrpc.NewScanStr(context.Background(), table)
 		if err != nil {
 			t.Fatal(err)

@@ -275,12 +275,12 @@ type Client struct {
 	// filterMu orders the two with commits.
 	filter, nextFilter atomic.Pointer[keyFilter]
 	filterMu           sync.RWMutex
+	filterBuilding     atomic.Bool
+	filterBuilds       sync.WaitGroup
+	maxFilterBytes     int
 
 	// txConflicts counts the transactions that could not go on (Tx).
-	txConflicts    atomic.Int64
-	filterBuilding atomic.Bool
-	filterBuilds   sync.WaitGroup
-	maxFilterBytes int
+	txConflicts atomic.Int64
 
 	// mu guards closed. Every call holds it for reading while it uses db,
 	// so Close waits for calls in flight before closing Pebble.

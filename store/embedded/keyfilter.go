@@ -12,7 +12,7 @@ import (
 
 // keyFilter is a Bloom filter of record keys, in the blocked form (each
 // key's bits in one cache line: one miss a lookup). The engine keeps one
-// of every data record it holds (keyFilters), so that a mutation learns
+// of every data record it holds (Client.filter), so that a mutation learns
 // that a column it is about to write has no record yet without a Pebble
 // read: most columns a create writes are new (a new row, an op's column),
 // and such a read costs a seek of the memtable's skiplist and a filter

@@ -160,8 +160,14 @@ func (tx *Tx) writer(t *table, row []byte) *rowWriter {
 	return w
 }
 
-// wrote is the Tx's writer of the row, if it has written it.
-func (tx *Tx) wrote(prefix []byte) *rowWriter { return tx.rows[string(prefix)] }
+// wrote is the Tx's writer of the row, if it has written it (most reads
+// come before any write: no record prefix is made for them).
+func (tx *Tx) wrote(t *table, row []byte) *rowWriter {
+	if len(tx.rows) == 0 {
+		return nil
+	}
+	return tx.rows[string(t.rowPrefix(row))]
+}
 
 // mutate is Client.mutate within the Tx.
 func (tx *Tx) mutate(t *table, req *pb.MutateRequest) (*pb.MutateResponse, error) {
@@ -198,7 +204,7 @@ func (tx *Tx) mutate(t *table, req *pb.MutateRequest) (*pb.MutateResponse, error
 		switch {
 		case err != nil:
 			return nil, tx.conflict("an Increment whose nonce is in flight")
-		case !proceed && tx.wrote(t.rowPrefix(row)) == nil:
+		case !proceed && tx.wrote(t, row) == nil:
 			// Applied before: answered as outside (the row is held).
 			return tx.c.duplicate(t, m)
 		case !proceed:
@@ -239,7 +245,7 @@ func (tx *Tx) get(t *table, g *pb.Get) (*pb.GetResponse, error) {
 	if err := tx.lock(rowStripe(t, g.GetRow())); err != nil {
 		return nil, err
 	}
-	w := tx.wrote(t.rowPrefix(g.GetRow()))
+	w := tx.wrote(t, g.GetRow())
 	if w == nil {
 		return tx.c.get(t, g)
 	}
@@ -296,7 +302,7 @@ func (tx *Tx) getRows(ctx context.Context, t *table, q *query, rows [][]byte, fa
 	// staged columns over them.
 	tx.c.getRows(ctx, t, q, rows, family, out)
 	for i, row := range rows {
-		if w := tx.wrote(t.rowPrefix(row)); w != nil && out[i].Err == nil {
+		if w := tx.wrote(t, row); w != nil && out[i].Err == nil {
 			out[i] = tx.overlay(t, w, family, out[i].Cells)
 		}
 	}
