@@ -584,8 +584,10 @@ type noncedIncrement struct {
 func newNoncedIncrement(ctx context.Context, op OpID, purpose string, table []byte, family string, row []byte,
 	deltas map[string]int64, alone bool) (*noncedIncrement, error) {
 	values := make(map[string][]byte, len(deltas))
+	buf := make([]byte, 0, 8*len(deltas)) // every value in one allocation
 	for q, d := range deltas {
-		values[q] = binary.BigEndian.AppendUint64(nil, uint64(d))
+		buf = binary.BigEndian.AppendUint64(buf, uint64(d))
+		values[q] = buf[len(buf)-8 : len(buf) : len(buf)]
 	}
 	var opts []func(hrpc.Call) error
 	if alone {

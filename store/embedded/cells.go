@@ -114,7 +114,17 @@ const (
 )
 
 func (c *column) encode() []byte {
-	b := make([]byte, columnHeader+len(c.value))
+	b := make([]byte, c.encodedLen())
+	c.encodeTo(b)
+	return b
+}
+
+// encodedLen is the length of c's record.
+func (c *column) encodedLen() int { return columnHeader + len(c.value) }
+
+// encodeTo writes c's record into b, encodedLen bytes.
+func (c *column) encodeTo(b []byte) {
+	b[0] = 0
 	if c.hasPut {
 		b[0] |= flagPut
 	}
@@ -124,7 +134,6 @@ func (c *column) encode() []byte {
 	binary.BigEndian.PutUint64(b[1:], c.putTs)
 	binary.BigEndian.PutUint64(b[1+tsLength:], c.delTs)
 	copy(b[columnHeader:], c.value)
-	return b
 }
 
 // decodeColumn parses a column record. The value aliases b.

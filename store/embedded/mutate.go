@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tsuna/gohbase/hrpc"
@@ -266,6 +266,13 @@ type rowWriter struct {
 	// touching a column twice sees its own first change.
 	columns map[string]*column
 	markers map[string]uint64
+	// arena holds the record keys the writer made and the records it read,
+	// and slab its columns: a mutation of many columns then makes a few
+	// allocations, not several per column. Both are only appended to; a
+	// full one is replaced, and what was taken from it stays as it was.
+	arena   []byte
+	slab    []column
+	scratch []byte // a record key being looked up
 }
 
 func (c *Client) newRowWriter(t *table, row []byte) *rowWriter {
@@ -297,12 +304,16 @@ func (w *rowWriter) stage() error {
 			continue
 		}
 		if !col.hasPut && !col.hasDel {
-			if err := w.batch.Delete([]byte(k), nil); err != nil {
+			if err := w.batch.Delete(bytesOf(k), nil); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := w.batch.Set([]byte(k), col.encode(), nil); err != nil {
+		// Encoded in the batch: no copy of each record to hand it.
+		op := w.batch.SetDeferred(len(k), col.encodedLen())
+		copy(op.Key, k)
+		col.encodeTo(op.Value)
+		if err := op.Finish(); err != nil {
 			return err
 		}
 	}
@@ -354,59 +365,107 @@ func (c *Client) commitRows(batch *pebble.Batch, ws []*rowWriter) error {
 	return nil
 }
 
-// recordKey is the key of one of the row's records in family f (see
-// cells.go), built with a single allocation: mutations build many.
-func (w *rowWriter) recordKey(f *family, kind byte, qualifier []byte) string {
-	var b strings.Builder
-	b.Grow(len(w.rowPrefix) + len(f.esc) + 1 + len(qualifier))
-	b.Write(w.rowPrefix)
-	b.Write(f.esc)
-	b.WriteByte(kind)
-	b.Write(qualifier)
-	return b.String()
+// appendRecordKey appends the key of one of the row's records in family f
+// (see cells.go) to b.
+func (w *rowWriter) appendRecordKey(b []byte, f *family, kind byte, qualifier []byte) []byte {
+	b = append(b, w.rowPrefix...)
+	b = append(b, f.esc...)
+	b = append(b, kind)
+	return append(b, qualifier...)
 }
 
 func (w *rowWriter) columnKey(f *family, qualifier []byte) string {
-	return w.recordKey(f, kindColumn, qualifier)
+	return w.keep(w.appendRecordKey(w.scratch[:0], f, kindColumn, qualifier))
 }
 
 func (w *rowWriter) markerKey(f *family) string {
-	return w.recordKey(f, kindFamilyMarker, nil)
+	return w.keep(w.appendRecordKey(w.scratch[:0], f, kindFamilyMarker, nil))
 }
+
+// keep copies b into the writer's arena, as a string.
+func (w *rowWriter) keep(b []byte) string {
+	k := w.take(len(b))
+	copy(k, b)
+	return unsafe.String(unsafe.SliceData(k), len(k))
+}
+
+// arenaChunk is the least an arena allocation holds, past what reserve
+// made room for.
+const arenaChunk = 128
+
+// reserve makes room in the arena for what m's columns may take: a key
+// each, and the record read (its value about the size of the new one, or
+// a long's).
+func (w *rowWriter) reserve(m *pb.MutationProto) {
+	need := 0
+	for _, cv := range m.GetColumnValue() {
+		for _, qv := range cv.GetQualifierValue() {
+			need += len(w.rowPrefix) + 2*len(cv.GetFamily()) + 2 + len(qv.GetQualifier()) + columnHeader + max(len(qv.GetValue()), 8)
+		}
+	}
+	if cap(w.arena)-len(w.arena) < need {
+		w.arena = make([]byte, 0, need)
+	}
+}
+
+// take returns n bytes of the arena, to be filled once.
+func (w *rowWriter) take(n int) []byte {
+	if cap(w.arena)-len(w.arena) < n {
+		w.arena = make([]byte, 0, max(n, arenaChunk, 2*cap(w.arena)))
+	}
+	at := len(w.arena)
+	w.arena = w.arena[:at+n]
+	return w.arena[at : at+n : at+n]
+}
+
+// newColumn returns a zero column from the slab.
+func (w *rowWriter) newColumn() *column {
+	if len(w.slab) == cap(w.slab) {
+		w.slab = make([]column, 0, max(8, 2*cap(w.slab)))
+	}
+	w.slab = w.slab[:len(w.slab)+1]
+	return &w.slab[len(w.slab)-1]
+}
+
+// bytesOf is s's bytes, for calls that only read them (Pebble copies
+// what it keeps of a key).
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 func (w *rowWriter) get(key string) ([]byte, bool, error) {
 	if !w.c.mayHaveRecord(key) {
 		return nil, false, nil
 	}
-	v, closer, err := w.c.db.Get([]byte(key))
+	v, closer, err := w.c.db.Get(bytesOf(key))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("embedded: read: %w", err)
 	}
-	v = append([]byte(nil), v...)
-	return v, true, closer.Close()
+	kept := w.take(len(v))
+	copy(kept, v)
+	return kept, true, closer.Close()
 }
 
 // column returns the staged record for (f, qualifier), loading it first.
-func (w *rowWriter) column(f *family, qualifier []byte) (*column, string, error) {
-	key := w.columnKey(f, qualifier)
-	if col, ok := w.columns[key]; ok {
-		return col, key, nil
+func (w *rowWriter) column(f *family, qualifier []byte) (*column, error) {
+	w.scratch = w.appendRecordKey(w.scratch[:0], f, kindColumn, qualifier)
+	if col, ok := w.columns[string(w.scratch)]; ok {
+		return col, nil
 	}
+	key := w.keep(w.scratch)
 	v, ok, err := w.get(key)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	col := &column{}
+	col := w.newColumn()
 	if ok {
 		if *col, err = decodeColumn(v); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 	}
 	w.columns[key] = col
-	return col, key, nil
+	return col, nil
 }
 
 // familyMarker returns the timestamp of f's family delete marker (0: none).
@@ -427,7 +486,7 @@ func (w *rowWriter) familyMarker(f *family) (uint64, error) {
 
 // visible returns the cell's current value, or nil when it has none.
 func (w *rowWriter) visible(f *family, qualifier []byte) (*column, error) {
-	col, _, err := w.column(f, qualifier)
+	col, err := w.column(f, qualifier)
 	if err != nil || !col.hasPut {
 		return nil, err
 	}
@@ -492,6 +551,7 @@ func (w *rowWriter) timestamp(m *pb.MutationProto, qv *pb.MutationProto_ColumnVa
 }
 
 func (w *rowWriter) apply(m *pb.MutationProto) (*pb.Result, error) {
+	w.reserve(m)
 	switch m.GetMutateType() {
 	case pb.MutationProto_PUT:
 		return nil, w.put(m)
@@ -517,7 +577,7 @@ func (w *rowWriter) put(m *pb.MutationProto) error {
 		for _, qv := range cv.GetQualifierValue() {
 			n++
 			ts := w.timestamp(m, qv)
-			col, _, err := w.column(f, qv.GetQualifier())
+			col, err := w.column(f, qv.GetQualifier())
 			if err != nil {
 				return err
 			}
@@ -582,10 +642,11 @@ func (w *rowWriter) delete(m *pb.MutationProto) error {
 }
 
 func (w *rowWriter) deleteColumn(f *family, qualifier []byte, ts uint64) error {
-	col, key, err := w.column(f, qualifier)
+	col, err := w.column(f, qualifier)
 	if err != nil {
 		return err
 	}
+	key := w.columnKey(f, qualifier)
 	if col.hasPut && col.putTs <= ts {
 		col.hasPut, col.value, col.changed = false, nil, true
 	}
@@ -634,7 +695,7 @@ func (w *rowWriter) deleteFamily(f *family, ts uint64) error {
 	}
 	for _, k := range keys {
 		if _, staged := w.columns[k]; !staged {
-			if _, _, err := w.column(f, []byte(k[len(start):])); err != nil {
+			if _, err := w.column(f, []byte(k[len(start):])); err != nil {
 				return err
 			}
 		}
@@ -661,14 +722,20 @@ func (w *rowWriter) deleteFamily(f *family, ts uint64) error {
 // new value always supersedes the one it was computed from.
 func (w *rowWriter) readModifyWrite(m *pb.MutationProto) (*pb.Result, error) {
 	increment := m.GetMutateType() == pb.MutationProto_INCREMENT
-	result := &pb.Result{}
+	// The answer's cells, one allocation each kind, not one per cell.
+	n := 0
+	for _, cv := range m.GetColumnValue() {
+		n += len(cv.GetQualifierValue())
+	}
+	result := &pb.Result{Cell: make([]*pb.Cell, 0, n)}
+	cells, stamps, types := make([]pb.Cell, n), make([]uint64, n), make([]pb.CellType, n)
 	for _, cv := range m.GetColumnValue() {
 		f, err := w.t.family(cv.GetFamily())
 		if err != nil {
 			return nil, err
 		}
 		for _, qv := range cv.GetQualifierValue() {
-			col, _, err := w.column(f, qv.GetQualifier())
+			col, err := w.column(f, qv.GetQualifier())
 			if err != nil {
 				return nil, err
 			}
@@ -685,7 +752,7 @@ func (w *rowWriter) readModifyWrite(m *pb.MutationProto) (*pb.Result, error) {
 						return nil, err
 					}
 				}
-				value = binary.BigEndian.AppendUint64(nil, uint64(old+delta))
+				value = binary.BigEndian.AppendUint64(w.take(8)[:0], uint64(old+delta))
 			case col.hasPut:
 				value = append(append([]byte(nil), col.value...), qv.GetValue()...)
 			default:
@@ -704,10 +771,12 @@ func (w *rowWriter) readModifyWrite(m *pb.MutationProto) (*pb.Result, error) {
 			if !(col.hasDel && ts <= col.delTs) && !(famDel != 0 && ts <= famDel) {
 				col.hasPut, col.putTs, col.value, col.changed = true, ts, value, true
 			}
-			result.Cell = append(result.Cell, &pb.Cell{
-				Row: w.row, Family: f.bytes, Qualifier: qv.GetQualifier(),
-				Timestamp: proto.Uint64(ts), CellType: pb.CellType_PUT.Enum(), Value: value,
-			})
+			i := len(result.Cell)
+			stamps[i], types[i] = ts, pb.CellType_PUT
+			cell := &cells[i]
+			cell.Row, cell.Family, cell.Qualifier = w.row, f.bytes, qv.GetQualifier()
+			cell.Timestamp, cell.CellType, cell.Value = &stamps[i], &types[i], value
+			result.Cell = append(result.Cell, cell)
 		}
 	}
 	if len(result.Cell) == 0 {
