@@ -25,8 +25,9 @@ type keyFilter struct {
 	blocks []filterBlock
 	mask   uint64 // len(blocks)-1: a power of two
 	// capacity is the number of keys the filter was made for; added
-	// counts the adds (a key written twice counts twice: a larger filter
-	// comes early, never late).
+	// counts the adds that set a bit (see add): a key written again does
+	// not count, nor does a new one whose bits others set already (about
+	// 1% of them at capacity), so a larger filter comes that much late.
 	capacity int64
 	added    atomic.Int64
 }
@@ -71,16 +72,24 @@ func (f *keyFilter) probes(h uint64) (*filterBlock, uint64) {
 	return &f.blocks[h&f.mask], bits.RotateLeft64(h, 32) * 0x9E3779B97F4A7C15
 }
 
+// add adds the key of hash h. Only a key that sets a bit counts towards
+// full: most commits write records the filter has already (counters, word
+// counts), which load it no further, and would otherwise have it rebuilt,
+// twice the size each time, for a store that does not grow.
 func (f *keyFilter) add(h uint64) {
 	b, p := f.probes(h)
+	set := false
 	for range filterProbes {
 		w, bit := (p>>6)&7, p&63
 		if b[w].Load()&(1<<bit) == 0 {
 			b[w].Or(1 << bit)
+			set = true
 		}
 		p >>= 9
 	}
-	f.added.Add(1)
+	if set {
+		f.added.Add(1)
+	}
 }
 
 // mayContain is false only for a key never added.
