@@ -4,10 +4,12 @@
 //
 // # How requests are read
 //
-// Each call is given the table's region (SetRegion) and read through its
-// protobuf (ToProto), as a region server reads it: timestamps, families,
-// filters, comparators, time ranges, NumberOfRows and Reversed all come from
-// the wire form, never from hrpc getters that do not carry them.
+// Each call is given the table's region (SetRegion) and read in its wire
+// form, as a region server reads it: its protobuf (ToProto), and for a
+// Put, Delete, Increment or Append its cells from the cell block gohbase
+// sends them in (SerializeCellBlocks). Timestamps, families, filters,
+// comparators, time ranges, NumberOfRows and Reversed all come from the
+// wire form, never from hrpc getters that do not carry them.
 //
 // # Cell model (what HBase does, and so what the engine does)
 //

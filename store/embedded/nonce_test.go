@@ -35,14 +35,23 @@ import (
 
 // noncedCall is an Increment or Append with a nonce, built the way package
 // store builds its own: gohbase's Mutate, with the nonce group and nonce
-// set on its protobuf.
+// set on its protobuf, in both of its wire forms.
 type noncedCall struct {
 	*hrpc.Mutate
 	group, nonce uint64
 }
 
-func (m *noncedCall) ToProto() proto.Message {
-	req := m.Mutate.ToProto().(*pb.MutateRequest)
+func (m *noncedCall) ToProto() proto.Message { return m.withNonce(m.Mutate.ToProto()) }
+
+// SerializeCellBlocks is the form gohbase's region client sends (and the
+// engine reads): the nonce is set on it too.
+func (m *noncedCall) SerializeCellBlocks(cbs [][]byte) (proto.Message, [][]byte, uint32) {
+	msg, cbs, n := m.Mutate.SerializeCellBlocks(cbs)
+	return m.withNonce(msg), cbs, n
+}
+
+func (m *noncedCall) withNonce(msg proto.Message) proto.Message {
+	req := msg.(*pb.MutateRequest)
 	req.NonceGroup = proto.Uint64(m.group)
 	req.Mutation.Nonce = proto.Uint64(m.nonce)
 	return req

@@ -43,7 +43,11 @@ func (c *Client) sendCall(call hrpc.Call, inMulti bool) (proto.Message, error) {
 		return nil, err
 	}
 	call.SetRegion(t.region)
-	switch req := call.ToProto().(type) {
+	msg, err := requestOf(call)
+	if err != nil {
+		return nil, err
+	}
+	switch req := msg.(type) {
 	case *pb.GetRequest:
 		if tx != nil {
 			return tx.get(t, req.GetGet())

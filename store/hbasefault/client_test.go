@@ -357,14 +357,24 @@ func TestStoreMapsFaultsToUnavailable(t *testing.T) {
 }
 
 // noncedInc is an Increment with a nonce, as package store sends it: a
-// call that embeds an *hrpc.Mutate and sets the nonce on its protobuf.
+// call that embeds an *hrpc.Mutate and sets the nonce on its protobuf, in
+// both of its wire forms.
 type noncedInc struct {
 	*hrpc.Mutate
 	nonce uint64
 }
 
-func (m *noncedInc) ToProto() proto.Message {
-	req := m.Mutate.ToProto().(*pb.MutateRequest)
+func (m *noncedInc) ToProto() proto.Message { return m.withNonce(m.Mutate.ToProto()) }
+
+// SerializeCellBlocks is the form gohbase's region client sends (and the
+// engine reads): the nonce is set on it too.
+func (m *noncedInc) SerializeCellBlocks(cbs [][]byte) (proto.Message, [][]byte, uint32) {
+	msg, cbs, n := m.Mutate.SerializeCellBlocks(cbs)
+	return m.withNonce(msg), cbs, n
+}
+
+func (m *noncedInc) withNonce(msg proto.Message) proto.Message {
+	req := msg.(*pb.MutateRequest)
 	req.NonceGroup = proto.Uint64(1)
 	req.Mutation.Nonce = proto.Uint64(m.nonce)
 	return req
