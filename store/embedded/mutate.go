@@ -265,7 +265,7 @@ type rowWriter struct {
 	// staged columns and family markers, by record key, so that a mutation
 	// touching a column twice sees its own first change.
 	columns map[string]*column
-	markers map[string]uint64
+	markers map[string]uint64 // nil until a family is deleted
 	// arena holds the record keys the writer made and the records it read,
 	// and slab its columns: a mutation of many columns then makes a few
 	// allocations, not several per column. Both are only appended to; a
@@ -280,7 +280,6 @@ func (c *Client) newRowWriter(t *table, row []byte) *rowWriter {
 		c: c, t: t, row: row, rowPrefix: t.rowPrefix(row), stripe: rowStripe(t, row), now: c.now(),
 		batch:   c.db.NewBatch(),
 		columns: make(map[string]*column),
-		markers: make(map[string]uint64),
 	}
 }
 
@@ -675,6 +674,9 @@ func (w *rowWriter) deleteFamily(f *family, ts uint64) error {
 		if err := w.batch.Delete(markerIndexKey(old, []byte(key)), nil); err != nil {
 			return err
 		}
+	}
+	if w.markers == nil {
+		w.markers = make(map[string]uint64, 1)
 	}
 	w.markers[key] = ts
 	if err := w.batch.Set(markerIndexKey(ts, []byte(key)), nil, nil); err != nil {

@@ -153,7 +153,7 @@ func (tx *Tx) writer(t *table, row []byte) *rowWriter {
 	}
 	w := &rowWriter{
 		c: tx.c, t: t, row: append([]byte(nil), row...), rowPrefix: prefix, stripe: rowStripe(t, row),
-		batch: tx.batch, columns: make(map[string]*column), markers: make(map[string]uint64),
+		batch: tx.batch, columns: make(map[string]*column),
 	}
 	tx.rows[string(prefix)] = w
 	tx.order = append(tx.order, w)
