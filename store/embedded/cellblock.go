@@ -68,6 +68,11 @@ const (
 func readCellBlocks(m *pb.MutationProto, blocks [][]byte) error {
 	want := int(m.GetAssociatedCellCount())
 	if want == 0 {
+		for _, b := range blocks {
+			if len(b) > 0 {
+				return fmt.Errorf("%w: cells in the cell block of a mutation that says it has none", ErrInvalidRequest)
+			}
+		}
 		return nil
 	}
 	cells := make([]readCell, want)

@@ -129,8 +129,12 @@ func TestCellBlockMalformedIsInvalid(t *testing.T) {
 	bad := bytes.Clone(whole)
 	bad[len(bad)-len("value")-1] = 99 // the type
 	cases["unknown type"] = [][]byte{bad}
+	cases["cells where none are said"] = [][]byte{whole}
 	for name, blocks := range cases {
 		m := &pb.MutationProto{Row: m.GetRow(), MutateType: m.MutateType, AssociatedCellCount: m.AssociatedCellCount}
+		if name == "cells where none are said" {
+			m.AssociatedCellCount = nil
+		}
 		if err := readCellBlocks(m, blocks); !errors.Is(err, ErrInvalidRequest) {
 			t.Errorf("%s: %v, want ErrInvalidRequest", name, err)
 		}
