@@ -662,18 +662,19 @@ func (s *Store) putTopList(ctx context.Context, trow []byte, have topRow, list t
 		return false, true, nil
 	}
 	stamp := max(s.nowMs(), have.stamp+1)
-	put := cells{keys.QualTopWords: cell, keys.QualTopVersion: encodeTopVersion(stamp, serial)}
+	written := cells{keys.QualTopWords: cell, keys.QualTopVersion: encodeTopVersion(stamp, serial)}
 	if have.dirty != have.dirtySeen {
-		// (Else the row holds have.dirty as seen already: only this
-		// compare-and-set's winner writes the cell.)
-		put[keys.QualTopDirtySeen] = encodeMs(have.dirty)
+		// When they are equal the row holds have.dirty as seen already,
+		// and only a writer that wins the compare-and-set on the version
+		// writes that cell: it is still so.
+		written[keys.QualTopDirtySeen] = encodeMs(have.dirty)
 	}
 	if s.inTx(ctx) {
 		// The transaction holds the row since it read have: nothing has
 		// written it since, and a Put is the compare-and-set's write.
-		return true, true, s.put(ctx, keys.TableWordCounts, keys.FamilyWordCounts, trow, put, stamp)
+		return true, true, s.put(ctx, keys.TableWordCounts, keys.FamilyWordCounts, trow, written, stamp)
 	}
-	won, err = s.checkAndPut(ctx, keys.TableWordCounts, keys.FamilyWordCounts, trow, keys.QualTopVersion, have.version, put, stamp)
+	won, err = s.checkAndPut(ctx, keys.TableWordCounts, keys.FamilyWordCounts, trow, keys.QualTopVersion, have.version, written, stamp)
 	return won, won, err
 }
 
