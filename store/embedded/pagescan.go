@@ -18,9 +18,7 @@ var _ pagescan.Scanner = (*Client)(nil)
 // per scan: most of a cached page's cost was there (pagescan).
 func (c *Client) ScanPages(ctx context.Context, table string, scans []pagescan.Scan, pages []pagescan.Page) {
 	if tx := txOf(ctx); tx != nil {
-		tx.mu.Lock()
-		err := tx.conflict("a scan")
-		tx.mu.Unlock()
+		err := tx.refuseScan()
 		for i := range scans {
 			pages[i] = pagescan.Page{Err: err}
 		}

@@ -49,7 +49,7 @@ func (q *query) pastPrefix(row []byte, reversed bool) bool {
 // fresh Pebble iterator, so an idle scanner pins nothing.
 func (c *Client) Scan(s *hrpc.Scan) hrpc.Scanner {
 	if tx := txOf(s.Context()); tx != nil {
-		return tx.scanner(s)
+		return &scanner{rpc: s, err: tx.refuseScan()}
 	}
 	sc := &scanner{c: c, rpc: s}
 	sc.err = sc.init()
@@ -59,7 +59,7 @@ func (c *Client) Scan(s *hrpc.Scan) hrpc.Scanner {
 // ScanV2 returns the same rows as Scan, a page (NumberOfRows rows) per Next.
 func (c *Client) ScanV2(s *hrpc.Scan) hrpc.ScannerV2 {
 	if tx := txOf(s.Context()); tx != nil {
-		return &scannerV2{tx.scanner(s).(*scanner)}
+		return &scannerV2{&scanner{rpc: s, err: tx.refuseScan()}}
 	}
 	sc := &scanner{c: c, rpc: s}
 	sc.err = sc.init()

@@ -407,9 +407,10 @@ func (tx *Tx) endNonces(applied bool) {
 	tx.nonces = nil
 }
 
-// txScanner fails a scan within a Tx (see Tx).
-func (tx *Tx) scanner(s *hrpc.Scan) hrpc.Scanner {
+// refuseScan fails the Tx, which does not scan (see Tx), and returns the
+// error its scan answers.
+func (tx *Tx) refuseScan() error {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
-	return &scanner{rpc: s, err: tx.conflict("a scan")}
+	return tx.conflict("a scan")
 }
