@@ -460,11 +460,16 @@ func (q *query) readColumns(it *pebble.Iterator, rowPrefix []byte, recordKeys []
 	var key []byte
 	for _, rk := range recordKeys {
 		key = append(append(key[:0], rowPrefix...), rk...)
-		if !it.SeekGE(key) {
-			break // nothing at or past it (or an error): nor past the next ones
-		}
-		if bytes.Equal(it.Key(), key) {
+		// A prefix seek of the whole key: the bloom filters of the files it
+		// would look in say which hold the record, where SeekGE reads a
+		// block of every level's file (at 100,000 nodes, a relationship
+		// import's checks of its ends cost 2.5 times what they did at
+		// 10,000 without them).
+		if it.SeekPrefixGE(key) && bytes.Equal(it.Key(), key) {
 			arena, kept = q.readRecord(&r, rk, it.Value(), arena, kept)
+		}
+		if it.Error() != nil {
+			break
 		}
 	}
 	return arena, kept
