@@ -27,3 +27,30 @@ func TestCacheFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestBlockCacheDefaultsByCommand(t *testing.T) {
+	for _, tc := range []struct {
+		env  string // HBGRAPH_BLOCK_CACHE_BYTES, "" for unset
+		args []string
+		want int64
+	}{
+		{"", nil, embedded.DefaultCacheBytes},
+		{"", []string{"repair"}, embedded.DefaultCacheBytes},
+		{"", []string{"import"}, importBlockCacheBytes},
+		{"", []string{"--block-cache-bytes", "268435456", "import"}, 256 << 20},
+		{"", []string{"import", "--block-cache-bytes", "2097152"}, 2 << 20},
+		{"4194304", []string{"import"}, 4 << 20},
+		{"4194304", nil, 4 << 20},
+	} {
+		if tc.env != "" {
+			t.Setenv("HBGRAPH_BLOCK_CACHE_BYTES", tc.env)
+		}
+		cfg, err := parseConfig(tc.args)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if got := cfg.blockCacheFor(); got != tc.want {
+			t.Errorf("HBGRAPH_BLOCK_CACHE_BYTES=%q %q: block cache %d, want %d", tc.env, tc.args, got, tc.want)
+		}
+	}
+}

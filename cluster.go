@@ -61,7 +61,7 @@ func openHBase(cfg config, log zerolog.Logger) (gohbase.Client, error) {
 	// nonce could only ever be seen once; a 100,000-node import makes
 	// millions of Increments in the grace period, past any cap.
 	hc, err := embedded.Open(embedded.Options{Dir: cfg.dataDir, Tables: keys.Tables(), Sync: cfg.sync, Logger: log,
-		CacheBytes: cfg.blockCacheBytes, ResultCacheBytes: cfg.resultCacheOption(),
+		CacheBytes: cfg.blockCacheFor(), ResultCacheBytes: cfg.resultCacheOption(),
 		MaxNonces: cfg.maxNonces, NoNonces: cfg.command == "import"})
 	if dirLocked(err) {
 		return nil, fmt.Errorf("data directory %s is in use: another hbgraph (or another process) holds its lock; stop it first, or give each server its own --data-dir", absDir(cfg.dataDir))

@@ -47,10 +47,13 @@ type config struct {
 	// blockCacheBytes and resultCacheBytes size the embedded engine's
 	// caches (with --memory-limit, what bounds its RSS).
 	blockCacheBytes, resultCacheBytes int64
-	regions                           int
-	sync                              bool
-	logLevel                          string
-	logFormat                         string
+	// blockCacheSet tells whether a flag or HBGRAPH_BLOCK_CACHE_BYTES gave
+	// blockCacheBytes (see blockCacheFor).
+	blockCacheSet bool
+	regions       int
+	sync          bool
+	logLevel      string
+	logFormat     string
 
 	// maxNonces caps the Increments the embedded engine remembers to
 	// answer a re-send (not in import, which remembers none).
@@ -146,7 +149,7 @@ func newCommand(cfg *config, chosen func(cmd *cli.Command, name string) error) *
 	def := limits.DefaultConfig
 	shared := []cli.Flag{
 		&cli.StringFlag{Name: "data-dir", Value: "./data", Usage: "embedded engine's data directory", Sources: cli.EnvVars("HBGRAPH_DATA_DIR"), Destination: &cfg.dataDir},
-		&cli.Int64Flag{Name: "block-cache-bytes", Value: embedded.DefaultCacheBytes, Usage: "embedded engine: Pebble's block cache (outside the Go heap)", Sources: cli.EnvVars("HBGRAPH_BLOCK_CACHE_BYTES"), Destination: &cfg.blockCacheBytes},
+		&cli.Int64Flag{Name: "block-cache-bytes", Value: embedded.DefaultCacheBytes, Usage: "embedded engine: Pebble's block cache (outside the Go heap); import uses 1 GiB unless this is given", Sources: cli.EnvVars("HBGRAPH_BLOCK_CACHE_BYTES"), Destination: &cfg.blockCacheBytes},
 		&cli.Int64Flag{Name: "result-cache-bytes", Value: embedded.DefaultResultCacheBytes, Usage: "embedded engine: decoded rows and first pages of scans kept (outside the Go heap); 0: none", Sources: cli.EnvVars("HBGRAPH_RESULT_CACHE_BYTES"), Destination: &cfg.resultCacheBytes},
 		&cli.IntFlag{Name: "max-nonces", Value: embedded.DefaultMaxNonces, Usage: "embedded engine: Increments and Appends whose nonces are remembered for their grace period, so that a re-send counts once; past it the oldest are forgotten (import remembers none)", Sources: cli.EnvVars("HBGRAPH_MAX_NONCES"), Destination: &cfg.maxNonces},
 		&cli.StringFlag{Name: "hbase-zk", Usage: "ZooKeeper quorum of an HBase cluster, e.g. zk1:2181,zk2:2181; empty: the embedded engine", Sources: cli.EnvVars("HBGRAPH_HBASE_ZK"), Destination: &cfg.hbaseZK},
@@ -330,6 +333,7 @@ func parseConfig(args []string) (config, error) {
 		ran = true
 		cfg.command = name
 		cfg.gcPercentSet = cmd.IsSet("gc-percent")
+		cfg.blockCacheSet = cmd.IsSet("block-cache-bytes")
 		cfg.federationAuthDirectivesSet = cmd.IsSet("federation-auth-directives")
 		return nil
 	})
@@ -391,6 +395,23 @@ func (cfg config) gcPercentFor() int {
 		return 100
 	}
 	return cfg.gcPercent
+}
+
+// importBlockCacheBytes is import's block cache unless one is given.
+const importBlockCacheBytes = 1 << 30
+
+// blockCacheFor is --block-cache-bytes, or its default for the command.
+// import reads its files' worth of store back (each relationship's two
+// nodes and degree counters), in rows spread over the whole table by their
+// hashed keys, and exits when done: at 100,000 nodes, 1.1 GB of store,
+// 1 GiB in place of 256 MiB took relationships from 19,076 to 21,372 rows
+// a second. The cache fills only as blocks are read, so a small import
+// uses no more than the server would.
+func (cfg config) blockCacheFor() int64 {
+	if cfg.command == "import" && !cfg.blockCacheSet {
+		return importBlockCacheBytes
+	}
+	return cfg.blockCacheBytes
 }
 
 // authDirectives is --federation-auth-directives when given, else whether
