@@ -98,8 +98,12 @@ type getRead struct {
 	resp      *pb.GetResponse // answered from the cache
 	stripe    int
 	cacheable bool
-	families  string
-	gen       uint64
+	// keep is whether the row read is kept in the cache: not when the Get
+	// asks that its blocks not be cached, HBase's word for a read that
+	// will not come again (an import's read-back of the rows it wrote).
+	keep     bool
+	families string
+	gen      uint64
 }
 
 // newGetRead prepares g and answers it from the result cache when it can.
@@ -133,6 +137,7 @@ func (c *Client) newGetRead(t *table, g *pb.Get) (getRead, error) {
 		r.resp = &pb.GetResponse{Result: &pb.Result{Cell: cells}}
 	}
 	r.gen = gen
+	r.keep = g.CacheBlocks == nil || *g.CacheBlocks
 	return r, nil
 }
 
@@ -160,7 +165,7 @@ func (c *Client) readGet(it *pebble.Iterator, t *table, r getRead) (*pb.GetRespo
 	if r.g.GetExistenceOnly() {
 		return &pb.GetResponse{Result: &pb.Result{Exists: proto.Bool(len(kept) > 0)}}, nil
 	}
-	if r.cacheable {
+	if r.cacheable && r.keep {
 		c.results.putRow(r.stripe, r.prefix, r.gen, r.families, arena, kept)
 	}
 	return &pb.GetResponse{Result: &pb.Result{Cell: cutCells(append([]byte(nil), row...), arena, kept)}}, nil

@@ -222,3 +222,72 @@ func TestCloseReleasesTheResultCache(t *testing.T) {
 		t.Errorf("the result cache holds %d entries after Close; want its memory given back", n)
 	}
 }
+
+// TestGetThatCachesNoBlocksKeepsNoRow: a Get with CacheBlocks(false), as
+// an import reads back the rows it wrote, is answered as any other (from
+// the cache when the row is there) but leaves no row in it; a Get without
+// the option keeps the row, alone and in a batch.
+func TestGetThatCachesNoBlocksKeepsNoRow(t *testing.T) {
+	ctx := context.Background()
+	c, err := Open(Options{Tables: map[string][]string{"t": {"f"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tbl := c.tables["t"]
+	cached := func(row string) bool {
+		r := []byte(row)
+		_, hit, _ := c.results.getRow(tbl, rowStripe(tbl, r), tbl.rowPrefix(r), r, "")
+		return hit
+	}
+	get := func(row string, opts ...func(hrpc.Call) error) hrpc.Call {
+		t.Helper()
+		g, err := hrpc.NewGetStr(ctx, "t", row, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	value := func(res *hrpc.Result) string {
+		if len(res.Cells) != 1 {
+			return fmt.Sprintf("%d cells", len(res.Cells))
+		}
+		return string(res.Cells[0].Value)
+	}
+	for _, row := range []string{"a", "b", "c", "d"} {
+		p, err := hrpc.NewPutStr(ctx, "t", row, map[string]map[string][]byte{"f": {"q": []byte("v" + row)}})
+		if err == nil {
+			_, err = c.Put(p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		res, err := c.Get(get("a", hrpc.CacheBlocks(false)).(*hrpc.Get))
+		if err != nil || value(res) != "va" {
+			t.Fatalf("Get of a with CacheBlocks(false): %v, %v", value(res), err)
+		}
+	}
+	if cached("a") {
+		t.Error("a Get with CacheBlocks(false) kept its row")
+	}
+	res, ok := c.SendBatch(ctx, []hrpc.Call{get("b", hrpc.CacheBlocks(false)), get("c")})
+	if !ok || res[0].Error != nil || res[1].Error != nil {
+		t.Fatalf("batch: %v", res)
+	}
+	if cached("b") || !cached("c") {
+		t.Errorf("after a batch of b with CacheBlocks(false) and c without: b kept %v, c kept %v; want false, true", cached("b"), cached("c"))
+	}
+	if _, err := c.Get(get("d").(*hrpc.Get)); err != nil {
+		t.Fatal(err)
+	}
+	if !cached("d") {
+		t.Fatal("a Get without the option kept no row")
+	}
+	// Answered from the cache all the same, and leaving the row there.
+	res1, err := c.Get(get("d", hrpc.CacheBlocks(false)).(*hrpc.Get))
+	if err != nil || value(res1) != "vd" || !cached("d") {
+		t.Errorf("Get of a cached row with CacheBlocks(false): %v, %v; still cached %v", value(res1), err, cached("d"))
+	}
+}
