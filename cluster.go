@@ -59,10 +59,13 @@ func openHBase(cfg config, log zerolog.Logger) (gohbase.Client, error) {
 	// import remembers no nonces: its calls reach the engine in this
 	// process and are never re-sent, and each batch is its own op, so a
 	// nonce could only ever be seen once; a 100,000-node import makes
-	// millions of Increments in the grace period, past any cap.
+	// millions of Increments in the grace period, past any cap. Nor does
+	// it write a log (unless --sync): a kill loses the writes since the
+	// last flush, which its rerun makes again, as it does those of the
+	// batches in flight.
 	hc, err := embedded.Open(embedded.Options{Dir: cfg.dataDir, Tables: keys.Tables(), Sync: cfg.sync, Logger: log,
 		CacheBytes: cfg.blockCacheFor(), ResultCacheBytes: cfg.resultCacheOption(),
-		MaxNonces: cfg.maxNonces, NoNonces: cfg.command == "import"})
+		MaxNonces: cfg.maxNonces, NoNonces: cfg.command == "import", NoWAL: cfg.command == "import"})
 	if dirLocked(err) {
 		return nil, fmt.Errorf("data directory %s is in use: another hbgraph (or another process) holds its lock; stop it first, or give each server its own --data-dir", absDir(cfg.dataDir))
 	}

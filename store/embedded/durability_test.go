@@ -32,9 +32,15 @@ import (
 )
 
 const (
-	durabilityDirEnv  = "HBGRAPH_EMBEDDED_DURABILITY_DIR"
-	durabilitySyncEnv = "HBGRAPH_EMBEDDED_DURABILITY_SYNC"
+	durabilityDirEnv   = "HBGRAPH_EMBEDDED_DURABILITY_DIR"
+	durabilitySyncEnv  = "HBGRAPH_EMBEDDED_DURABILITY_SYNC"
+	durabilityNoWALEnv = "HBGRAPH_EMBEDDED_DURABILITY_NOWAL"
 )
+
+// durabilityPad is the size of the padding cell each step of a child
+// without a log writes, so that its memtables fill and are flushed while
+// it runs (64 MiB: every 2,000 steps or so).
+const durabilityPad = 32 << 10
 
 func durabilityRow(i int) string { return fmt.Sprintf("row%08d", i) }
 
@@ -47,10 +53,12 @@ func TestDurabilityChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestAcknowledgedWritesSurviveKill")
 	}
+	noWAL := os.Getenv(durabilityNoWALEnv) == "1"
 	c, err := embedded.Open(embedded.Options{
 		Dir:    dir,
 		Tables: specTables(),
 		Sync:   os.Getenv(durabilitySyncEnv) == "1",
+		NoWAL:  noWAL,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "open: %v\n", err)
@@ -62,7 +70,11 @@ func TestDurabilityChild(t *testing.T) {
 	stop := time.Now().Add(time.Minute)
 	for i := 0; time.Now().Before(stop); i++ {
 		row := durabilityRow(i)
-		p, err := hrpc.NewPutStr(ctx, specTable, row, vals("f", "v", row))
+		values := vals("f", "v", row)
+		if noWAL {
+			values["f"]["pad"] = make([]byte, durabilityPad)
+		}
+		p, err := hrpc.NewPutStr(ctx, specTable, row, values)
 		if err == nil {
 			_, err = cl.Put(p)
 		}
@@ -97,12 +109,14 @@ func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 	}
 	t.Parallel()
 	for _, tc := range []struct {
-		name string
-		sync bool
-		acks int // kill after this many acknowledgements
+		name  string
+		sync  bool
+		noWAL bool // then only a prefix of the steps need survive
+		acks  int  // kill after this many acknowledgements
 	}{
-		{"sync off", false, 3000},
-		{"sync on", true, 200},
+		{"sync off", false, false, 3000},
+		{"sync on", true, false, 200},
+		{"no log", false, true, 6000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -112,7 +126,11 @@ func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 			if tc.sync {
 				syncEnv = "1"
 			}
-			cmd.Env = append(os.Environ(), durabilityDirEnv+"="+dir, durabilitySyncEnv+"="+syncEnv)
+			noWALEnv := "0"
+			if tc.noWAL {
+				noWALEnv = "1"
+			}
+			cmd.Env = append(os.Environ(), durabilityDirEnv+"="+dir, durabilitySyncEnv+"="+syncEnv, durabilityNoWALEnv+"="+noWALEnv)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			stdout, err := cmd.StdoutPipe()
@@ -164,7 +182,8 @@ func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 			// Reopen the directory the killed process left behind.
 			c := openSpec(t, embedded.Options{Dir: dir})
 			var cl gohbase.Client = c
-			s, err := hrpc.NewScanRangeStr(context.Background(), specTable, "row", "rox", hrpc.NumberOfRows(1000))
+			s, err := hrpc.NewScanRangeStr(context.Background(), specTable, "row", "rox", hrpc.NumberOfRows(1000),
+				hrpc.Families(map[string][]string{"f": {"v"}}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,6 +196,10 @@ func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 				for _, cell := range r.Cells {
 					present[string(cell.Row)] = string(cell.Value)
 				}
+			}
+			if tc.noWAL {
+				checkSurvivingPrefix(t, cl, present, lastAck)
+				return
 			}
 			missing := 0
 			for i := 0; i <= lastAck; i++ {
@@ -202,6 +225,34 @@ func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkSurvivingPrefix checks what a killed child without a log left: a
+// prefix of its commits (Put of row i, then the counter's Increment to
+// i+1), so rows 0 to k-1 and no other, and the counter at k-1 or k; and
+// that a flush kept some (k > 0), or the check would hold of nothing.
+func checkSurvivingPrefix(t *testing.T, cl gohbase.Client, present map[string]string, lastAck int) {
+	t.Helper()
+	k := 0
+	for ; k <= lastAck+1; k++ {
+		if present[durabilityRow(k)] != durabilityRow(k) {
+			break
+		}
+	}
+	if len(present) != k {
+		t.Fatalf("rows 0 to %d survived, and %d others: not a prefix of the commits", k-1, len(present)-k)
+	}
+	if k == 0 || k > lastAck+2 {
+		t.Fatalf("%d steps survived of %d acknowledged: want some (a flush), and no more than one past them", k, lastAck+1)
+	}
+	var n int64
+	if counter := mustGet(t, cl, "counter"); len(counter.Cells) == 1 && len(counter.Cells[0].Value) == 8 {
+		n = int64(binary.BigEndian.Uint64(counter.Cells[0].Value))
+	}
+	if n != int64(k) && n != int64(k-1) {
+		t.Fatalf("counter = %d after rows 0 to %d survived, want %d or %d", n, k-1, k-1, k)
+	}
+	t.Logf("without a log, %d of %d acknowledged steps survived the kill", k, lastAck+1)
 }
 
 // A clean Close and Open of the same directory keeps cells and delete
@@ -260,5 +311,29 @@ func TestReopenKeepsCellsAndDeleteMarkers(t *testing.T) {
 	mustPut(t, cl, "r", vals("f", "a", "old"), at(now-50))
 	if got, want := cellsKV(mustGet(t, cl, "r").Cells), []string{"f:a=old", "g:c=base"}; !slices.Equal(got, want) {
 		t.Fatalf("after purge: Get r = %q, want %q", got, want)
+	}
+}
+
+// TestCloseWithoutALogKeepsEveryWrite: an engine without a log (import's)
+// keeps its writes in memtables only until a flush; Close flushes, so
+// what a process wrote before closing is there when the directory is
+// opened again.
+func TestCloseWithoutALogKeepsEveryWrite(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c, err := embedded.Open(embedded.Options{Dir: dir, Tables: specTables(), NoWAL: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rows = 100
+	for i := range rows {
+		mustPut(t, c, durabilityRow(i), vals("f", "v", durabilityRow(i)))
+	}
+	c.Close()
+	reopened := openSpec(t, embedded.Options{Dir: dir})
+	for i := range rows {
+		if res := mustGet(t, reopened, durabilityRow(i)); len(res.Cells) != 1 || string(res.Cells[0].Value) != durabilityRow(i) {
+			t.Fatalf("row %d after Close and reopen: %q", i, cellsTS(res.Cells))
+		}
 	}
 }

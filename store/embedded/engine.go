@@ -87,6 +87,15 @@ type Options struct {
 	// Increments within the grace period than any cap would hold.
 	NoNonces bool
 
+	// NoWAL writes no write-ahead log, for a bulk load that can be run
+	// again (import): a commit waits for no log write, and a crash or a
+	// kill loses the commits since the last memtable flush. What survives
+	// is a prefix of the commits, in their order, as if the process had
+	// died earlier. Close flushes, so a process that closes the engine
+	// loses nothing. Ignored with Sync, which asks for every commit to
+	// survive, and in memory, which has no log.
+	NoWAL bool
+
 	// ReadOnly opens an existing store (Dir) for reading only: writes fail,
 	// nothing is compacted, and the files are left as they were (a
 	// backup's checkpoint, read by export). Pebble still takes the
@@ -247,8 +256,12 @@ type Client struct {
 	horizon time.Duration
 	log     zerolog.Logger
 	// writeOpts is pebble.Sync on disk (see noSyncWALFS for what that
-	// costs when Options.Sync is false) and NoSync in memory.
+	// costs when Options.Sync is false) and NoSync in memory or with
+	// Options.NoWAL.
 	writeOpts *pebble.WriteOptions
+	// flushOnClose is Options.NoWAL in effect: what the memtables hold is
+	// nowhere else until flushed.
+	flushOnClose bool
 
 	// locks[i] serialises the mutations of the rows of stripe i (see
 	// rowStripe) and guards familyMarkers[i].
@@ -370,6 +383,13 @@ func Open(opts Options) (*Client, error) {
 			popts.FS = noSyncWALFS{vfs.Default}
 		}
 		c.writeOpts = pebble.Sync
+		if opts.NoWAL && !opts.Sync && !opts.ReadOnly {
+			// A relationship import at 10,000 nodes: 26,486 -> 34,344
+			// rows/s (its commits waited for the log's write).
+			popts.DisableWAL = true
+			c.writeOpts = pebble.NoSync
+			c.flushOnClose = true
+		}
 	}
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
@@ -413,6 +433,11 @@ func (c *Client) Close() {
 	c.mu.Unlock()
 	c.compactor.Wait()
 	c.filterBuilds.Wait()
+	if c.flushOnClose {
+		if err := c.db.Flush(); err != nil {
+			c.log.Error().Err(err).Msg("embedded: close: flush (the writes since the last flush are lost)")
+		}
+	}
 	if err := c.db.Close(); err != nil {
 		c.log.Error().Err(err).Msg("embedded: close")
 	}
