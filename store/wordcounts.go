@@ -47,7 +47,7 @@ import (
 // The writer that changes counts keeps the list after its Increment
 // (updateTopWords): a compare-and-set on the row's version cell, in which
 // it reads the list, then the counts its Increment changed, and merges
-// them (topList.apply). A count that rose past the last entry goes in;
+// them (mergeTopCell). A count that rose past the last entry goes in;
 // one that fell below the last entry goes out, which shortens the list; a
 // list that would no longer answer every page is recomputed from the whole
 // word count row instead. Reading the changed counts after the list, in
@@ -322,46 +322,206 @@ func topListOf(counts map[string]int64) topList {
 	return topList{words: words, complete: true}
 }
 
-// apply merges the current counts of some words into the list, keeping it
-// a prefix of wordCounts' order. It reports false when the result no
-// longer answers every page: recompute it from the whole row.
-func (t *topList) apply(counts map[string]int64) bool {
-	if !t.complete && len(t.words) == 0 {
-		return false
+// topEntries reads the entries of a QualTopWords cell in order, checking
+// each against the one before: a positive count, and compareRank order.
+type topEntries struct {
+	rest      []byte // the entries not read yet
+	prevCount uint64
+	prevWord  []byte
+	read      int  // entries read
+	bad       bool // the cell is not an encoded list
+}
+
+// topCellEntries reads the entries of cell, whose flags byte is checked.
+func topCellEntries(cell []byte) (r topEntries, complete bool) {
+	if len(cell) == 0 || cell[0] > 1 {
+		return topEntries{bad: true}, false
 	}
-	// Every word the list leaves out ranks below its last entry, so a
-	// changed count can only be placed if it ranks above that entry.
-	var last WordCount
-	if !t.complete {
-		last = t.words[len(t.words)-1]
+	return topEntries{rest: cell[1:]}, cell[0] == 1
+}
+
+// next returns the next entry's count and word, and the entry as encoded
+// (both alias the cell); ok is false at the end, or for an entry that
+// does not decode or is out of order (bad is then set).
+func (r *topEntries) next() (count uint64, word, entry []byte, ok bool) {
+	b := r.rest
+	if len(b) == 0 || r.bad {
+		return 0, nil, nil, false
 	}
-	// The list is in order already: only the changed words are sorted,
-	// and merged in (a post changes a few of an author's thousand).
+	count, n := uvarint(b)
+	if n <= 0 || count == 0 || count > math.MaxInt64 {
+		r.bad = true
+		return 0, nil, nil, false
+	}
+	wlen, m := uvarint(b[n:])
+	if m <= 0 || wlen > uint64(len(b)-n-m) {
+		r.bad = true
+		return 0, nil, nil, false
+	}
+	end := n + m + int(wlen)
+	word = b[n+m : end]
+	// compareRank: the larger count first, ties in word order.
+	if r.read > 0 && (count > r.prevCount || count == r.prevCount && bytes.Compare(r.prevWord, word) >= 0) {
+		r.bad = true
+		return 0, nil, nil, false
+	}
+	r.prevCount, r.prevWord = count, word
+	r.read++
+	r.rest = b[end:]
+	return count, word, b[:end], true
+}
+
+// uvarint is binary.Uvarint, a byte below 0x80 (most counts and word
+// lengths) read inline.
+func uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return binary.Uvarint(b)
+}
+
+// mergeTopCell merges the current counts of some words into the encoded
+// list cell, keeping it a prefix of wordCounts' order, and returns the new
+// cell. It works on the encoding, a copy of each entry kept, so a merge
+// costs a pass over the cell and the changed words, not a list decoded
+// and encoded again (a post changes a few of an author's thousand). ok is
+// false when the cell does not decode, or the result would no longer
+// answer every page: recompute it from the whole row.
+func mergeTopCell(cell []byte, counts map[string]int64) (merged []byte, ok bool) {
+	entries, complete := topCellEntries(cell)
+	if entries.bad || !complete && len(entries.rest) == 0 {
+		return nil, false
+	}
 	placed := make([]WordCount, 0, len(counts))
+	var changed wordFilter
 	for w, n := range counts {
-		e := WordCount{Word: w, Count: n}
-		if n > 0 && (t.complete || compareRank(e, last) < 0) {
-			placed = append(placed, e)
+		changed.add(w)
+		if n > 0 {
+			placed = append(placed, WordCount{Word: w, Count: n})
 		}
 	}
 	slices.SortFunc(placed, compareRank)
-	words := make([]WordCount, 0, len(t.words)+len(placed))
-	for _, e := range t.words {
-		if _, changed := counts[e.Word]; changed {
-			continue
+	merged = make([]byte, 1, len(cell)+len(placed)*(2*binary.MaxVarintLen64+MaxWordBytes/8))
+	// Kept entries are copied a run at a time: cell[runFrom:runTo] holds
+	// run of them not yet in merged.
+	size, run, runFrom, runTo := 0, 0, 1, 1
+	full := false
+	flush := func() {
+		if run == 0 {
+			return
 		}
-		for len(placed) > 0 && compareRank(placed[0], e) < 0 {
-			words, placed = append(words, placed[0]), placed[1:]
+		take := min(run, topListKeep-size)
+		if take < run {
+			full = true
+			// Only the first take entries of the run fit: find where they end.
+			rest := topEntries{rest: cell[runFrom:runTo]}
+			for range take {
+				rest.next()
+			}
+			runTo = runTo - len(rest.rest)
 		}
-		words = append(words, e)
+		merged = append(merged, cell[runFrom:runTo]...)
+		size += take
+		run, runFrom = 0, runTo
 	}
-	words = append(words, placed...)
-	if len(words) > topListKeep {
-		words, t.complete = words[:topListKeep:topListKeep], false
+	var enc []byte // a placed entry's encoding
+	addPlaced := func(e WordCount) {
+		flush()
+		if size == topListKeep {
+			full = true
+			return
+		}
+		enc = binary.AppendUvarint(enc[:0], uint64(e.Count))
+		enc = binary.AppendUvarint(enc, uint64(len(e.Word)))
+		merged = append(append(merged, enc...), e.Word...)
+		size++
 	}
-	t.words = words
-	return t.answersEveryPage()
+	var lastCount uint64
+	var lastWord []byte
+	for {
+		at := len(cell) - len(entries.rest)
+		count, word, entry, more := entries.next()
+		if !more {
+			break
+		}
+		lastCount, lastWord = count, word
+		// Every changed word that ranks before this entry goes in first.
+		for len(placed) > 0 && rankedBefore(placed[0], count, word) {
+			addPlaced(placed[0])
+			placed = placed[1:]
+		}
+		if changed.mayHold(word) {
+			if _, isChanged := counts[string(word)]; isChanged {
+				continue
+			}
+		}
+		if run == 0 || runTo != at {
+			flush()
+			runFrom = at
+		}
+		runTo = at + len(entry)
+		run++
+	}
+	if entries.bad || entries.read > topListKeep {
+		return nil, false
+	}
+	// Every word the list leaves out ranks below its last entry, so a
+	// changed count past it can only be placed in a complete list.
+	for _, e := range placed {
+		if !complete && !rankedBefore(e, lastCount, lastWord) {
+			break
+		}
+		addPlaced(e)
+	}
+	flush()
+	complete = complete && !full
+	if complete {
+		merged[0] = 1
+	}
+	return merged, complete || size >= MaxTopWords
 }
+
+// rankedBefore reports whether e ranks before the entry (count, word) in
+// compareRank order.
+func rankedBefore(e WordCount, count uint64, word []byte) bool {
+	if c := uint64(e.Count); c != count {
+		return c > count
+	}
+	return e.Word < string(word)
+}
+
+// wordFilter is a Bloom filter of 256 bits and one hash over a few words:
+// a word it does not hold is none of them, told without a map lookup (a
+// merge checks each entry of a list against a post's words).
+type wordFilter [4]uint64
+
+func (f *wordFilter) add(w string) {
+	h := wordHash(w)
+	f[h>>62] |= 1 << (h & 63)
+}
+
+func (f *wordFilter) mayHold(w []byte) bool {
+	h := wordHash(w)
+	return f[h>>62]&(1<<(h&63)) != 0
+}
+
+// wordHash mixes a word's length and its first and last eight bytes: a
+// few instructions, where a general hash costs more than the rest of an
+// entry's merge. Words that share all three only cost a map lookup.
+func wordHash[W string | []byte](w W) uint64 {
+	var head, tail uint64
+	for i := 0; i < len(w) && i < 8; i++ {
+		head = head<<8 | uint64(w[i])
+	}
+	for i := max(8, len(w)-8); i < len(w); i++ {
+		tail = tail<<8 | uint64(w[i])
+	}
+	h := (head ^ uint64(len(w))<<56) * 0x9e3779b97f4a7c15
+	return (h ^ tail ^ h>>29) * 0xbf58476d1ce4e5b9
+}
+
+// emptyTopCell is the cell of a complete list with no words.
+var emptyTopCell = topList{complete: true}.encode()
 
 // encode is the QualTopWords cell: a flags byte (1: complete), then per
 // entry uvarint(count) uvarint(len(word)) word.
@@ -387,42 +547,29 @@ func (t topList) encode() []byte {
 // it); ok is false for a cell that is not an encoded list of positive
 // counts in compareRank order.
 func decodeTopList(b []byte, keep int) (t topList, size int, ok bool) {
-	if len(b) == 0 || b[0] > 1 {
+	entries, complete := topCellEntries(b)
+	if entries.bad {
 		return topList{}, 0, false
 	}
-	t.complete = b[0] == 1
+	t.complete = complete
 	// The words kept are substrings of one copy of the cell: one
 	// allocation, not one per word (a list holds up to topListKeep).
 	var text string
 	if keep > 0 {
 		text = string(b)
 	}
-	whole := len(b)
-	var prevCount uint64
-	var prevWord []byte // not copied: words past keep are only compared
-	for b = b[1:]; len(b) > 0; size++ {
-		count, n := binary.Uvarint(b)
-		if n <= 0 || count == 0 || count > math.MaxInt64 {
-			return topList{}, 0, false
+	for {
+		count, word, _, more := entries.next()
+		if !more {
+			break
 		}
-		b = b[n:]
-		wlen, n := binary.Uvarint(b)
-		if n <= 0 || wlen > uint64(len(b)-n) {
-			return topList{}, 0, false
-		}
-		word := b[n : n+int(wlen)]
-		b = b[n+int(wlen):]
-		// compareRank: the larger count first, ties in word order.
-		if size > 0 && cmp.Or(cmp.Compare(count, prevCount), bytes.Compare(prevWord, word)) >= 0 {
-			return topList{}, 0, false
-		}
-		prevCount, prevWord = count, word
 		if size < keep {
-			at := whole - len(b) - len(word) // word's offset in the cell
+			at := len(b) - len(entries.rest) - len(word) // word's offset in the cell
 			t.words = append(t.words, WordCount{Word: text[at : at+len(word)], Count: int64(count)})
 		}
+		size++
 	}
-	if size > topListKeep {
+	if entries.bad || size > topListKeep {
 		return topList{}, 0, false
 	}
 	return t, size, true
@@ -445,13 +592,16 @@ type topRow struct {
 	listCell    []byte
 }
 
-// decodeTopRow decodes a top-words row, the first keep words of its list.
+// decodeTopRow decodes a top-words row, the first keep words of its list;
+// with keep < 0 it leaves the list cell as it is (listOK false).
 func decodeTopRow(c cellSource, keep int) topRow {
 	var r topRow
 	r.version, _ = c.lookup(keys.QualTopVersion)
 	r.stamp, r.serial, r.serialKnown = decodeTopVersion(r.version)
 	r.listCell, _ = c.lookup(keys.QualTopWords)
-	r.list, r.listSize, r.listOK = decodeTopList(r.listCell, keep)
+	if keep >= 0 {
+		r.list, r.listSize, r.listOK = decodeTopList(r.listCell, keep)
+	}
 	if v, ok := c.lookup(keys.QualTopDirty); ok {
 		r.dirty, _ = decodeMs(v)
 	}
@@ -461,8 +611,11 @@ func decodeTopRow(c cellSource, keep int) topRow {
 	return r
 }
 
+// clean reports whether the row has no dirty mark it has not seen.
+func (r topRow) clean() bool { return r.dirty == r.dirtySeen }
+
 // usable reports whether the row's list holds to the invariant.
-func (r topRow) usable() bool { return r.listOK && r.dirty == r.dirtySeen }
+func (r topRow) usable() bool { return r.listOK && r.clean() }
 
 // answersEveryPage reports whether a read can take its words from the row.
 func (r topRow) answersEveryPage() bool {
@@ -484,10 +637,12 @@ func (s *Store) updateTopWords(ctx context.Context, author string, words []strin
 		if err != nil {
 			return false, err
 		}
-		have := decodeTopRow(c, topListKeep)
-		list := have.list
-		exact := have.usable()
-		var serial int64
+		have := decodeTopRow(c, -1) // the list is merged as encoded
+		var (
+			cell   []byte
+			exact  = have.clean() && have.listCell != nil // and it decodes: mergeTopCell checks
+			serial int64
+		)
 		if exact {
 			snap := own
 			if snap == nil || !have.serialKnown || have.serial >= snap.serial {
@@ -495,19 +650,22 @@ func (s *Store) updateTopWords(ctx context.Context, author string, words []strin
 					return false, err
 				}
 			}
-			exact, serial = list.apply(snap.counts), snap.serial
+			cell, exact = mergeTopCell(have.listCell, snap.counts)
+			serial = snap.serial
 		}
 		if !exact {
+			var list topList
 			if list, serial, err = s.recountTopList(ctx, wrow); err != nil {
 				return false, err
 			}
+			cell = list.encode()
 		}
 		if own != nil { // a writer's merge (import merges many authors at once)
 			if err := s.faultPoint(pointTopWordsMerge); err != nil {
 				return false, err
 			}
 		}
-		_, won, err := s.putTopList(ctx, trow, have, list, true, serial)
+		_, won, err := s.putTopList(ctx, trow, have, cell, true, serial)
 		return won, err
 	})
 	if errors.Is(err, ErrConflict) {
@@ -551,7 +709,7 @@ func (s *Store) rebuildTopWords(ctx context.Context, author string) (bool, error
 			return true, nil
 		}
 		var won bool
-		wrote, won, err = s.putTopList(ctx, trow, have, topListOf(counts), false, snap.serial)
+		wrote, won, err = s.putTopList(ctx, trow, have, topListOf(counts).encode(), false, snap.serial)
 		return won, err
 	})
 	return wrote, err
@@ -653,12 +811,11 @@ func (s *Store) wordCountsOf(ctx context.Context, wrow []byte, words []string) (
 // serial is the QualWordSerial of the snapshot the list was made from,
 // which the version keeps: never below the one it had, as the snapshot
 // was read after it (see wordSnapshot), unless the row's serial went back.
-func (s *Store) putTopList(ctx context.Context, trow []byte, have topRow, list topList, merge bool, serial int64) (changed, won bool, err error) {
-	cell := list.encode()
+func (s *Store) putTopList(ctx context.Context, trow []byte, have topRow, cell []byte, merge bool, serial int64) (changed, won bool, err error) {
 	if !merge && have.usable() && bytes.Equal(cell, have.listCell) {
 		return false, true, nil
 	}
-	if !merge && have.version == nil && have.listCell == nil && have.dirty == 0 && list.complete && len(list.words) == 0 {
+	if !merge && have.version == nil && have.listCell == nil && have.dirty == 0 && bytes.Equal(cell, emptyTopCell) {
 		return false, true, nil
 	}
 	stamp := max(s.nowMs(), have.stamp+1)

@@ -40,18 +40,21 @@ func TestTopWordsStaleMergeLoses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			list, serial := have.list, snap.serial
-			if !have.usable() || !list.apply(snap.counts) {
+			cell, ok := mergeTopCell(have.listCell, snap.counts)
+			serial := snap.serial
+			if !have.usable() || !ok {
+				var list topList
 				if list, serial, err = s.recountTopList(ctx, wrow); err != nil {
 					t.Fatal(err)
 				}
+				cell = list.encode()
 			}
 			// Writer B takes the word back, Increment and merge.
 			if err := s.addWordCounts(ctx, author, map[string]int64{"w": -1}, "b"); err != nil {
 				t.Fatal(err)
 			}
 			// A's compare-and-set, on what it read before B.
-			if _, won, err := s.putTopList(ctx, trow, have, list, true, serial); err != nil {
+			if _, won, err := s.putTopList(ctx, trow, have, cell, true, serial); err != nil {
 				t.Fatal(err)
 			} else if won {
 				t.Fatalf("a merge of counts read before another writer's Increment won")

@@ -440,14 +440,20 @@ func TestTopListCell(t *testing.T) {
 	}
 }
 
-// apply merges the changed counts into the ordered list; the result is
-// the list a sort of the kept entries and the placed counts gives.
-func TestTopListApplyIsASortedMerge(t *testing.T) {
+// mergeTopCell merges the changed counts into the encoded list; the result
+// is the list a sort of the kept entries and the placed counts gives, and
+// answers every page or is refused.
+func TestMergeTopCellIsASortedMerge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	for round := range 2000 {
+	for round := range 4000 {
 		counts := map[string]int64{}
 		for i := range 1 + rng.IntN(60) {
 			counts[fmt.Sprint("w", i)] = int64(1 + rng.IntN(8))
+		}
+		if round%10 == 0 { // lists at and past topListKeep
+			for i := range topListKeep - 40 + rng.IntN(80) {
+				counts[fmt.Sprint("v", i)] = int64(1 + rng.IntN(3))
+			}
 		}
 		list := topListOf(counts)
 		if rng.IntN(2) == 0 && len(list.words) > 1 { // a list cut short
@@ -457,29 +463,73 @@ func TestTopListApplyIsASortedMerge(t *testing.T) {
 		for range rng.IntN(12) {
 			changed[fmt.Sprint("w", rng.IntN(80))] = int64(rng.IntN(10)) // 0: fell out
 		}
-		want := slices.Clone(list.words)
+		want := topList{words: slices.Clone(list.words), complete: list.complete}
 		var last WordCount
-		if !list.complete && len(want) > 0 {
-			last = want[len(want)-1]
+		if !list.complete && len(want.words) > 0 {
+			last = want.words[len(want.words)-1]
 		}
-		want = slices.DeleteFunc(want, func(e WordCount) bool { _, ok := changed[e.Word]; return ok })
+		want.words = slices.DeleteFunc(want.words, func(e WordCount) bool { _, ok := changed[e.Word]; return ok })
 		for w, n := range changed {
 			if e := (WordCount{w, n}); n > 0 && (list.complete || compareRank(e, last) < 0) {
-				want = append(want, e)
+				want.words = append(want.words, e)
 			}
 		}
-		slices.SortFunc(want, compareRank)
-		before := slices.Clone(list.words)
-		got := list
-		got.apply(changed)
-		if len(want) > topListKeep {
-			want = want[:topListKeep]
+		slices.SortFunc(want.words, compareRank)
+		if len(want.words) > topListKeep {
+			want = topList{words: want.words[:topListKeep]}
 		}
-		if !slices.Equal(got.words, want) && !(len(got.words) == 0 && len(want) == 0) {
-			t.Fatalf("round %d: apply(%v) to %v = %v, want %v", round, changed, before, got.words, want)
+		cell := list.encode()
+		before := slices.Clone(cell)
+		got, ok := mergeTopCell(cell, changed)
+		answers := want.answersEveryPage() && (list.complete || len(list.words) > 0)
+		if ok != answers {
+			t.Fatalf("round %d: merge of %v into a list of %d (complete %v): ok %v, want %v",
+				round, changed, len(list.words), list.complete, ok, answers)
 		}
-		if !slices.Equal(list.words, before) {
-			t.Fatalf("round %d: apply changed the list it was given", round)
+		if ok && !bytes.Equal(got, want.encode()) {
+			dec, _, _ := decodeTopList(got, topListKeep)
+			at := 0
+			for at < min(len(dec.words), len(want.words)) && dec.words[at] == want.words[at] {
+				at++
+			}
+			t.Fatalf("round %d: merge of %v into a list of %d (complete %v): %d words (complete %v), want %d (complete %v); first difference at %d",
+				round, changed, len(list.words), list.complete, len(dec.words), dec.complete, len(want.words), want.complete, at)
 		}
+		if !bytes.Equal(cell, before) {
+			t.Fatalf("round %d: the merge changed the cell it was given", round)
+		}
+	}
+}
+
+// A cell that does not decode is not merged into: it is recomputed.
+func TestMergeTopCellRefusesWhatDoesNotDecode(t *testing.T) {
+	cell := topList{words: []WordCount{{"b", 3}, {"a", 2}, {"c", 2}}, complete: true}.encode()
+	for n := range len(cell) {
+		boundary := n == 1 // an empty complete list merges
+		for i := 1; i <= 3; i++ {
+			boundary = boundary || n == len(topList{words: []WordCount{{"b", 3}, {"a", 2}, {"c", 2}}[:i]}.encode())
+		}
+		if _, ok := mergeTopCell(cell[:n], map[string]int64{"a": 1}); ok != boundary {
+			t.Errorf("cut at %d of %d: merged %v", n, len(cell), ok)
+		}
+	}
+	for name, l := range map[string]topList{
+		"count order": {words: []WordCount{{"a", 1}, {"b", 2}}, complete: true},
+		"word order":  {words: []WordCount{{"b", 2}, {"a", 2}}, complete: true},
+		"zero count":  {words: []WordCount{{"a", 0}}, complete: true},
+	} {
+		if _, ok := mergeTopCell(l.encode(), map[string]int64{"z": 1}); ok {
+			t.Errorf("%s: merged", name)
+		}
+	}
+	if _, ok := mergeTopCell([]byte{2}, map[string]int64{"z": 1}); ok {
+		t.Error("unknown flags merged")
+	}
+	long := topListOf(map[string]int64{})
+	for i := range topListKeep + 1 {
+		long.words = append(long.words, WordCount{fmt.Sprintf("w%05d", i), 1})
+	}
+	if _, ok := mergeTopCell(long.encode(), map[string]int64{"z": 1}); ok {
+		t.Error("a list longer than topListKeep merged")
 	}
 }
