@@ -229,7 +229,8 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	if err := validateBody(body); err != nil {
 		return Article{}, err
 	}
-	if err := validateArticleWords(title, body); err != nil {
+	words, err := countArticleWords(title, body)
+	if err != nil {
 		return Article{}, err
 	}
 	if err := validateType("category", category); err != nil {
@@ -242,9 +243,9 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 		posted Article
 		k      keys.Article
 	)
-	err := s.atomically(ctx, func(ctx context.Context) error {
+	err = s.atomically(ctx, func(ctx context.Context) error {
 		var err error
-		posted, k, err = s.postArticle(ctx, authorID, title, body, category)
+		posted, k, err = s.postArticle(ctx, authorID, title, body, category, words)
 		return err
 	})
 	if err != nil {
@@ -257,8 +258,9 @@ func (s *Store) PostArticle(ctx context.Context, authorID, title, body, category
 	return posted, nil
 }
 
-// postArticle is PostArticle once its input is checked, but for the feed.
-func (s *Store) postArticle(ctx context.Context, authorID, title, body, category string) (Article, keys.Article, error) {
+// postArticle is PostArticle once its input is checked (words: the
+// article's, countArticleWords), but for the feed.
+func (s *Store) postArticle(ctx context.Context, authorID, title, body, category string, words map[string]int64) (Article, keys.Article, error) {
 	op, derived := OpFrom(ctx)
 	var author Node
 	first, err := s.readLiveNode(ctx, authorID)
@@ -324,7 +326,7 @@ func (s *Store) postArticle(ctx context.Context, authorID, title, body, category
 	a.updated = k.Posted
 	// The rest is idempotent (stamped u, Increments with the op's nonce):
 	// a retry that found its timeline row makes it again.
-	if err := s.postIndexAndCounts(ctx, k, row, a); err != nil {
+	if err := s.postIndexAndCounts(ctx, k, row, a, words); err != nil {
 		return Article{}, keys.Article{}, err
 	}
 	// The author may have been deleted (or deleted and created again,
@@ -359,9 +361,10 @@ func (s *Store) postArticle(ctx context.Context, authorID, title, body, category
 }
 
 // postIndexAndCounts writes a post's category row, counts and word
-// counts: on a cluster all three at once (each is idempotent, and none
-// reads what another writes), else one after the other.
-func (s *Store) postIndexAndCounts(ctx context.Context, k keys.Article, row []byte, a articleCells) error {
+// counts (words: articleWords(a)): on a cluster all three at once (each is
+// idempotent, and none reads what another writes), else one after the
+// other.
+func (s *Store) postIndexAndCounts(ctx context.Context, k keys.Article, row []byte, a articleCells, words map[string]int64) error {
 	if s.overlapCalls {
 		// (A copy of a for the goroutines: a parameter they captured would
 		// be on the heap on every call, one after the other or not.)
@@ -369,7 +372,7 @@ func (s *Store) postIndexAndCounts(ctx context.Context, k keys.Article, row []by
 		return s.overlap(
 			func() error { return s.putCategoryRow(ctx, k, post) },
 			func() error { return s.countArticles(ctx, k.Author, postCounts(post), purposeCount("post", row)) },
-			func() error { return s.addWordCounts(ctx, k.Author, articleWords(post), purposeWords("post", row)) },
+			func() error { return s.addWordCounts(ctx, k.Author, words, purposeWords("post", row)) },
 		)
 	}
 	if err := s.putCategoryRow(ctx, k, a); err != nil {
@@ -378,7 +381,7 @@ func (s *Store) postIndexAndCounts(ctx context.Context, k keys.Article, row []by
 	if err := s.countArticles(ctx, k.Author, postCounts(a), purposeCount("post", row)); err != nil {
 		return err
 	}
-	return s.addWordCounts(ctx, k.Author, articleWords(a), purposeWords("post", row))
+	return s.addWordCounts(ctx, k.Author, words, purposeWords("post", row))
 }
 
 // postCounts are the counts a post adds.
@@ -694,7 +697,7 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 		if category != nil {
 			next.category = *category
 		}
-		if err := validateArticleWords(next.title, next.body); err != nil {
+		if _, err := countArticleWords(next.title, next.body); err != nil {
 			return false, err
 		}
 		next.updated = s.nextUpdate(old.updated)

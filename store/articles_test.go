@@ -927,6 +927,44 @@ func BenchmarkTimelinePage20(b *testing.B) {
 	}
 }
 
+// BenchmarkPostArticleLongToWideAuthor posts articles of 200 words (about
+// 140 distinct) to an author whose word count row holds 5,000 words: the
+// common case the two benchmarks around it bracket, where a post's cost is
+// its words' Increment, and the top-words merge is of many words at once.
+func BenchmarkPostArticleLongToWideAuthor(b *testing.B) {
+	s := newTestStore(b)
+	mustArticleAuthor(b, s, "bench")
+	ctx := context.Background()
+	var body strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&body, "w%d ", i)
+		if i%500 == 499 {
+			mustPostArticle(b, s, "bench", "vocabulary", body.String(), "bench")
+			body.Reset()
+		}
+	}
+	var texts []string
+	for j := range 64 {
+		body.Reset()
+		for i := range 200 {
+			if i%3 == 0 {
+				fmt.Fprintf(&body, "the%d ", i%10) // ten words every article has
+			} else {
+				fmt.Fprintf(&body, "w%d ", (j*7919+i*131)%5000)
+			}
+		}
+		texts = append(texts, body.String())
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := s.PostArticle(ctx, "bench", "A benchmark title", texts[i%len(texts)], "bench"); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
 // BenchmarkPostArticleWideAuthor posts to an author whose word count row
 // holds 5,000 words: a post's Increments, and the top-words list's read of
 // the counts they changed, must cost the post's words, not the author's

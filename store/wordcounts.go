@@ -86,16 +86,18 @@ const (
 	MaxArticleWords = 10000
 )
 
-// validateArticleWords fails with ErrInvalidInput if the title and body
-// of an article hold more than MaxArticleWords distinct words.
-func validateArticleWords(title, body string) error {
+// countArticleWords counts the words of an article's title and body
+// (articleWords), failing with ErrInvalidInput if they are more than
+// MaxArticleWords distinct words. A write counts them once, here, and
+// increments the counts with the same map.
+func countArticleWords(title, body string) (map[string]int64, error) {
 	m := map[string]int64{}
 	countWords(m, title)
 	countWords(m, body)
 	if len(m) > MaxArticleWords {
-		return invalid("title and body must hold at most %d distinct words, not %d", MaxArticleWords, len(m))
+		return nil, invalid("title and body must hold at most %d distinct words, not %d", MaxArticleWords, len(m))
 	}
-	return nil
+	return m, nil
 }
 
 // WordCount is one word of an author's word counts.
