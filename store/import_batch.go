@@ -246,10 +246,9 @@ func (s *Store) checkEndpoints(ctx context.Context, items []*relImport) {
 	}
 }
 
-// nodeErrors reads the c and u of each distinct node of ids once, with one
-// SendBatch of Gets in key order, and returns by id why the node cannot be
-// used (it does not exist, its row is corrupt, its Get failed): nil if it
-// exists.
+// nodeErrors reads each distinct node of ids once, in one batch of Gets in
+// key order, and returns by id why the node cannot be used (it does not
+// exist, its row is corrupt, the batch failed): nil if it exists.
 func (s *Store) nodeErrors(ctx context.Context, ids []string) map[string]error {
 	type nodeRow struct {
 		id  string
@@ -268,8 +267,10 @@ func (s *Store) nodeErrors(ctx context.Context, ids []string) map[string]error {
 	for i, n := range nodes {
 		rows[i] = n.row
 	}
-	got, errs, err := s.getColumnsBatch(ctx, keys.TableGraph, keys.FamilyGraph,
-		[]string{keys.QualCreated, keys.QualUpdated, keys.QualGone}, rows)
+	// Whole data families, as a request reads nodes: on the embedded
+	// engine from the result cache, where an import's nodes stay (each is
+	// an end of many relationships), rather than a seek of each column.
+	got, err := s.getRowsOf(ctx, keys.TableGraph, rows, true)
 	out := make(map[string]error, len(nodes))
 	for i, n := range nodes {
 		if err != nil {
@@ -278,8 +279,6 @@ func (s *Store) nodeErrors(ctx context.Context, ids []string) map[string]error {
 		}
 		_, ok, derr := decodeEntity(n.row, got[i])
 		switch {
-		case errs[i] != nil:
-			out[n.id] = errs[i]
 		case derr != nil:
 			out[n.id] = derr
 		case !ok:
