@@ -384,9 +384,10 @@ func uvarint(b []byte) (uint64, int) {
 
 // mergeTopCell merges the current counts of some words into the encoded
 // list cell, keeping it a prefix of wordCounts' order, and returns the new
-// cell. It works on the encoding, a copy of each entry kept, so a merge
-// costs a pass over the cell and the changed words, not a list decoded
-// and encoded again (a post changes a few of an author's thousand). ok is
+// cell. It works on the encoding, copying the kept entries a run at a
+// time, so a merge costs a pass over the cell and the changed words, not a
+// list decoded and encoded again (a post changes a few of an author's
+// thousand). ok is
 // false when the cell does not decode, or the result would no longer
 // answer every page: recompute it from the whole row.
 func mergeTopCell(cell []byte, counts map[string]int64) (merged []byte, ok bool) {
@@ -405,7 +406,7 @@ func mergeTopCell(cell []byte, counts map[string]int64) (merged []byte, ok bool)
 	slices.SortFunc(placed, compareRank)
 	merged = make([]byte, 1, len(cell)+len(placed)*(2*binary.MaxVarintLen64+MaxWordBytes/8))
 	// Kept entries are copied a run at a time: cell[runFrom:runTo] holds
-	// run of them not yet in merged.
+	// the run entries kept and not yet copied to merged.
 	size, run, runFrom, runTo := 0, 0, 1, 1
 	full := false
 	flush := func() {
