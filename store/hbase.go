@@ -271,14 +271,7 @@ func (s *Store) getBatch(ctx context.Context, table string, rows [][]byte) ([]ro
 // getRowsOf is getBatch, of the data family alone when dataOnlyRead (a
 // request's reads, which need none of the write bookkeeping: see Read).
 func (s *Store) getRowsOf(ctx context.Context, table string, rows [][]byte, dataOnlyRead bool) ([]rowCells, error) {
-	if s.rows != nil {
-		family := ""
-		if dataOnlyRead {
-			family = dataFamily[table]
-		}
-		return s.getRows(ctx, table, family, rows)
-	}
-	out, errs, err := s.sendGets(ctx, table, readOptions(table, dataOnlyRead), rows)
+	out, errs, err := s.getRowsEach(ctx, table, rows, dataOnlyRead)
 	if err != nil {
 		return nil, err
 	}
@@ -290,12 +283,25 @@ func (s *Store) getRowsOf(ctx context.Context, table string, rows [][]byte, data
 	return out, nil
 }
 
-// getRows is getBatch through s.rows: the same deadline, trace and errors
-// as its SendBatch, without an hrpc Get per row (most of a cached row's
-// cost). family names the one family read ("": every family).
-func (s *Store) getRows(ctx context.Context, table, family string, rows [][]byte) ([]rowCells, error) {
+// getRowsEach is getRowsOf with each row's error (classified), as HBase
+// answers a batch's Gets one by one.
+func (s *Store) getRowsEach(ctx context.Context, table string, rows [][]byte, dataOnlyRead bool) ([]rowCells, []error, error) {
+	if s.rows != nil {
+		family := ""
+		if dataOnlyRead {
+			family = dataFamily[table]
+		}
+		return s.getRows(ctx, table, family, rows)
+	}
+	return s.sendGets(ctx, table, readOptions(table, dataOnlyRead), rows)
+}
+
+// getRows is getRowsEach through s.rows: the same deadline, trace and
+// errors as its SendBatch, without an hrpc Get per row (most of a cached
+// row's cost). family names the one family read ("": every family).
+func (s *Store) getRows(ctx context.Context, table, family string, rows [][]byte) ([]rowCells, []error, error) {
 	if len(rows) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ctx, cancel := s.batchDeadline(ctx, len(rows))
 	defer cancel()
@@ -303,13 +309,13 @@ func (s *Store) getRows(ctx context.Context, table, family string, rows [][]byte
 	res := make([]pagescan.Row, len(rows))
 	s.rows.GetRows(ctx, table, rows, family, res)
 	out := make([]rowCells, len(rows))
-	var err error
+	errs := make([]error, len(rows))
 	for i, r := range res {
 		if r.Err != nil {
 			if call.Err == nil {
 				call.Err = r.Err
-				err = classify("batch get "+table, r.Err)
 			}
+			errs[i] = classify("batch get "+table, r.Err)
 			continue
 		}
 		if len(r.Cells) > 0 {
@@ -319,10 +325,7 @@ func (s *Store) getRows(ctx context.Context, table, family string, rows [][]byte
 		}
 	}
 	trace(ctx, call)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, errs, nil
 }
 
 // getColumnsBatch reads the given qualifiers (nil: all) of many rows of one

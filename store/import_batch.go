@@ -248,7 +248,7 @@ func (s *Store) checkEndpoints(ctx context.Context, items []*relImport) {
 
 // nodeErrors reads each distinct node of ids once, in one batch of Gets in
 // key order, and returns by id why the node cannot be used (it does not
-// exist, its row is corrupt, the batch failed): nil if it exists.
+// exist, its row is corrupt, its Get failed): nil if it exists.
 func (s *Store) nodeErrors(ctx context.Context, ids []string) map[string]error {
 	type nodeRow struct {
 		id  string
@@ -270,7 +270,7 @@ func (s *Store) nodeErrors(ctx context.Context, ids []string) map[string]error {
 	// Whole data families, as a request reads nodes: on the embedded
 	// engine from the result cache, where an import's nodes stay (each is
 	// an end of many relationships), rather than a seek of each column.
-	got, err := s.getRowsOf(ctx, keys.TableGraph, rows, true)
+	got, errs, err := s.getRowsEach(ctx, keys.TableGraph, rows, true)
 	out := make(map[string]error, len(nodes))
 	for i, n := range nodes {
 		if err != nil {
@@ -279,6 +279,8 @@ func (s *Store) nodeErrors(ctx context.Context, ids []string) map[string]error {
 		}
 		_, ok, derr := decodeEntity(n.row, got[i])
 		switch {
+		case errs[i] != nil:
+			out[n.id] = errs[i]
 		case derr != nil:
 			out[n.id] = derr
 		case !ok:
