@@ -84,7 +84,7 @@ func (s *Store) CountArticles(ctx context.Context, ks []ArticleCountKey) ([]int6
 // (ErrConflict: its delete marker would hide it). Call AdvanceArticleSeq
 // afterwards so that live posts take higher numbers.
 func (s *Store) ImportArticle(ctx context.Context, authorID string, seq uint64, title, body, category string, postedAt time.Time) (id string, created bool, err error) {
-	k, row, a, err := ArticleImport{Author: authorID, Seq: seq, Title: title, Body: body, Category: category,
+	k, row, a, _, err := ArticleImport{Author: authorID, Seq: seq, Title: title, Body: body, Category: category,
 		Posted: postedAt}.validate()
 	if err != nil {
 		return "", false, err

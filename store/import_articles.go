@@ -29,36 +29,37 @@ type ArticleImport struct {
 }
 
 // validate checks a as PostArticle checks its input, and its id and time,
-// and returns its key, timeline row and cells.
-func (a ArticleImport) validate() (keys.Article, []byte, articleCells, error) {
+// and returns its key, timeline row, cells and words (articleWords).
+func (a ArticleImport) validate() (keys.Article, []byte, articleCells, map[string]int64, error) {
 	if err := validateID("author id", a.Author); err != nil {
-		return keys.Article{}, nil, articleCells{}, err
+		return keys.Article{}, nil, articleCells{}, nil, err
 	}
 	if err := validateTitle(a.Title); err != nil {
-		return keys.Article{}, nil, articleCells{}, err
+		return keys.Article{}, nil, articleCells{}, nil, err
 	}
 	if err := validateBody(a.Body); err != nil {
-		return keys.Article{}, nil, articleCells{}, err
+		return keys.Article{}, nil, articleCells{}, nil, err
 	}
-	if _, err := countArticleWords(a.Title, a.Body); err != nil {
-		return keys.Article{}, nil, articleCells{}, err
+	words, err := countArticleWords(a.Title, a.Body)
+	if err != nil {
+		return keys.Article{}, nil, articleCells{}, nil, err
 	}
 	if err := validateType("category", a.Category); err != nil {
-		return keys.Article{}, nil, articleCells{}, err
+		return keys.Article{}, nil, articleCells{}, nil, err
 	}
 	posted, updated := a.Posted.UnixMilli(), a.Posted.UnixMilli()
 	if !a.Updated.IsZero() {
 		updated = a.Updated.UnixMilli()
 	}
 	if a.Seq == 0 || a.Seq > math.MaxInt64 || posted < 0 || updated < posted {
-		return keys.Article{}, nil, articleCells{}, invalid("article id must be 1..%d, posted_at >= 0 and updated_at >= posted_at", int64(math.MaxInt64))
+		return keys.Article{}, nil, articleCells{}, nil, invalid("article id must be 1..%d, posted_at >= 0 and updated_at >= posted_at", int64(math.MaxInt64))
 	}
 	k := keys.Article{Author: a.Author, Posted: posted, Seq: a.Seq}
 	row, err := k.Key()
 	if err != nil {
-		return keys.Article{}, nil, articleCells{}, invalid("article: %v", err)
+		return keys.Article{}, nil, articleCells{}, nil, invalid("article: %v", err)
 	}
-	return k, row, articleCells{title: a.Title, body: a.Body, category: a.Category, updated: updated}, nil
+	return k, row, articleCells{title: a.Title, body: a.Body, category: a.Category, updated: updated}, words, nil
 }
 
 // Fault points of ImportArticles (see Store.fault), each named after the
@@ -121,12 +122,12 @@ func (s *Store) ImportArticles(ctx context.Context, arts []ArticleImport) ([]Imp
 	}
 	pending := make([]*articleImport, 0, len(arts))
 	for i, a := range arts {
-		k, row, c, err := a.validate()
+		k, row, c, words, err := a.validate()
 		if err != nil {
 			out[i].Err = err
 			continue
 		}
-		pending = append(pending, &articleImport{importItem: importItem{i: i, row: row}, k: k, a: c})
+		pending = append(pending, &articleImport{importItem: importItem{i: i, row: row}, k: k, a: c, words: words})
 	}
 	err := importRounds(out, pending, func(round []*articleImport) error {
 		return s.importArticleRound(ctx, round)
@@ -139,19 +140,12 @@ type articleImport struct {
 	importItem // row: the timeline row
 	k          keys.Article
 	a          articleCells
-	attempt    string           // the id of the attempt that created its row (xc)
-	words      map[string]int64 // articleWords(a), once asked (wordCounts)
-}
-
-// wordCounts is articleWords(it.a), counted once: the round's Increment
-// of the author's counts and the author's top-words list both need the
-// words, and counting them took 30% of the list's CPU in an import.
-// The caller must not change the map.
-func (it *articleImport) wordCounts() map[string]int64 {
-	if it.words == nil {
-		it.words = articleWords(it.a)
-	}
-	return it.words
+	attempt    string // the id of the attempt that created its row (xc)
+	// words is articleWords(a), counted once, by validate: the round's
+	// Increment of the author's counts and the author's top-words list
+	// both read it (counting again took 30% of the list's CPU in an
+	// import). Nothing changes it.
+	words map[string]int64
 }
 
 // importArticleRound imports items, which name distinct articles. It
@@ -243,7 +237,7 @@ func (s *Store) importArticleRound(ctx context.Context, items []*articleImport) 
 		return err
 	}
 	s.incrementByAttempt(ctx, keys.TableWordCounts, keys.FamilyWordCounts, counted, "words", func(it *articleImport) ([]byte, map[string]int64) {
-		return keys.WordCounts(it.k.Author), it.wordCounts()
+		return keys.WordCounts(it.k.Author), it.words
 	})
 	if err := s.faultPoint(pointImportTopWords); err != nil {
 		return err
@@ -323,7 +317,7 @@ func (s *Store) updateTopWordsOf(ctx context.Context, items []*articleImport) {
 		g.Go(func() error {
 			words := map[string]bool{}
 			for _, it := range byAuthor[author] {
-				for w := range it.wordCounts() {
+				for w := range it.words {
 					words[w] = true
 				}
 			}

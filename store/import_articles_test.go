@@ -236,7 +236,7 @@ func checkArticlesCreated(t *testing.T, s *Store, input []ArticleImport, outs []
 		if !o.Created {
 			continue
 		}
-		k, row, a, err := input[i].validate()
+		k, row, a, _, err := input[i].validate()
 		if err != nil {
 			t.Fatalf("line %d: created, but %v", i, err)
 		}
