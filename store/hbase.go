@@ -284,7 +284,7 @@ func (s *Store) getRowsOf(ctx context.Context, table string, rows [][]byte, data
 }
 
 // getRowsEach is getRowsOf with each row's error (classified), as HBase
-// answers a batch's Gets one by one.
+// answers a batch's Gets one by one (errs may be nil when none failed).
 func (s *Store) getRowsEach(ctx context.Context, table string, rows [][]byte, dataOnlyRead bool) ([]rowCells, []error, error) {
 	if s.rows != nil {
 		family := ""
@@ -299,7 +299,8 @@ func (s *Store) getRowsEach(ctx context.Context, table string, rows [][]byte, da
 // getRows is getRowsEach through s.rows: the same deadline, trace and
 // errors as its SendBatch, without an hrpc Get per row (most of a cached
 // row's cost). family names the one family read ("": every family).
-func (s *Store) getRows(ctx context.Context, table, family string, rows [][]byte) ([]rowCells, []error, error) {
+// errs is made only when a row fails: a request's reads come this way.
+func (s *Store) getRows(ctx context.Context, table, family string, rows [][]byte) (out []rowCells, errs []error, err error) {
 	if len(rows) == 0 {
 		return nil, nil, nil
 	}
@@ -308,12 +309,12 @@ func (s *Store) getRows(ctx context.Context, table, family string, rows [][]byte
 	call := Call{Op: "Batch", Table: table, Rows: rows, Start: time.Now()}
 	res := make([]pagescan.Row, len(rows))
 	s.rows.GetRows(ctx, table, rows, family, res)
-	out := make([]rowCells, len(rows))
-	errs := make([]error, len(rows))
+	out = make([]rowCells, len(rows))
 	for i, r := range res {
 		if r.Err != nil {
 			if call.Err == nil {
 				call.Err = r.Err
+				errs = make([]error, len(rows))
 			}
 			errs[i] = classify("batch get "+table, r.Err)
 			continue

@@ -279,7 +279,7 @@ func (s *Store) nodeErrors(ctx context.Context, ids []string) map[string]error {
 		}
 		_, ok, derr := decodeEntity(n.row, got[i])
 		switch {
-		case errs[i] != nil:
+		case errs != nil && errs[i] != nil:
 			out[n.id] = errs[i]
 		case derr != nil:
 			out[n.id] = derr
