@@ -1074,7 +1074,7 @@ func (p ArticlePage) Primed() []Primed {
 	for _, r := range p.rows {
 		if trow, err := r.key.Key(); err == nil {
 			key := string(trow)
-			out = append(out, Primed{Get{keys.TableArticles, key}, Row{key, r.cells}})
+			out = append(out, Primed{Get{keys.TableArticles, key}, Row{key: key, cells: r.cells}})
 		}
 	}
 	return out

@@ -114,9 +114,24 @@ func (c rowCells) asMap() cells {
 	return m
 }
 
+// each calls f with every cell of c.
+func (c cells) each(f func(q string, v []byte)) {
+	for q, v := range c {
+		f(q, v)
+	}
+}
+
+// each calls f with every cell of c, in their order.
+func (c rowCells) each(f func(q string, v []byte)) {
+	for _, cell := range c {
+		f(string(cell.Qualifier), cell.Value)
+	}
+}
+
 // cellSource is a row's cells, read either way.
 type cellSource interface {
 	lookup(q string) ([]byte, bool)
+	each(f func(q string, v []byte))
 }
 
 // deadline bounds one call by the store's call timeout. A ctx whose

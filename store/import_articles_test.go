@@ -140,9 +140,11 @@ func importedRows(t *testing.T, s *Store) map[string]string {
 		family := keys.Tables()[table][0]
 		err := s.scanAll(bg, scanRange{table: table, family: family}, func(rw row) (bool, error) {
 			var b strings.Builder
-			if _, err := keys.DecodeTopWords(rw.key); err == nil {
-				// The list, not its version: that counts the writes.
-				fmt.Fprintf(&b, "%q=%x", keys.QualTopWords, rw.cells[keys.QualTopWords])
+			if author, err := keys.DecodeTopWords(rw.key); err == nil {
+				// The list a reader sees, not its version (that counts
+				// the writes) nor the pending cells (posts leave them).
+				_, r := readerTopRow(t, s, author, storedWordCounts(t, s, author))
+				fmt.Fprintf(&b, "%v %v %v", r.usable(), r.list.complete, r.list.words)
 				out[fmt.Sprintf("%s/%x", table, rw.key)] = b.String()
 				return true, nil
 			}

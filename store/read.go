@@ -22,6 +22,7 @@ type Get struct {
 type Row struct {
 	key   string // the row's key, for what a corrupt row's error names
 	cells rowCells
+	top   *topView // a top-words row's, when it answers every page (viewTopRows)
 }
 
 // NodeGet reads a node.
@@ -195,6 +196,9 @@ func (s *Store) readTable(ctx context.Context, gets []Get, out []Row, table stri
 		out[i] = Row{key: gets[i].row, cells: res[j]}
 	}
 	if table == keys.TableWordCounts {
+		if err := s.viewTopRows(ctx, out, idx); err != nil {
+			return err
+		}
 		return s.topWordsFallback(ctx, out, idx)
 	}
 	return nil
@@ -353,6 +357,9 @@ func (r Row) ArticleCount(category string) (int64, error) {
 func (r Row) TopWords(n int) ([]WordCount, error) {
 	if n < 1 || n > MaxTopWords {
 		return nil, invalid("n is %d; want 1..%d", n, MaxTopWords)
+	}
+	if r.top != nil {
+		return r.top.page(n), nil
 	}
 	if _, err := keys.DecodeTopWords([]byte(r.key)); err == nil {
 		t := decodeTopRow(r.cells, n)

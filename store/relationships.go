@@ -1417,7 +1417,7 @@ func (p RelationshipPage) Primed() []Primed {
 		k := RelationshipKey{Start: rel.Start, Type: rel.Type, End: rel.End}
 		e := entity{created: rel.Created.UnixMilli(), updated: rel.Updated.UnixMilli(), props: p.index[i].props}
 		key := string(k.row())
-		out[i] = Primed{Get{keys.TableGraph, key}, Row{key, e.rowCells(&slab)}}
+		out[i] = Primed{Get{keys.TableGraph, key}, Row{key: key, cells: e.rowCells(&slab)}}
 	}
 	return out
 }

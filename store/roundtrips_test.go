@@ -21,8 +21,8 @@ var writeRoundTrips = map[string][2]int{ // without an op, with one
 	"createRelationship":         {10, 10},
 	"updateRelationship":         {3, 3},
 	"deleteRelationship":         {5, 8},
-	"postArticle":                {10, 12},
-	"postArticle, not the first": {9, 11},
+	"postArticle":                {9, 11},
+	"postArticle, not the first": {7, 9}, // its counts left pending (wordcounts_pending.go)
 	"updateArticle":              {9, 9},
 	"deleteArticle":              {8, 9},
 	"deleteNode":                 {13, 15}, // confirmMark reads the row afresh (see it)

@@ -45,7 +45,9 @@ import (
 // at least MaxTopWords entries answers every page.
 //
 // The writer that changes counts keeps the list after its Increment
-// (updateTopWords): a compare-and-set on the row's version cell, in which
+// (updateTopWords), or, most posts, leaves its counts pending for a later
+// writer to merge (see wordcounts_pending.go): a compare-and-set on the
+// row's version cell, in which
 // it reads the list, then the counts its Increment changed, and merges
 // them (mergeTopCell). A count that rose past the last entry goes in;
 // one that fell below the last entry goes out, which shortens the list; a
@@ -61,11 +63,12 @@ import (
 // recomputes it. A crash between the Increment and the list leaves the
 // list stale until Repair, which rebuilds every list with the counts.
 //
-// Reads get the top-words row; one that is missing (written before top
-// lists existed, or an author with no words), dirty, corrupt or unable to
+// Reads get the top-words row and merge its pending counts
+// (resolvePendings); one that is missing (written before top lists
+// existed, or an author with no words), dirty, corrupt or unable to
 // answer every page is replaced by the word count row, read in a second
 // batch and sorted as before (topWordsFallback). The next write to the
-// author, or Repair, builds the list.
+// author that merges, or Repair, builds the list.
 
 // Word limits. A word is a maximal run of Unicode letters and digits,
 // lower-cased; runs longer than MaxWordBytes (after lower-casing) are not
@@ -175,7 +178,8 @@ func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[str
 	maps.Copy(inc, deltas)
 	inc[keys.QualWordSerial] = 1
 	wrow := keys.WordCounts(author)
-	res, err := s.sendIncrement(ctx, opOf(ctx), purpose, keys.TableWordCounts, keys.FamilyWordCounts, wrow, inc)
+	op := opOf(ctx)
+	res, err := s.sendIncrement(ctx, op, purpose, keys.TableWordCounts, keys.FamilyWordCounts, wrow, inc)
 	if err != nil {
 		return fmt.Errorf("count words: %w", err)
 	}
@@ -185,7 +189,12 @@ func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[str
 	// The counts are written: a client that goes away now would leave the
 	// list stale until Repair, so it is kept whatever becomes of ctx (each
 	// call still bounded by the call timeout, the loop by MaxAttempts).
-	return s.updateTopWords(context.WithoutCancel(ctx), author, slices.Collect(maps.Keys(deltas)), snapshotOf(res.Cells, deltas))
+	ctx = context.WithoutCancel(ctx)
+	snap := snapshotOf(res.Cells, deltas)
+	if pendingOf(snap, deltas) {
+		return s.putPending(ctx, author, snap, op.nonce(purpose, wrow))
+	}
+	return s.updateTopWords(ctx, author, slices.Collect(maps.Keys(deltas)), snap)
 }
 
 // wordSnapshot is the counts of some words of a word count row and the
@@ -625,10 +634,11 @@ func (r topRow) answersEveryPage() bool {
 	return r.usable() && (r.list.complete || r.listSize >= MaxTopWords)
 }
 
-// updateTopWords merges the current counts of words into the author's top
-// list (see the top of this file), or recomputes the list from the whole
+// updateTopWords merges the current counts of words, and those of the
+// row's pending cells, into the author's top list (see the top of this
+// file and wordcounts_pending.go), or recomputes the list from the whole
 // word count row when it is missing, dirty, corrupt, or would no longer
-// answer every page.
+// answer every page; then it deletes the pending cells it merged.
 //
 // own is the snapshot of the writer's own Increment of the words (nil:
 // none): used instead of reading the counts again when it is newer than
@@ -641,20 +651,20 @@ func (s *Store) updateTopWords(ctx context.Context, author string, words []strin
 			return false, err
 		}
 		have := decodeTopRow(c, -1) // the list is merged as encoded
+		pending := pendingsOf(c)
 		var (
 			cell   []byte
 			exact  = have.clean() && have.listCell != nil // and it decodes: mergeTopCell checks
 			serial int64
 		)
 		if exact {
-			snap := own
-			if snap == nil || !have.serialKnown || have.serial >= snap.serial {
-				if snap, err = s.wordCountsOf(ctx, wrow, words); err != nil {
-					return false, err
-				}
+			var counts map[string]int64
+			if counts, serial, exact, err = s.foldCounts(ctx, wrow, have, pending, words, own); err != nil {
+				return false, err
 			}
-			cell, exact = mergeTopCell(have.listCell, snap.counts)
-			serial = snap.serial
+			if exact {
+				cell, exact = mergeTopCell(have.listCell, counts)
+			}
 		}
 		if !exact {
 			var list topList
@@ -669,6 +679,9 @@ func (s *Store) updateTopWords(ctx context.Context, author string, words []strin
 			}
 		}
 		_, won, err := s.putTopList(ctx, trow, have, cell, true, serial)
+		if won && err == nil {
+			err = s.deletePendings(ctx, trow, pending)
+		}
 		return won, err
 	})
 	if errors.Is(err, ErrConflict) {
@@ -689,6 +702,37 @@ func (s *Store) updateTopWords(ctx context.Context, author string, words []strin
 	return nil
 }
 
+// foldCounts returns the counts a merge of the writer's words (own: its
+// snapshot of them, nil: none) and of the pending cells puts in the list,
+// with the word serial they are as new as: the snapshots that are newer
+// than the list, in serial order, and the other words read again. ok is
+// false when a pending cell does not decode.
+func (s *Store) foldCounts(ctx context.Context, wrow []byte, have topRow, pending []topPending, words []string, own *wordSnapshot) (counts map[string]int64, serial int64, ok bool, err error) {
+	all := pending
+	if own != nil {
+		mine := topPending{serial: own.serial, own: own.counts}
+		at, _ := slices.BinarySearchFunc(pending, own.serial, func(p topPending, serial int64) int { return cmp.Compare(p.serial, serial) })
+		all = slices.Insert(slices.Clip(pending), at, mine)
+	}
+	counts, stale, serial, ok := pendingCounts(all, have.serial, have.serialKnown)
+	if !ok {
+		return nil, 0, false, nil
+	}
+	if own == nil {
+		stale = append(stale, words...)
+	}
+	if len(stale) > 0 {
+		// Read after the row, so newer than every snapshot in it.
+		snap, err := s.wordCountsOf(ctx, wrow, stale)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		maps.Copy(counts, snap.counts)
+		serial = max(serial, snap.serial)
+	}
+	return counts, serial, true, nil
+}
+
 // rebuildTopWords checks the author's top list against the whole word
 // count row and, if it does not hold (holdsFor), writes the list picked
 // from the row. It reports whether it wrote.
@@ -707,15 +751,45 @@ func (s *Store) rebuildTopWords(ctx context.Context, author string) (bool, error
 		}
 		counts := snap.counts
 		ranked := rankCounts(counts, len(counts))
+		pending := pendingsOf(c)
+		if len(pending) > 0 {
+			have = have.withPendings(pending, counts) // what a reader sees
+		}
 		if have.holdsFor(ranked) || (len(c) == 0 && len(ranked) == 0) {
 			wrote = false
 			return true, nil
 		}
 		var won bool
 		wrote, won, err = s.putTopList(ctx, trow, have, topListOf(counts).encode(), false, snap.serial)
+		if won && err == nil && len(pending) > 0 {
+			wrote, err = true, s.deletePendings(ctx, trow, pending)
+		}
 		return won, err
 	})
 	return wrote, err
+}
+
+// withPendings is r as a reader sees it (resolvePendings): its list with
+// the pending counts merged, those not newer than the list taken from now
+// (counts: the whole word count row, read after r).
+func (r topRow) withPendings(pending []topPending, now map[string]int64) topRow {
+	if !r.usable() {
+		return r
+	}
+	counts, stale, _, ok := pendingCounts(pending, r.serial, r.serialKnown)
+	for _, w := range stale {
+		counts[w] = now[w]
+	}
+	var merged []byte
+	if ok {
+		merged, ok = mergeTopCell(r.listCell, counts)
+	}
+	if !ok {
+		r.listOK = false
+		return r
+	}
+	r.list, r.listSize, r.listOK = decodeTopList(merged, topListKeep)
+	return r
 }
 
 // holdsFor reports whether the row's list is right for an author whose
@@ -858,13 +932,14 @@ func decodeTopVersion(v []byte) (stamp, serial int64, known bool) {
 }
 
 // topWordsFallback replaces each top-words row among rows[idx] that cannot
-// answer every page with its author's word count row, read in one batch.
+// answer every page (viewTopRows gave it no view) with its author's word
+// count row, read in one batch.
 func (s *Store) topWordsFallback(ctx context.Context, rows []Row, idx []int) error {
 	var need []int
 	var wrows [][]byte
 	for _, i := range idx {
 		author, err := keys.DecodeTopWords([]byte(rows[i].key))
-		if err != nil || decodeTopRow(rows[i].cells, 0).answersEveryPage() {
+		if err != nil || rows[i].top != nil {
 			continue
 		}
 		need = append(need, i)

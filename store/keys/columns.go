@@ -77,6 +77,11 @@ const (
 	QualTopVersion   = "v" // int64, one more at every write: the compare-and-set token
 	QualTopDirty     = "d" // int64 Increment by a writer that could not update the list
 	QualTopDirtySeen = "s" // int64: the QualTopDirty the list was recomputed after
+	// A post's counts not merged into the list yet: one cell per post,
+	// the qualifier this prefix and the post's word serial (8 bytes, big
+	// endian), merged into the list by every 16th post (see store's
+	// wordcounts.go).
+	QualTopPendingPrefix = "p"
 	// QualWordSerial is a cell of the word count row, not a word (words
 	// are letters and digits): an int64 that every Increment of a post,
 	// edit or deletion adds 1 to with its words, so that the Increment's

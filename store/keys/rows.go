@@ -172,8 +172,8 @@ var WordCountsLayout = mustLayout("wordcounts", TableWordCounts,
 // family w: the author's most frequent words with their counts, kept by
 // the writers of the word count row so that a read of the top words costs
 // the list, not the author's vocabulary. Cells QualTopWords (the list),
-// QualTopVersion (its compare-and-set token), QualTopDirty and
-// QualTopDirtySeen. The word count row is a prefix of it (the word count
+// QualTopVersion (its compare-and-set token), QualTopDirty,
+// QualTopDirtySeen, and the pending merges (QualTopPendingPrefix). The word count row is a prefix of it (the word count
 // row has no tag): both are AuthorPrefix(author), and sort together.
 //
 //	+-----------+-------------+------+

@@ -1,0 +1,204 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"slices"
+	"strings"
+
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// Pending merges. Merging a post's counts into its author's top list
+// reads and rewrites the whole list (up to topListKeep entries, some 20
+// KB), so most posts leave their counts in the top-words row instead: one
+// cell of their own (keys.QualTopPendingPrefix and the post's word serial)
+// holding the snapshot their Increment answered with, written blind,
+// without reading the row. A writer merges them into the list (a fold):
+// the post whose serial is 1 past a multiple of topFoldEvery (the
+// author's first post among them), a post with more than
+// maxPendingWords words, and every write that is not a post's (edits and
+// deletions, whose counts may fall; import; repair).
+//
+// A fold is a merge as before (updateTopWords), of the words of the
+// pending cells it read with its own. It takes their counts from the
+// snapshots when every one is newer than the list (its serial above the
+// highest merged, kept in the version), and otherwise reads them all
+// again; after its compare-and-set it deletes the pending cells it
+// merged, at their own stamps.
+//
+// So a pending cell whose serial is above the list's is newer than the
+// list for its words: a reader applies the pending snapshots in serial
+// order and merges them into the list as a writer would. A cell whose
+// serial is not above the list's was written after a fold that did not
+// see it (its post was slow between its Increment and its Put), or
+// merged by a fold that did not get to delete it: the list may hold an
+// older count for its words, or a newer one, and a reader reads their
+// counts again (one Get of those columns), as the next fold does.
+//
+// A crash between a post's Increment and its Put leaves the list stale
+// for its words, as a crash between the Increment and the merge did; a
+// crash of a fold before its deletes leaves cells that readers read
+// again until the next fold. An hbgraph from before pending cells reads
+// the list alone (stale by at most the posts since the last fold), and
+// its merges, recounts and repairs set the version past the pending
+// cells, which this one then reads again: none is lost.
+
+// topFoldEvery is how many posts' counts a top-words row holds pending at
+// most between two folds (more only when a fold fails or is cut short).
+const topFoldEvery = 16
+
+// maxPendingWords is the most words a post may leave pending: a longer
+// post merges its counts itself, so that a reader's merge of the pending
+// cells stays small beside the list (topFoldEvery * maxPendingWords
+// entries at most).
+const maxPendingWords = 32
+
+// pendingQualifier is the qualifier of the pending cell of a snapshot
+// with the given word serial, made by the Increment with the given nonce.
+// The serial alone would not do: an Increment that a nonce turned away
+// (a retry's) answers with the row as it is, whose serial is another
+// write's.
+func pendingQualifier(serial int64, nonce uint64) string {
+	q := make([]byte, 0, len(keys.QualTopPendingPrefix)+16)
+	q = append(q, keys.QualTopPendingPrefix...)
+	q = binary.BigEndian.AppendUint64(q, uint64(serial))
+	return string(binary.BigEndian.AppendUint64(q, nonce))
+}
+
+// topPending is a pending cell of a top-words row, or a writer's own
+// snapshot among them (foldCounts).
+type topPending struct {
+	qualifier string
+	serial    int64
+	stamp     int64            // the stamp its Put was made with: its delete's
+	list      []byte           // its counts, as a list cell (topList.encode)
+	own       map[string]int64 // a writer's own counts, instead of list
+	bad       bool             // the qualifier or the cell does not decode: its words are unknown
+}
+
+// pendingOf decides whether a writer leaves its snapshot pending rather
+// than merging it: a post's (every count rose, and is positive) with a
+// serial, not the one that folds, and not too long.
+func pendingOf(snap *wordSnapshot, deltas map[string]int64) bool {
+	if snap == nil || snap.serial%topFoldEvery == 1 || len(deltas) > maxPendingWords {
+		return false
+	}
+	for _, d := range deltas {
+		if d <= 0 {
+			return false
+		}
+	}
+	for _, n := range snap.counts { // (a turned-away Increment answers with the row as it is)
+		if n <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// encodePending is a pending cell: the Put's stamp (8 bytes), then the
+// snapshot's counts as a list cell (topList.encode).
+func encodePending(stamp int64, snap *wordSnapshot) []byte {
+	words := make([]WordCount, 0, len(snap.counts))
+	for w, n := range snap.counts {
+		words = append(words, WordCount{Word: w, Count: n})
+	}
+	slices.SortFunc(words, compareRank)
+	return append(encodeMs(stamp), topList{words: words}.encode()...)
+}
+
+// pendingsOf returns the pending cells of a top-words row in serial
+// order. Their counts are decoded as they are merged (pendingCounts).
+func pendingsOf(c cellSource) []topPending {
+	var out []topPending
+	c.each(func(q string, v []byte) {
+		if !strings.HasPrefix(q, keys.QualTopPendingPrefix) {
+			return
+		}
+		p := topPending{qualifier: q, bad: true}
+		if len(q) == len(keys.QualTopPendingPrefix)+16 && len(v) > 8 {
+			p.serial = int64(binary.BigEndian.Uint64([]byte(q[len(keys.QualTopPendingPrefix):])))
+			p.stamp, _ = decodeMs(v[:8])
+			p.list, p.bad = v[8:], false
+		}
+		out = append(out, p)
+	})
+	slices.SortFunc(out, func(a, b topPending) int { return strings.Compare(a.qualifier, b.qualifier) })
+	return out
+}
+
+// putPending leaves the counts of snap pending in the author's top-words
+// row: one Put, blind (see the top of this file).
+func (s *Store) putPending(ctx context.Context, author string, snap *wordSnapshot, nonce uint64) error {
+	stamp := s.nowMs()
+	q := pendingQualifier(snap.serial, nonce)
+	return s.put(ctx, keys.TableWordCounts, keys.FamilyWordCounts, keys.TopWords(author), cells{q: encodePending(stamp, snap)}, stamp)
+}
+
+// deletePendings deletes the pending cells a fold merged, at their
+// stamps (a re-send of a Put carries the same) or later.
+func (s *Store) deletePendings(ctx context.Context, trow []byte, pending []topPending) error {
+	if len(pending) == 0 {
+		return nil
+	}
+	stamp := s.nowMs() // for a cell that does not decode (its stamp unknown)
+	qs := make([]string, len(pending))
+	for i, p := range pending {
+		qs[i] = p.qualifier
+		stamp = max(stamp, p.stamp)
+	}
+	// One stamp for all: each qualifier is one post's, whose Put (and its
+	// re-sends) is stamped at most this, even from a clock ahead of ours.
+	return s.deleteColumns(ctx, keys.TableWordCounts, keys.FamilyWordCounts, trow, qs, stamp)
+}
+
+// pendingCounts applies the pending snapshots newer than the list (serial
+// above listSerial; with known false, none is) in serial order, and
+// returns them with the words of the others, which must be read again
+// (stale). ok is false when a pending cell does not decode.
+func pendingCounts(pending []topPending, listSerial int64, known bool) (counts map[string]int64, stale []string, serial int64, ok bool) {
+	n := 0
+	for _, p := range pending {
+		n += len(p.own) + len(p.list)/3 // an entry takes 3 bytes at least
+	}
+	counts = make(map[string]int64, n)
+	serial = listSerial
+	for _, p := range pending {
+		if p.bad {
+			return nil, nil, 0, false
+		}
+		fresh := known && p.serial > listSerial
+		if fresh {
+			serial = max(serial, p.serial)
+		}
+		if p.own != nil {
+			for w, n := range p.own {
+				if fresh {
+					counts[w] = n
+				} else {
+					stale = append(stale, w)
+				}
+			}
+			continue
+		}
+		entries, complete := topCellEntries(p.list)
+		text := string(p.list) // the words as substrings of one copy
+		for {
+			count, word, _, more := entries.next()
+			if !more {
+				break
+			}
+			at := len(p.list) - len(entries.rest) - len(word)
+			if w := text[at : at+len(word)]; fresh {
+				counts[w] = int64(count)
+			} else {
+				stale = append(stale, w)
+			}
+		}
+		if entries.bad || complete || entries.read > maxPendingWords {
+			return nil, nil, 0, false
+		}
+	}
+	return counts, stale, serial, true
+}

@@ -1,0 +1,251 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hbgraph/hbgraph/store/keys"
+)
+
+// pendingCells returns the serials of the pending cells of the author's
+// top-words row as stored.
+func pendingCells(t *testing.T, s *Store, author string) []int64 {
+	t.Helper()
+	return pendingCellsOf(t, s, author)
+}
+
+// pendingCellsOf is pendingCells for a benchmark too.
+func pendingCellsOf(t testing.TB, s *Store, author string) []int64 {
+	t.Helper()
+	c, err := s.get(bg, keys.TableWordCounts, keys.FamilyWordCounts, keys.TopWords(author))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serials []int64
+	for _, p := range pendingsOf(c) {
+		if _, _, _, ok := pendingCounts([]topPending{p}, 0, true); !ok {
+			t.Fatalf("pending cell %x does not decode", p.qualifier)
+		}
+		serials = append(serials, p.serial)
+	}
+	return serials
+}
+
+// Posts leave their counts pending, every topFoldEvery-th merges them all
+// into the list and deletes them, and a read sees every post's counts
+// throughout, over a vocabulary wider than a list.
+func TestPendingPostsFoldEverySixteenth(t *testing.T) {
+	s := newTestStore(t)
+	mustArticleAuthor(t, s, "ann")
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 9*topFoldEvery + 5 {
+		// At most 32 words with the title (maxPendingWords), 16 of them new.
+		text := zipfText(rng, 3*topListKeep, 15) + fmt.Sprintf("u%d ", i) + strings.Repeat(fmt.Sprintf("x%d ", i), 2)
+		for k := range 14 {
+			text += fmt.Sprintf("n%dz%d ", i, k)
+		}
+		mustPostArticle(t, s, "ann", "t", text, "c")
+		serial := int64(i + 1)
+		var want []int64
+		for k := serial - (serial-1)%topFoldEvery + 1; k <= serial; k++ {
+			want = append(want, k)
+		}
+		if got := pendingCells(t, s, "ann"); !slices.Equal(got, want) {
+			t.Fatalf("after post %d: pending serials %v, want %v", serial, got, want)
+		}
+		checkTopList(t, s, "ann")
+	}
+	if len(storedWordCounts(t, s, "ann")) <= topListKeep {
+		t.Fatal("the author's words fit in a list: nothing tested")
+	}
+	// Edits and deletions merge, and take the pending cells with them.
+	a := mustPostArticle(t, s, "ann", "t", "only once here", "c")
+	if err := s.DeleteArticle(bg, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := pendingCells(t, s, "ann"); len(got) != 0 {
+		t.Fatalf("pending serials %v after a deletion", got)
+	}
+	checkTopList(t, s, "ann")
+	if r, err := s.Repair(bg); err != nil || len(r) != 0 {
+		t.Fatalf("repair: %v, %v; want nothing to fix", r, err)
+	}
+}
+
+// A post slow between its Increment and its pending cell writes the cell
+// after a fold that did not see it: the cell's serial is below the
+// list's, and its counts older than the list's for words that later posts
+// changed. Readers and the next fold read those counts again; taken as
+// they are, "cat" would read 1 instead of 16.
+func TestPendingCellWrittenAfterAFold(t *testing.T) {
+	s := newSteppingStore(t)
+	mustArticleAuthor(t, s, "ann")
+	mustPostArticle(t, s, "ann", "t", "dog", "c") // serial 1: the list
+	s.fault = crashAtPoint(pointTopWords)
+	if _, err := s.PostArticle(bg, "ann", "t", "cat", "c"); !errors.Is(err, errCrash) { // serial 2
+		t.Fatal(err)
+	}
+	s.fault = nil
+	slow, err := s.wordCountsOf(bg, keys.WordCounts("ann"), []string{"t", "cat"})
+	if err != nil || slow.serial != 2 {
+		t.Fatalf("the slow post's snapshot: %+v, %v", slow, err)
+	}
+	for range topFoldEvery - 1 { // serials 3..17: 17 folds, and finds no cell of serial 2
+		mustPostArticle(t, s, "ann", "t", "cat", "c")
+	}
+	if err := s.putPending(bg, "ann", slow, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := pendingCells(t, s, "ann"); !slices.Contains(got, 2) {
+		t.Fatalf("pending serials %v: want the slow post's, 2", got)
+	}
+	got, err := s.TopWords(bg, "ann", 2)
+	if want := []WordCount{{"t", 17}, {"cat", 16}}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("TopWords: %v, %v; want %v", got, err, want)
+	}
+	checkTopList(t, s, "ann")
+	if r, err := s.Repair(bg); err != nil || len(r) != 0 {
+		t.Fatalf("repair: %v, %v; want nothing to fix", r, err)
+	}
+	for range topFoldEvery {
+		mustPostArticle(t, s, "ann", "t", "bird", "c")
+	}
+	if got := pendingCells(t, s, "ann"); slices.Contains(got, 2) {
+		t.Fatalf("pending serials %v: the fold left the slow post's", got)
+	}
+	checkTopList(t, s, "ann")
+}
+
+// A pending cell that does not decode makes readers read the whole word
+// count row, and the next fold recounts the list and deletes it.
+func TestPendingCellThatDoesNotDecode(t *testing.T) {
+	s := newTestStore(t)
+	mustArticleAuthor(t, s, "ann")
+	mustPostArticle(t, s, "ann", "t", "a b b", "c")
+	q := pendingQualifier(7, 7)
+	if err := s.put(bg, keys.TableWordCounts, keys.FamilyWordCounts, keys.TopWords("ann"), cells{q: []byte("not a list")}, s.nowMs()); err != nil {
+		t.Fatal(err)
+	}
+	reads := &callLog{}
+	got, err := s.TopWords(WithTracer(bg, reads), "ann", 3)
+	if want := []WordCount{{"b", 2}, {"a", 1}, {"t", 1}}; err != nil || !slices.Equal(got, want) || !reads.read(keys.WordCounts("ann")) {
+		t.Fatalf("TopWords: %v, %v, calls %v; want %v from the word count row", got, err, reads.calls, want)
+	}
+	if err := s.DeleteArticle(bg, mustPostArticle(t, s, "ann", "t", strings.Repeat("c ", 3), "c").ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := pendingCells(t, s, "ann"); len(got) != 0 {
+		t.Fatalf("pending serials %v after a fold", got)
+	}
+	checkTopList(t, s, "ann")
+}
+
+// read reports whether a call read row.
+func (l *callLog) read(row []byte) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.calls {
+		if (c.Op == "Get" || c.Op == "Batch") && slices.ContainsFunc(c.Rows, func(r []byte) bool { return bytes.Equal(r, row) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// BenchmarkTopWordsOfAWideAuthor reads the first 10 top words of the wide
+// author (a full list), with no pending cells and with 15, of short posts
+// and of posts of maxPendingWords words: what pending counts add to a
+// read.
+func BenchmarkTopWordsOfAWideAuthor(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		posts int
+		words int
+	}{{"no pending", 0, 0}, {"15 short posts pending", topFoldEvery - 1, 8}, {"15 long posts pending", topFoldEvery - 1, maxPendingWords}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := wideAuthorStore(b)
+			// Fold first, so that the posts below are all pending.
+			for {
+				snap, err := s.wordCountsOf(bg, keys.WordCounts("bench"), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if snap.serial%topFoldEvery == 1 {
+					break
+				}
+				mustPostArticle(b, s, "bench", "fold", "fold", "bench")
+			}
+			for j := range c.posts {
+				var body strings.Builder
+				for i := range c.words - 1 { // and the title's word
+					fmt.Fprintf(&body, "w%d ", (j*7919+i*131)%5000)
+				}
+				mustPostArticle(b, s, "bench", "pending", body.String(), "bench")
+			}
+			if c.posts > 0 && len(pendingCellsOf(b, s, "bench")) != c.posts {
+				b.Fatalf("%d pending cells, want %d", len(pendingCellsOf(b, s, "bench")), c.posts)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.TopWords(bg, "bench", 10); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// A read's view of a list with pending counts answers what a writer's
+// merge of them (mergeTopCell) would hold, page by page, and answers
+// when and only when that merge would: over random lists, full ones and
+// ones cut short, and counts that rise, fall, fall out and come in.
+func TestTopViewPagesAreTheMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	answered := 0
+	for round := range 4000 {
+		counts := map[string]int64{}
+		for i := range 1 + rng.IntN(60) {
+			counts[fmt.Sprint("w", i)] = int64(1 + rng.IntN(8))
+		}
+		if round%4 == 0 { // lists at and past topListKeep
+			for i := range topListKeep - 40 + rng.IntN(80) {
+				counts[fmt.Sprint("v", i)] = int64(1 + rng.IntN(3))
+			}
+		}
+		list := topListOf(counts)
+		switch {
+		case rng.IntN(4) == 0 && len(list.words) > 1: // a list cut short
+			list = topList{words: list.words[:1+rng.IntN(len(list.words)-1)]}
+		case rng.IntN(2) == 0 && len(list.words) > MaxTopWords+10: // cut near a page's largest
+			list = topList{words: list.words[:MaxTopWords-20+rng.IntN(30)]}
+		}
+		pending := map[string]int64{}
+		for range rng.IntN(40) {
+			pending[fmt.Sprint("w", rng.IntN(80))] = int64(rng.IntN(10)) // 0: fell out
+		}
+		cell := list.encode()
+		merged, ok := mergeTopCell(cell, pending)
+		v, viewOK := newTopView(cell, pending)
+		if viewOK != ok {
+			t.Fatalf("round %d: view of %v over a list of %d (complete %v): ok %v, the merge's %v", round, pending, len(list.words), list.complete, viewOK, ok)
+		}
+		if !ok {
+			continue
+		}
+		answered++
+		want, _, _ := decodeTopList(merged, topListKeep)
+		for _, n := range []int{1, 7, 100, MaxTopWords} {
+			if got, w := v.page(n), want.words[:min(n, len(want.words))]; !slices.Equal(got, w) {
+				t.Fatalf("round %d: page of %d: %v, the merge's %v", round, n, got, w)
+			}
+		}
+	}
+	if answered < 1000 {
+		t.Fatalf("%d of 4000 views answered: the test tries too few lists that answer", answered)
+	}
+}
