@@ -58,9 +58,9 @@ import (
 // starts from the list the previous one wrote. (So every merge writes the
 // row, a new version, even when its list is the one it read: a merge that
 // read the counts before this writer's Increment then loses.) A writer that loses
-// Options.MaxAttempts times in a row marks the row dirty (an Increment of
-// QualTopDirty) instead: a dirty list answers nothing and the next writer
-// recomputes it. A crash between the Increment and the list leaves the
+// Options.MaxAttempts times in a row leaves its counts pending (a post's)
+// or marks the row dirty (an Increment of QualTopDirty) instead: a dirty
+// list answers nothing and the next writer that merges recomputes it. A crash between the Increment and the list leaves the
 // list stale until Repair, which rebuilds every list with the counts.
 //
 // Reads get the top-words row and merge its pending counts
@@ -191,8 +191,11 @@ func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[str
 	// call still bounded by the call timeout, the loop by MaxAttempts).
 	ctx = context.WithoutCancel(ctx)
 	snap := snapshotOf(res.Cells, deltas)
+	if snap != nil {
+		snap.nonce = op.nonce(purpose, wrow)
+	}
 	if pendingOf(snap, deltas) {
-		return s.putPending(ctx, author, snap, op.nonce(purpose, wrow))
+		return s.putPending(ctx, author, snap)
 	}
 	return s.updateTopWords(ctx, author, slices.Collect(maps.Keys(deltas)), snap)
 }
@@ -219,6 +222,7 @@ func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[str
 type wordSnapshot struct {
 	counts map[string]int64
 	serial int64
+	nonce  uint64 // of the Increment that answered it (none: 0), for its pending cell
 }
 
 // snapshotOf is the snapshot an Increment of words answered with (its
@@ -684,6 +688,13 @@ func (s *Store) updateTopWords(ctx context.Context, author string, words []strin
 		}
 		return won, err
 	})
+	if errors.Is(err, ErrConflict) && pendable(own) {
+		// Its counts pending, for the next fold: a post's, as most are.
+		if err := s.putPending(ctx, author, own); err != nil {
+			return fmt.Errorf("top words: %w", err)
+		}
+		return nil
+	}
 	if errors.Is(err, ErrConflict) {
 		// Rather than leave the list without this writer's counts, make
 		// it answer nothing until the next writer recomputes it.

@@ -15,10 +15,12 @@ import (
 // cell of their own (keys.QualTopPendingPrefix and the post's word serial)
 // holding the snapshot their Increment answered with, written blind,
 // without reading the row. A writer merges them into the list (a fold):
-// the post whose serial is 1 past a multiple of topFoldEvery (the
-// author's first post among them), a post with more than
-// maxPendingWords words, and every write that is not a post's (edits and
-// deletions, whose counts may fall; import; repair).
+// the post whose serial is 1 past a multiple of topFoldEvery, a post with
+// more than maxPendingWords words, every write that is not a post's
+// (edits and deletions, whose counts may fall; import; repair), and an
+// author's first topFoldEvery writes. A post's fold that loses its
+// compare-and-set MaxAttempts times leaves its counts pending rather than
+// marking the list dirty.
 //
 // A fold is a merge as before (updateTopWords), of the words of the
 // pending cells it read with its own. It takes their counts from the
@@ -79,9 +81,12 @@ type topPending struct {
 
 // pendingOf decides whether a writer leaves its snapshot pending rather
 // than merging it: a post's (every count rose, and is positive) with a
-// serial, not the one that folds, and not too long.
+// serial, not one that folds, and not too long. An author's first
+// topFoldEvery writes all fold: one whose fold a fault cut short, retried
+// after others came in, would otherwise leave its author without a list
+// until the next fold.
 func pendingOf(snap *wordSnapshot, deltas map[string]int64) bool {
-	if snap == nil || snap.serial%topFoldEvery == 1 || len(deltas) > maxPendingWords {
+	if snap == nil || snap.serial <= topFoldEvery || snap.serial%topFoldEvery == 1 {
 		return false
 	}
 	for _, d := range deltas {
@@ -89,7 +94,17 @@ func pendingOf(snap *wordSnapshot, deltas map[string]int64) bool {
 			return false
 		}
 	}
-	for _, n := range snap.counts { // (a turned-away Increment answers with the row as it is)
+	return pendable(snap)
+}
+
+// pendable reports whether a snapshot fits in a pending cell: every count
+// positive (a turned-away Increment answers with the row as it is), and
+// at most maxPendingWords of them.
+func pendable(snap *wordSnapshot) bool {
+	if snap == nil || len(snap.counts) > maxPendingWords {
+		return false
+	}
+	for _, n := range snap.counts {
 		if n <= 0 {
 			return false
 		}
@@ -130,9 +145,9 @@ func pendingsOf(c cellSource) []topPending {
 
 // putPending leaves the counts of snap pending in the author's top-words
 // row: one Put, blind (see the top of this file).
-func (s *Store) putPending(ctx context.Context, author string, snap *wordSnapshot, nonce uint64) error {
+func (s *Store) putPending(ctx context.Context, author string, snap *wordSnapshot) error {
 	stamp := s.nowMs()
-	q := pendingQualifier(snap.serial, nonce)
+	q := pendingQualifier(snap.serial, snap.nonce)
 	return s.put(ctx, keys.TableWordCounts, keys.FamilyWordCounts, keys.TopWords(author), cells{q: encodePending(stamp, snap)}, stamp)
 }
 
