@@ -209,16 +209,7 @@ func TestTopViewPagesAreTheMerge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	answered := 0
 	for round := range 4000 {
-		counts := map[string]int64{}
-		for i := range 1 + rng.IntN(60) {
-			counts[fmt.Sprint("w", i)] = int64(1 + rng.IntN(8))
-		}
-		if round%4 == 0 { // lists at and past topListKeep
-			for i := range topListKeep - 40 + rng.IntN(80) {
-				counts[fmt.Sprint("v", i)] = int64(1 + rng.IntN(3))
-			}
-		}
-		list := topListOf(counts)
+		list := topListOf(randomTopCounts(rng, round%4 == 0))
 		switch {
 		case rng.IntN(4) == 0 && len(list.words) > 1: // a list cut short
 			list = topList{words: list.words[:1+rng.IntN(len(list.words)-1)]}

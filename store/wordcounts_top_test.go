@@ -451,22 +451,29 @@ func TestTopListCell(t *testing.T) {
 	}
 }
 
+// randomTopCounts draws an author's counts for the top-list tests: up to
+// 60 words ("w0" on) of counts 1-8, and, when wide, about topListKeep more
+// ("v0" on) of counts 1-3, for lists at and past topListKeep.
+func randomTopCounts(rng *rand.Rand, wide bool) map[string]int64 {
+	counts := map[string]int64{}
+	for i := range 1 + rng.IntN(60) {
+		counts[fmt.Sprint("w", i)] = int64(1 + rng.IntN(8))
+	}
+	if wide {
+		for i := range topListKeep - 40 + rng.IntN(80) {
+			counts[fmt.Sprint("v", i)] = int64(1 + rng.IntN(3))
+		}
+	}
+	return counts
+}
+
 // mergeTopCell merges the changed counts into the encoded list; the result
 // is the list a sort of the kept entries and the placed counts gives, and
 // answers every page or is refused.
 func TestMergeTopCellIsASortedMerge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	for round := range 4000 {
-		counts := map[string]int64{}
-		for i := range 1 + rng.IntN(60) {
-			counts[fmt.Sprint("w", i)] = int64(1 + rng.IntN(8))
-		}
-		if round%10 == 0 { // lists at and past topListKeep
-			for i := range topListKeep - 40 + rng.IntN(80) {
-				counts[fmt.Sprint("v", i)] = int64(1 + rng.IntN(3))
-			}
-		}
-		list := topListOf(counts)
+		list := topListOf(randomTopCounts(rng, round%10 == 0))
 		if rng.IntN(2) == 0 && len(list.words) > 1 { // a list cut short
 			list = topList{words: list.words[:1+rng.IntN(len(list.words)-1)]}
 		}
