@@ -719,6 +719,9 @@ func (s *Store) updateTopWords(ctx context.Context, author string, words []strin
 // than the list, in serial order, and the other words read again. ok is
 // false when a pending cell does not decode.
 func (s *Store) foldCounts(ctx context.Context, wrow []byte, have topRow, pending []topPending, words []string, own *wordSnapshot) (counts map[string]int64, serial int64, ok bool, err error) {
+	if len(pending) == 0 && own != nil && have.serialKnown && own.serial > have.serial {
+		return own.counts, own.serial, true, nil // most merges: the writer's own, newer than the list
+	}
 	all := pending
 	if own != nil {
 		mine := topPending{serial: own.serial, own: own.counts}
