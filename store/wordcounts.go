@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -46,9 +47,9 @@ import (
 //
 // The writer that changes counts keeps the list after its Increment
 // (updateTopWords), or, most posts, leaves its counts pending for a later
-// writer to merge (see wordcounts_pending.go): a compare-and-set on the
-// row's version cell, in which
-// it reads the list, then the counts its Increment changed, and merges
+// writer to merge so (see wordcounts_pending.go). The merge is a
+// compare-and-set on the row's version cell, in which it reads the list,
+// then the counts its Increment changed, and merges
 // them (mergeTopCell). A count that rose past the last entry goes in;
 // one that fell below the last entry goes out, which shortens the list; a
 // list that would no longer answer every page is recomputed from the whole
@@ -60,11 +61,12 @@ import (
 // read the counts before this writer's Increment then loses.) A writer that loses
 // Options.MaxAttempts times in a row leaves its counts pending (a post's)
 // or marks the row dirty (an Increment of QualTopDirty) instead: a dirty
-// list answers nothing and the next writer that merges recomputes it. A crash between the Increment and the list leaves the
-// list stale until Repair, which rebuilds every list with the counts.
+// list answers nothing and the next writer that merges recomputes it. A
+// crash between the Increment and the list leaves the list stale until
+// Repair, which rebuilds every list with the counts.
 //
-// Reads get the top-words row and merge its pending counts
-// (resolvePendings); one that is missing (written before top lists
+// Reads get the top-words row and merge its pending counts for their
+// page (viewTopRows); one that is missing (written before top lists
 // existed, or an author with no words), dirty, corrupt or unable to
 // answer every page is replaced by the word count row, read in a second
 // batch and sorted as before (topWordsFallback). The next write to the
@@ -409,7 +411,7 @@ func mergeTopCell(cell []byte, counts map[string]int64) (merged []byte, ok bool)
 		return nil, false
 	}
 	placed := make([]WordCount, 0, len(counts))
-	var changed wordFilter
+	changed := newWordFilter(len(counts))
 	for w, n := range counts {
 		changed.add(w)
 		if n > 0 {
@@ -506,19 +508,35 @@ func rankedBefore(e WordCount, count uint64, word []byte) bool {
 	return e.Word < string(word)
 }
 
-// wordFilter is a Bloom filter of 256 bits and one hash over a few words:
-// a word it does not hold is none of them, told without a map lookup (a
-// merge checks each entry of a list against a post's words).
-type wordFilter [4]uint64
+// wordFilter is a Bloom filter with one hash, of about 16 bits a word and
+// 256 at least: a word it does not hold is none of the words added, told
+// without a map lookup (a merge checks each entry of a list against the
+// changed words, a read against the pending ones), and one it holds is
+// one of them but about once in 16.
+type wordFilter []uint64
 
-func (f *wordFilter) add(w string) {
-	h := wordHash(w)
-	f[h>>62] |= 1 << (h & 63)
+func newWordFilter(words int) wordFilter {
+	n := 4
+	for n*64 < 16*words {
+		n *= 2
+	}
+	return make(wordFilter, n)
 }
 
-func (f *wordFilter) mayHold(w []byte) bool {
-	h := wordHash(w)
-	return f[h>>62]&(1<<(h&63)) != 0
+func (f wordFilter) add(w string) {
+	i, bit := f.at(wordHash(w))
+	f[i] |= bit
+}
+
+func (f wordFilter) mayHold(w []byte) bool {
+	i, bit := f.at(wordHash(w))
+	return f[i]&bit != 0
+}
+
+// at is the word and bit of a hash: the word from its top bits, the bit
+// from its low six.
+func (f wordFilter) at(h uint64) (int, uint64) {
+	return int(h >> (64 - bits.Len(uint(len(f)-1)))), 1 << (h & 63)
 }
 
 // wordHash mixes a word's length and its first and last eight bytes: a
@@ -783,7 +801,7 @@ func (s *Store) rebuildTopWords(ctx context.Context, author string) (bool, error
 	return wrote, err
 }
 
-// withPendings is r as a reader sees it (resolvePendings): its list with
+// withPendings is r as a reader sees it (viewTopRows): its list with
 // the pending counts merged, those not newer than the list taken from now
 // (counts: the whole word count row, read after r).
 func (r topRow) withPendings(pending []topPending, now map[string]int64) topRow {

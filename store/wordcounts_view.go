@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"math/bits"
 	"slices"
 
 	"github.com/hbgraph/hbgraph/store/keys"
@@ -15,7 +14,7 @@ type topView struct {
 	list []byte // the list cell, which decodes, in compareRank order
 	// over holds the pending counts' words: a list entry of one of these
 	// words is passed over, the word placed by its count instead.
-	over sizedWordFilter
+	over wordFilter
 	// pending counts by word (nil: none); placed holds those that a page
 	// may show: every positive one when the list is complete, otherwise
 	// those that rank before its last entry (a word the list leaves out,
@@ -91,7 +90,7 @@ func newTopView(list []byte, pending map[string]int64) (*topView, bool) {
 	}
 	if len(pending) > 0 {
 		v.pending = pending
-		v.over = newSizedWordFilter(len(pending))
+		v.over = newWordFilter(len(pending))
 		for w := range pending {
 			v.over.add(w)
 		}
@@ -201,33 +200,4 @@ func (v *topView) firstPlaced(n int) []WordCount {
 		}
 	}
 	return first
-}
-
-// sizedWordFilter is a wordFilter of about 16 bits a word (one hash: a
-// word it does not hold passes for one of them about once in 16), for
-// the hundreds of words a view may hold.
-type sizedWordFilter []uint64
-
-func newSizedWordFilter(words int) sizedWordFilter {
-	n := 4
-	for n*64 < 16*words {
-		n *= 2
-	}
-	return make(sizedWordFilter, n)
-}
-
-func (f sizedWordFilter) add(w string) {
-	i, bit := f.at(wordHash(w))
-	f[i] |= bit
-}
-
-func (f sizedWordFilter) mayHold(w []byte) bool {
-	i, bit := f.at(wordHash(w))
-	return f[i]&bit != 0
-}
-
-// at is the word and bit of a hash: the word from its top bits, the bit
-// from its low six, as wordFilter does.
-func (f sizedWordFilter) at(h uint64) (int, uint64) {
-	return int(h >> (64 - bits.Len(uint(len(f)-1)))), 1 << (h & 63)
 }
