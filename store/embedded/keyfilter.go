@@ -65,6 +65,9 @@ func newKeyFilter(keys int64, maxBytes int) *keyFilter {
 // filterHash is a record key's hash, for add and mayContain.
 func filterHash(key string) uint64 { return xxhash.Sum64String(key) }
 
+// filterHashBytes is filterHash of a key as bytes.
+func filterHashBytes(key []byte) uint64 { return xxhash.Sum64(key) }
+
 // probes returns the block of the key of hash h, and the word and bit of
 // each probe in it: the block from the low bits, the probes from a
 // multiply-mixed word (9 bits each).
@@ -103,6 +106,17 @@ func (f *keyFilter) mayContain(h uint64) bool {
 		p >>= 9
 	}
 	return true
+}
+
+// touch loads the block of each hash, with no test between two loads, so
+// that their cache misses overlap; mayContain of them then finds them in
+// the cache.
+func (f *keyFilter) touch(hashes []uint64) uint64 {
+	var sum uint64
+	for _, h := range hashes {
+		sum += f.blocks[h&f.mask][0].Load()
+	}
+	return sum
 }
 
 // full tells whether more keys went in than the filter was made for.

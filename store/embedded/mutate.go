@@ -272,7 +272,8 @@ type rowWriter struct {
 	// full one is replaced, and what was taken from it stays as it was.
 	arena   []byte
 	slab    []column
-	scratch []byte // a record key being looked up
+	scratch []byte   // a record key being looked up
+	hashes  []uint64 // filterPass's
 }
 
 func (c *Client) newRowWriter(t *table, row []byte) *rowWriter {
@@ -394,17 +395,19 @@ const arenaChunk = 128
 
 // reserve makes room in the arena for what m's columns may take: a key
 // each, and the record read (its value about the size of the new one, or
-// a long's).
-func (w *rowWriter) reserve(m *pb.MutationProto) {
+// a long's). It returns how many columns m has.
+func (w *rowWriter) reserve(m *pb.MutationProto) (columns int) {
 	need := 0
 	for _, cv := range m.GetColumnValue() {
 		for _, qv := range cv.GetQualifierValue() {
+			columns++
 			need += len(w.rowPrefix) + 2*len(cv.GetFamily()) + 2 + len(qv.GetQualifier()) + columnHeader + max(len(qv.GetValue()), 8)
 		}
 	}
 	if cap(w.arena)-len(w.arena) < need {
 		w.arena = make([]byte, 0, need)
 	}
+	return columns
 }
 
 // take returns n bytes of the arena, to be filled once.
@@ -465,6 +468,52 @@ func (w *rowWriter) column(f *family, qualifier []byte) (*column, error) {
 	}
 	w.columns[key] = col
 	return col, nil
+}
+
+// filterPassColumns is the least columns of a mutation that filterPass
+// looks up first.
+const filterPassColumns = 8
+
+// filterPass looks up the key of each column of m in the key filter, in
+// one pass before they are read one by one, and takes those it has not
+// as columns with no record. A large filter misses the cache at each
+// lookup: lookups with nothing between them wait for their misses
+// together, where each between two Pebble reads waits for its own (most
+// of a word count Increment's columns exist, and would be looked up
+// again, then from the cache).
+func (w *rowWriter) filterPass(m *pb.MutationProto) {
+	filter := w.c.filter.Load()
+	if filter == nil {
+		return
+	}
+	hashes := w.hashes[:0]
+	for _, cv := range m.GetColumnValue() {
+		f, err := w.t.family(cv.GetFamily())
+		if err != nil {
+			return // the mutation fails on it
+		}
+		for _, qv := range cv.GetQualifierValue() {
+			w.scratch = w.appendRecordKey(w.scratch[:0], f, kindColumn, qv.GetQualifier())
+			hashes = append(hashes, filterHashBytes(w.scratch))
+		}
+	}
+	w.hashes = hashes
+	filter.touch(hashes)
+	i := 0
+	for _, cv := range m.GetColumnValue() {
+		f, _ := w.t.family(cv.GetFamily())
+		for _, qv := range cv.GetQualifierValue() {
+			h := hashes[i]
+			i++
+			if filter.mayContain(h) {
+				continue
+			}
+			w.scratch = w.appendRecordKey(w.scratch[:0], f, kindColumn, qv.GetQualifier())
+			if _, ok := w.columns[string(w.scratch)]; !ok {
+				w.columns[w.keep(w.scratch)] = w.newColumn()
+			}
+		}
+	}
 }
 
 // familyMarker returns the timestamp of f's family delete marker (0: none).
@@ -550,7 +599,9 @@ func (w *rowWriter) timestamp(m *pb.MutationProto, qv *pb.MutationProto_ColumnVa
 }
 
 func (w *rowWriter) apply(m *pb.MutationProto) (*pb.Result, error) {
-	w.reserve(m)
+	if columns := w.reserve(m); columns >= filterPassColumns && m.GetMutateType() != pb.MutationProto_DELETE {
+		w.filterPass(m)
+	}
 	switch m.GetMutateType() {
 	case pb.MutationProto_PUT:
 		return nil, w.put(m)
