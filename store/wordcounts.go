@@ -175,10 +175,11 @@ func (s *Store) addWordCounts(ctx context.Context, author string, deltas map[str
 		return err
 	}
 	// The serial goes up with the words, in the same Increment: its answer
-	// is one snapshot of them (see wordSnapshot).
+	// is one snapshot of them (see wordSnapshot), which also tells whether
+	// this write folds (pendingOf).
 	inc := make(map[string]int64, len(deltas)+1)
 	maps.Copy(inc, deltas)
-	inc[keys.QualWordSerial] = 1
+	inc[keys.QualWordSerial] = serialStep(len(deltas))
 	wrow := keys.WordCounts(author)
 	op := opOf(ctx)
 	res, err := s.sendIncrement(ctx, op, purpose, keys.TableWordCounts, keys.FamilyWordCounts, wrow, inc)

@@ -15,12 +15,15 @@ import (
 // cell of their own (keys.QualTopPendingPrefix and the post's word serial)
 // holding the snapshot their Increment answered with, written blind,
 // without reading the row. A writer merges them into the list (a fold):
-// the post whose serial is 1 past a multiple of topFoldEvery, a post with
-// more than maxPendingWords words, every write that is not a post's
-// (edits and deletions, whose counts may fall; import; repair), and an
-// author's first topFoldEvery writes. A post's fold that loses its
-// compare-and-set MaxAttempts times leaves its counts pending rather than
-// marking the list dirty.
+// the post whose write count (serialWrites) is 1 past a multiple of
+// topFoldEvery, the post whose words take the author's word count
+// (serialWords) past a multiple of pendingWordBudget, every write that is
+// not a post's (edits and deletions, whose counts may fall; import;
+// repair), and an author's first topFoldEvery writes. So between two
+// folds a row holds fewer than topFoldEvery cells and fewer than
+// pendingWordBudget words in them, whether posts are short or long. A
+// post's fold that loses its compare-and-set MaxAttempts times leaves its
+// counts pending rather than marking the list dirty.
 //
 // A fold is a merge as before (updateTopWords), of the words of the
 // pending cells it read with its own. It takes their counts from the
@@ -50,11 +53,33 @@ import (
 // most between two folds (more only when a fold fails or is cut short).
 const topFoldEvery = 16
 
-// maxPendingWords is the most words a post may leave pending: a longer
-// post merges its counts itself, so that a reader's merge of the pending
-// cells stays small beside the list (topFoldEvery * maxPendingWords
-// entries at most).
-const maxPendingWords = 32
+// pendingWordBudget bounds the words a top-words row holds pending
+// between two folds, so that a reader's merge of the pending cells stays
+// small beside the list: the post whose words take the author's count of
+// words written past a multiple of it folds. Fold every 16th post alone
+// and a post of 200 words (140 distinct) would leave 2,000 to merge, or,
+// folding every long post, rewrite the list every time. A post of this
+// many words or more always folds.
+const pendingWordBudget = 512
+
+// The word serial (keys.QualWordSerial) counts an author's writes in its
+// low serialWordShift bits and their words above: every write of counts
+// adds serialStep of its distinct words. It only goes up, which is all
+// that ordering snapshots needs (see wordSnapshot); the two counts time
+// the folds. The writes wrap into the words after 16 million, which
+// shifts one fold.
+const serialWordShift = 24
+
+// serialStep is what a write of counts of words distinct words adds to
+// the serial.
+func serialStep(words int) int64 { return 1 + int64(words)<<serialWordShift }
+
+// serialWrites is the author's writes of counts a serial counts.
+func serialWrites(serial int64) int64 { return serial & (1<<serialWordShift - 1) }
+
+// serialWords is the author's words written (distinct in each write) a
+// serial counts.
+func serialWords(serial int64) int64 { return serial >> serialWordShift }
 
 // pendingQualifier is the qualifier of the pending cell of a snapshot
 // with the given word serial, made by the Increment with the given nonce.
@@ -80,14 +105,21 @@ type topPending struct {
 }
 
 // pendingOf decides whether a writer leaves its snapshot pending rather
-// than merging it: a post's (every count rose, and is positive) with a
-// serial, not one that folds, and not too long. An author's first
+// than merging it: a post's (every count rose, and is positive) that is
+// not one that folds (see the top of this file). An author's first
 // topFoldEvery writes all fold: one whose fold a fault cut short, retried
 // after others came in, would otherwise leave its author without a list
 // until the next fold.
 func pendingOf(snap *wordSnapshot, deltas map[string]int64) bool {
-	if snap == nil || snap.serial <= topFoldEvery || snap.serial%topFoldEvery == 1 {
+	if snap == nil {
 		return false
+	}
+	writes, words := serialWrites(snap.serial), serialWords(snap.serial)
+	if writes <= topFoldEvery || writes%topFoldEvery == 1 {
+		return false
+	}
+	if words/pendingWordBudget != (words-int64(len(deltas)))/pendingWordBudget {
+		return false // this post's words crossed a multiple of the budget
 	}
 	for _, d := range deltas {
 		if d <= 0 {
@@ -99,9 +131,9 @@ func pendingOf(snap *wordSnapshot, deltas map[string]int64) bool {
 
 // pendable reports whether a snapshot fits in a pending cell: every count
 // positive (a turned-away Increment answers with the row as it is), and
-// at most maxPendingWords of them.
+// fewer than pendingWordBudget of them.
 func pendable(snap *wordSnapshot) bool {
-	if snap == nil || len(snap.counts) > maxPendingWords {
+	if snap == nil || len(snap.counts) >= pendingWordBudget {
 		return false
 	}
 	for _, n := range snap.counts {
@@ -211,7 +243,7 @@ func pendingCounts(pending []topPending, listSerial int64, known bool) (counts m
 				stale = append(stale, w)
 			}
 		}
-		if entries.bad || complete || entries.read > maxPendingWords {
+		if entries.bad || complete || entries.read >= pendingWordBudget {
 			return nil, nil, 0, false
 		}
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/hbgraph/hbgraph/store/keys"
 )
 
-// pendingCells returns the serials of the pending cells of the author's
-// top-words row as stored.
+// pendingCells returns the write counts (serialWrites) of the pending
+// cells of the author's top-words row as stored.
 func pendingCells(t *testing.T, s *Store, author string) []int64 {
 	t.Helper()
 	return pendingCellsOf(t, s, author)
@@ -31,34 +31,71 @@ func pendingCellsOf(t testing.TB, s *Store, author string) []int64 {
 		if _, _, _, ok := pendingCounts([]topPending{p}, 0, true); !ok {
 			t.Fatalf("pending cell %x does not decode", p.qualifier)
 		}
-		serials = append(serials, p.serial)
+		serials = append(serials, serialWrites(p.serial))
 	}
 	return serials
 }
 
-// Posts leave their counts pending, every topFoldEvery-th merges them all
-// into the list and deletes them, and a read sees every post's counts
-// throughout, over a vocabulary wider than a list.
-func TestPendingPostsFoldEverySixteenth(t *testing.T) {
+// Posts leave their counts pending until one folds them all into the
+// list and deletes them: every topFoldEvery-th, and the one whose words
+// take the author's past a multiple of pendingWordBudget (so long posts
+// fold more often, and one of the budget's size always does). A read
+// sees every post's counts throughout, over a vocabulary wider than a
+// list. The serial counts the writes and their distinct words.
+func TestPendingPostsFold(t *testing.T) {
 	s := newTestStore(t)
 	mustArticleAuthor(t, s, "ann")
 	rng := rand.New(rand.NewPCG(3, 4))
-	for i := range 9*topFoldEvery + 5 {
-		// At most 32 words with the title (maxPendingWords), 16 of them new.
+	var (
+		words   int64   // distinct words of each post, summed
+		want    []int64 // pending cells' write counts
+		pending int64   // their words
+		folds   [2]int  // by the 16th write, by the budget
+	)
+	for i := range 12*topFoldEvery + 5 {
+		// Most short (up to 32 words, 16 of them new), some long, one of
+		// the budget's size.
 		text := zipfText(rng, 3*topListKeep, 15) + fmt.Sprintf("u%d ", i) + strings.Repeat(fmt.Sprintf("x%d ", i), 2)
-		for k := range 14 {
+		long := 14
+		switch {
+		case i == 100:
+			long = pendingWordBudget
+		case i%5 == 3:
+			long = 60 + rng.IntN(200)
+		}
+		for k := range long {
 			text += fmt.Sprintf("n%dz%d ", i, k)
 		}
 		mustPostArticle(t, s, "ann", "t", text, "c")
-		serial := int64(i + 1)
-		var want []int64 // an author's first topFoldEvery writes all fold
-		for k := serial - (serial-1)%topFoldEvery + 1; k <= serial && serial > topFoldEvery; k++ {
-			want = append(want, k)
+		counted, err := countArticleWords("t", text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, writes := int64(len(counted)), int64(i+1)
+		words += n
+		snap, err := s.wordCountsOf(bg, keys.WordCounts("ann"), nil)
+		if err != nil || snap.serial != writes+words<<serialWordShift {
+			t.Fatalf("after post %d: serial %x, %v; want %d writes and %d words", writes, snap.serial, err, writes, words)
+		}
+		byWrites := writes <= topFoldEvery || writes%topFoldEvery == 1
+		byWords := words/pendingWordBudget != (words-n)/pendingWordBudget
+		switch {
+		case byWrites || byWords:
+			want, pending = nil, 0
+			folds[map[bool]int{true: 0, false: 1}[byWrites]]++
+		default:
+			want, pending = append(want, writes), pending+n
 		}
 		if got := pendingCells(t, s, "ann"); !slices.Equal(got, want) {
-			t.Fatalf("after post %d: pending serials %v, want %v", serial, got, want)
+			t.Fatalf("after post %d (%d words): pending cells of writes %v, want %v", writes, n, got, want)
+		}
+		if len(want) >= topFoldEvery || pending >= pendingWordBudget {
+			t.Fatalf("after post %d: %d cells pending, of %d words", writes, len(want), pending)
 		}
 		checkTopList(t, s, "ann")
+	}
+	if folds[0] < 5 || folds[1] < 5 {
+		t.Fatalf("%d folds by the writes and %d by the words: the posts try too few", folds[0], folds[1])
 	}
 	if len(storedWordCounts(t, s, "ann")) <= topListKeep {
 		t.Fatal("the author's words fit in a list: nothing tested")
@@ -92,7 +129,7 @@ func TestPendingCellWrittenAfterAFold(t *testing.T) {
 	}
 	s.fault = nil
 	slow, err := s.wordCountsOf(bg, keys.WordCounts("ann"), []string{"t", "cat"})
-	if err != nil || slow.serial != 2 {
+	if err != nil || serialWrites(slow.serial) != 2 {
 		t.Fatalf("the slow post's snapshot: %+v, %v", slow, err)
 	}
 	for range topFoldEvery - 1 { // serials 3..17: 17 folds, and finds no cell of serial 2
@@ -159,24 +196,26 @@ func (l *callLog) read(row []byte) bool {
 }
 
 // BenchmarkTopWordsOfAWideAuthor reads the first 10 top words of the wide
-// author (a full list), with no pending cells and with 15, of short posts
-// and of posts of maxPendingWords words: what pending counts add to a
-// read.
+// author (a full list), with no pending cells and with nearly the most a
+// row holds between two folds (topFoldEvery-1 cells, of nearly
+// pendingWordBudget words): what pending counts add to a read.
 func BenchmarkTopWordsOfAWideAuthor(b *testing.B) {
 	for _, c := range []struct {
 		name  string
 		posts int
 		words int
-	}{{"no pending", 0, 0}, {"15 short posts pending", topFoldEvery - 1, 8}, {"15 long posts pending", topFoldEvery - 1, maxPendingWords}} {
+	}{{"no pending", 0, 0}, {"15 short posts pending", topFoldEvery - 1, 8}, {"15 posts of 32 words pending", topFoldEvery - 1, 32}, {"3 posts of 160 words pending", 3, 160}} {
 		b.Run(c.name, func(b *testing.B) {
 			s := wideAuthorStore(b)
-			// Fold first, so that the posts below are all pending.
+			// Fold first, with room in the budget for the posts below, so
+			// that they are all pending.
 			for {
 				snap, err := s.wordCountsOf(bg, keys.WordCounts("bench"), nil)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if snap.serial > topFoldEvery && snap.serial%topFoldEvery == 1 {
+				writes, words := serialWrites(snap.serial), serialWords(snap.serial)
+				if writes > topFoldEvery && writes%topFoldEvery == 1 && words%pendingWordBudget+int64(c.posts*c.words) < pendingWordBudget {
 					break
 				}
 				mustPostArticle(b, s, "bench", "fold", "fold", "bench")
