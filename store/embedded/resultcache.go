@@ -53,6 +53,9 @@ type resultCache struct {
 	// the writes between beginWrite and endWrite.
 	rowGens    [rowLocks]uint64
 	rowWriting [rowLocks]int32
+	// endWrite's copy of the cached row, by shard, under its lock: a
+	// write to a large row would otherwise allocate its size.
+	rowScratch [rowCacheShards][]byte
 
 	scans map[*table]*tableScans
 }
@@ -323,14 +326,16 @@ func (c *resultCache) beginWrite(t *table, stripe int, rowPrefix []byte) {
 // row since, the caller still holds the row's lock, so no other write of
 // the row came between, and each column is set to its committed record.
 func (c *resultCache) endWrite(t *table, stripe int, rowPrefix []byte, cols map[string]*column) {
-	mu := &c.rowLocks[stripe%rowCacheShards]
+	shard := stripe % rowCacheShards
+	mu := &c.rowLocks[shard]
 	mu.Lock()
 	// Readers that began between beginWrite and here keep nothing: they
 	// may have read the row before the commit.
 	c.rowGens[stripe]++
 	var kb rowKeyBuf
 	key := rowCacheKey(kb[:0], rowPrefix)
-	if v, ok := c.store.HasGet(nil, key); ok {
+	if v, ok := c.store.HasGet(c.rowScratch[shard][:0], key); ok {
+		c.rowScratch[shard] = v[:0] // patchRow copies what it keeps
 		// Dropped first: fastcache does not keep a value of 64 KiB or more,
 		// and would leave the old one in its place.
 		c.store.Del(key)
