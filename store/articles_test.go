@@ -930,7 +930,7 @@ func BenchmarkTimelinePage20(b *testing.B) {
 // wideAuthorStore is a store whose author "bench" has posted 5,000
 // distinct words, w0 to w4999: a word count row of 5,000 columns and a
 // full top-words list.
-func wideAuthorStore(b *testing.B) *Store {
+func wideAuthorStore(b testing.TB) *Store {
 	s := newTestStore(b)
 	mustArticleAuthor(b, s, "bench")
 	var body strings.Builder

@@ -50,13 +50,15 @@ import (
 // cells, which this one then reads again: none is lost.
 
 // topFoldEvery is how many posts' counts a top-words row holds pending at
-// most between two folds (more only when a fold fails or is cut short).
-const topFoldEvery = 16
+// most between two folds (more only when a fold fails or is cut short):
+// the fold's read, merge and write of the list (some 20 KB when full) is
+// paid once in so many posts. pendingWordBudget bounds their words.
+const topFoldEvery = 64
 
 // pendingWordBudget bounds the words a top-words row holds pending
 // between two folds, so that a reader's merge of the pending cells stays
 // small beside the list: the post whose words take the author's count of
-// words written past a multiple of it folds. Fold every 16th post alone
+// words written past a multiple of it folds. Fold every 64th post alone
 // and a post of 200 words (140 distinct) would leave 2,000 to merge, or,
 // folding every long post, rewrite the list every time. A post of this
 // many words or more always folds.

@@ -50,15 +50,15 @@ func TestPendingPostsFold(t *testing.T) {
 		words   int64   // distinct words of each post, summed
 		want    []int64 // pending cells' write counts
 		pending int64   // their words
-		folds   [2]int  // by the 16th write, by the budget
+		folds   [2]int  // by the write count, by the budget
 	)
-	for i := range 12*topFoldEvery + 5 {
+	for i := range 3*topFoldEvery + 5 {
 		// Most short (up to 32 words, 16 of them new), some long, one of
 		// the budget's size.
 		text := zipfText(rng, 3*topListKeep, 15) + fmt.Sprintf("u%d ", i) + strings.Repeat(fmt.Sprintf("x%d ", i), 2)
 		long := 14
 		switch {
-		case i == 100:
+		case i == 2*topFoldEvery+7:
 			long = pendingWordBudget
 		case i%5 == 3:
 			long = 60 + rng.IntN(200)
@@ -77,12 +77,14 @@ func TestPendingPostsFold(t *testing.T) {
 		if err != nil || snap.serial != writes+words<<serialWordShift {
 			t.Fatalf("after post %d: serial %x, %v; want %d writes and %d words", writes, snap.serial, err, writes, words)
 		}
-		byWrites := writes <= topFoldEvery || writes%topFoldEvery == 1
+		first, byWrites := writes <= topFoldEvery, writes%topFoldEvery == 1
 		byWords := words/pendingWordBudget != (words-n)/pendingWordBudget
 		switch {
-		case byWrites || byWords:
+		case first || byWrites || byWords:
 			want, pending = nil, 0
-			folds[map[bool]int{true: 0, false: 1}[byWrites]]++
+			if !first {
+				folds[map[bool]int{true: 0, false: 1}[byWrites]]++
+			}
 		default:
 			want, pending = append(want, writes), pending+n
 		}
@@ -94,7 +96,7 @@ func TestPendingPostsFold(t *testing.T) {
 		}
 		checkTopList(t, s, "ann")
 	}
-	if folds[0] < 5 || folds[1] < 5 {
+	if folds[0] < 2 || folds[1] < 5 {
 		t.Fatalf("%d folds by the writes and %d by the words: the posts try too few", folds[0], folds[1])
 	}
 	if len(storedWordCounts(t, s, "ann")) <= topListKeep {
@@ -132,7 +134,7 @@ func TestPendingCellWrittenAfterAFold(t *testing.T) {
 	if err != nil || serialWrites(slow.serial) != 2 {
 		t.Fatalf("the slow post's snapshot: %+v, %v", slow, err)
 	}
-	for range topFoldEvery - 1 { // serials 3..17: 17 folds, and finds no cell of serial 2
+	for range topFoldEvery - 1 { // writes 3 to topFoldEvery+1: the last folds, and finds no cell of write 2
 		mustPostArticle(t, s, "ann", "t", "cat", "c")
 	}
 	slow.nonce = 1
@@ -143,7 +145,7 @@ func TestPendingCellWrittenAfterAFold(t *testing.T) {
 		t.Fatalf("pending serials %v: want the slow post's, 2", got)
 	}
 	got, err := s.TopWords(bg, "ann", 2)
-	if want := []WordCount{{"t", 17}, {"cat", 16}}; err != nil || !slices.Equal(got, want) {
+	if want := []WordCount{{"t", topFoldEvery + 1}, {"cat", topFoldEvery}}; err != nil || !slices.Equal(got, want) {
 		t.Fatalf("TopWords: %v, %v; want %v", got, err, want)
 	}
 	checkTopList(t, s, "ann")
@@ -195,31 +197,50 @@ func (l *callLog) read(row []byte) bool {
 	return false
 }
 
+// foldWithRoom posts to author until a post folds with no write that
+// folds among the next topFoldEvery-2 and the whole of pendingWordBudget
+// before the next fold by the words: the one whose write count is 1 past
+// a multiple of topFoldEvery, then one that takes the author's words to a
+// multiple of pendingWordBudget, which also folds.
+func foldWithRoom(b *testing.B, s *Store, author string) {
+	b.Helper()
+	words := func() (int64, int64) {
+		snap, err := s.wordCountsOf(bg, keys.WordCounts(author), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return serialWrites(snap.serial), serialWords(snap.serial)
+	}
+	for {
+		if n, _ := words(); n > topFoldEvery && n%topFoldEvery == 1 {
+			break
+		}
+		mustPostArticle(b, s, author, "fold", "fold", "bench")
+	}
+	_, w := words()
+	var body strings.Builder
+	for i := range pendingWordBudget - 1 - w%pendingWordBudget { // and the title's word
+		fmt.Fprintf(&body, "room%d ", i)
+	}
+	mustPostArticle(b, s, author, "fold", body.String(), "bench")
+	if _, w := words(); w%pendingWordBudget != 0 || len(pendingCellsOf(b, s, author)) != 0 {
+		b.Fatalf("%d words after the fold, %d cells pending", w, len(pendingCellsOf(b, s, author)))
+	}
+}
+
 // BenchmarkTopWordsOfAWideAuthor reads the first 10 top words of the wide
 // author (a full list), with no pending cells and with nearly the most a
-// row holds between two folds (topFoldEvery-1 cells, of nearly
-// pendingWordBudget words): what pending counts add to a read.
+// row holds between two folds (topFoldEvery-2 cells, or nearly
+// pendingWordBudget words in them): what pending counts add to a read.
 func BenchmarkTopWordsOfAWideAuthor(b *testing.B) {
 	for _, c := range []struct {
 		name  string
 		posts int
 		words int
-	}{{"no pending", 0, 0}, {"15 short posts pending", topFoldEvery - 1, 8}, {"15 posts of 32 words pending", topFoldEvery - 1, 32}, {"3 posts of 160 words pending", 3, 160}} {
+	}{{"no pending", 0, 0}, {"15 posts of 8 words pending", 15, 8}, {"62 posts of 8 words pending", topFoldEvery - 2, 8}, {"15 posts of 32 words pending", 15, 32}, {"3 posts of 160 words pending", 3, 160}} {
 		b.Run(c.name, func(b *testing.B) {
 			s := wideAuthorStore(b)
-			// Fold first, with room in the budget for the posts below, so
-			// that they are all pending.
-			for {
-				snap, err := s.wordCountsOf(bg, keys.WordCounts("bench"), nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				writes, words := serialWrites(snap.serial), serialWords(snap.serial)
-				if writes > topFoldEvery && writes%topFoldEvery == 1 && words%pendingWordBudget+int64(c.posts*c.words) < pendingWordBudget {
-					break
-				}
-				mustPostArticle(b, s, "bench", "fold", "fold", "bench")
-			}
+			foldWithRoom(b, s, "bench")
 			for j := range c.posts {
 				var body strings.Builder
 				for i := range c.words - 1 { // and the title's word

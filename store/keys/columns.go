@@ -78,14 +78,15 @@ const (
 	QualTopDirty     = "d" // int64 Increment by a writer that could not update the list
 	QualTopDirtySeen = "s" // int64: the QualTopDirty the list was recomputed after
 	// A post's counts not merged into the list yet: one cell per post,
-	// the qualifier this prefix and the post's word serial (8 bytes, big
-	// endian), merged into the list by every 16th post (see store's
-	// wordcounts.go).
+	// the qualifier this prefix, the post's word serial (8 bytes, big
+	// endian) and its Increment's nonce (8 bytes), merged into the list by
+	// a later write (see store's wordcounts_pending.go).
 	QualTopPendingPrefix = "p"
 	// QualWordSerial is a cell of the word count row, not a word (words
 	// are letters and digits): an int64 that every Increment of a post,
-	// edit or deletion adds 1 to with its words, so that the Increment's
-	// answer is a snapshot of the counts it changed that can be ordered
-	// against the snapshots the top-words list was merged from.
+	// edit or deletion raises with its words (by 1, and by its distinct
+	// words above the low 24 bits: see store's serialStep), so that the
+	// Increment's answer is a snapshot of the counts it changed that can
+	// be ordered against the snapshots the top-words list was merged from.
 	QualWordSerial = "#s"
 )
