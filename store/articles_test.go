@@ -987,3 +987,25 @@ func BenchmarkPostArticleWideAuthor(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkUpdateArticleWideAuthor edits the body of an article of the
+// wide author, back and forth between two texts of 8 words that share
+// half: an edit's Increment of the words it adds and takes away, and the
+// top-words list's update, to an author with a full list.
+func BenchmarkUpdateArticleWideAuthor(b *testing.B) {
+	s := wideAuthorStore(b)
+	ctx := context.Background()
+	a, err := s.PostArticle(ctx, "bench", "An edited title", "one two three four five six seven eight", "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	bodies := []string{"one two three four nine ten eleven twelve", "one two three four five six seven eight"}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := s.UpdateArticle(ctx, a.ID, nil, &bodies[i%2], nil); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

@@ -347,6 +347,7 @@ type topEntries struct {
 	prevCount uint64
 	prevWord  []byte
 	read      int  // entries read
+	zeros     bool // a count may be 0 (a pending cell's: see pendingCellEntries)
 	bad       bool // the cell is not an encoded list
 }
 
@@ -367,7 +368,7 @@ func (r *topEntries) next() (count uint64, word, entry []byte, ok bool) {
 		return 0, nil, nil, false
 	}
 	count, n := uvarint(b)
-	if n <= 0 || count == 0 || count > math.MaxInt64 {
+	if n <= 0 || count == 0 && !r.zeros || count > math.MaxInt64 {
 		r.bad = true
 		return 0, nil, nil, false
 	}

@@ -9,21 +9,23 @@ import (
 	"github.com/hbgraph/hbgraph/store/keys"
 )
 
-// Pending merges. Merging a post's counts into its author's top list
+// Pending merges. Merging a write's counts into its author's top list
 // reads and rewrites the whole list (up to topListKeep entries, some 20
-// KB), so most posts leave their counts in the top-words row instead: one
-// cell of their own (keys.QualTopPendingPrefix and the post's word serial)
-// holding the snapshot their Increment answered with, written blind,
-// without reading the row. A writer merges them into the list (a fold):
-// the post whose write count (serialWrites) is 1 past a multiple of
-// topFoldEvery, the post whose words take the author's word count
-// (serialWords) past a multiple of pendingWordBudget, every write that is
-// not a post's (edits and deletions, whose counts may fall; import;
-// repair), and an author's first topFoldEvery writes. So between two
+// KB), so most posts, edits and deletions leave their counts in the
+// top-words row instead: one cell of their own (keys.QualTopPendingPrefix
+// and the write's word serial) holding the snapshot their Increment
+// answered with, written blind, without reading the row. A count may
+// have fallen, to 0 even (pendingZeros): a reader and a fold take it as
+// they take one that rose, the latest snapshot of a word winning. A
+// writer merges them into the list (a fold): the write whose write count
+// (serialWrites) is 1 past a multiple of topFoldEvery, the write whose
+// words take the author's word count (serialWords) past a multiple of
+// pendingWordBudget, import and repair (which increment without a
+// snapshot), and an author's first topFoldEvery writes. So between two
 // folds a row holds fewer than topFoldEvery cells and fewer than
-// pendingWordBudget words in them, whether posts are short or long. A
-// post's fold that loses its compare-and-set MaxAttempts times leaves its
-// counts pending rather than marking the list dirty.
+// pendingWordBudget words in them, whether writes are short or long. A
+// write's fold that loses its compare-and-set MaxAttempts times leaves
+// its counts pending rather than marking the list dirty.
 //
 // A fold is a merge as before (updateTopWords), of the words of the
 // pending cells it read with its own. It takes their counts from the
@@ -36,12 +38,12 @@ import (
 // list for its words: a reader applies the pending snapshots in serial
 // order and merges them into the list as a writer would. A cell whose
 // serial is not above the list's was written after a fold that did not
-// see it (its post was slow between its Increment and its Put), or
+// see it (its write was slow between its Increment and its Put), or
 // merged by a fold that did not get to delete it: the list may hold an
 // older count for its words, or a newer one, and a reader reads their
 // counts again (one Get of those columns), as the next fold does.
 //
-// A crash between a post's Increment and its Put leaves the list stale
+// A crash between a write's Increment and its Put leaves the list stale
 // for its words, as a crash between the Increment and the merge did; a
 // crash of a fold before its deletes leaves cells that readers read
 // again until the next fold. An hbgraph from before pending cells reads
@@ -107,8 +109,8 @@ type topPending struct {
 }
 
 // pendingOf decides whether a writer leaves its snapshot pending rather
-// than merging it: a post's (every count rose, and is positive) that is
-// not one that folds (see the top of this file). An author's first
+// than merging it: a post's, an edit's or a deletion's that is not one
+// that folds (see the top of this file). An author's first
 // topFoldEvery writes all fold: one whose fold a fault cut short, retried
 // after others came in, would otherwise leave its author without a list
 // until the next fold.
@@ -121,40 +123,60 @@ func pendingOf(snap *wordSnapshot, deltas map[string]int64) bool {
 		return false
 	}
 	if words/pendingWordBudget != (words-int64(len(deltas)))/pendingWordBudget {
-		return false // this post's words crossed a multiple of the budget
-	}
-	for _, d := range deltas {
-		if d <= 0 {
-			return false
-		}
+		return false // this write's words crossed a multiple of the budget
 	}
 	return pendable(snap)
 }
 
-// pendable reports whether a snapshot fits in a pending cell: every count
-// positive (a turned-away Increment answers with the row as it is), and
-// fewer than pendingWordBudget of them.
+// pendable reports whether a snapshot fits in a pending cell: no count
+// below 0 (a row that went wrong), and fewer than pendingWordBudget of
+// them.
 func pendable(snap *wordSnapshot) bool {
 	if snap == nil || len(snap.counts) >= pendingWordBudget {
 		return false
 	}
 	for _, n := range snap.counts {
-		if n <= 0 {
+		if n < 0 {
 			return false
 		}
 	}
 	return true
 }
 
+// pendingZeros is the flags byte of a pending cell with a count of 0 (an
+// edit's or a deletion's word that no article has any more), which a list
+// cell never holds. An hbgraph from before it takes such a cell for one
+// that does not decode, and reads the whole word count row instead.
+const pendingZeros = 2
+
 // encodePending is a pending cell: the Put's stamp (8 bytes), then the
-// snapshot's counts as a list cell (topList.encode).
+// snapshot's counts as a list cell (topList.encode), its flags byte
+// pendingZeros when a count is 0.
 func encodePending(stamp int64, snap *wordSnapshot) []byte {
 	words := make([]WordCount, 0, len(snap.counts))
+	zeros := false
 	for w, n := range snap.counts {
 		words = append(words, WordCount{Word: w, Count: n})
+		zeros = zeros || n == 0
 	}
 	slices.SortFunc(words, compareRank)
-	return append(encodeMs(stamp), topList{words: words}.encode()...)
+	cell := append(encodeMs(stamp), topList{words: words}.encode()...)
+	if zeros {
+		cell[8] = pendingZeros
+	}
+	return cell
+}
+
+// pendingCellEntries reads the entries of a pending cell's counts (a
+// list cell that is never complete, and may hold counts of 0).
+func pendingCellEntries(cell []byte) topEntries {
+	switch {
+	case len(cell) > 0 && cell[0] == 0:
+		return topEntries{rest: cell[1:]}
+	case len(cell) > 0 && cell[0] == pendingZeros:
+		return topEntries{rest: cell[1:], zeros: true}
+	}
+	return topEntries{bad: true}
 }
 
 // pendingsOf returns the pending cells of a top-words row in serial
@@ -231,7 +253,7 @@ func pendingCounts(pending []topPending, listSerial int64, known bool) (counts m
 			}
 			continue
 		}
-		entries, complete := topCellEntries(p.list)
+		entries := pendingCellEntries(p.list)
 		text := string(p.list) // the words as substrings of one copy
 		for {
 			count, word, _, more := entries.next()
@@ -245,7 +267,7 @@ func pendingCounts(pending []topPending, listSerial int64, known bool) (counts m
 				stale = append(stale, w)
 			}
 		}
-		if entries.bad || complete || entries.read >= pendingWordBudget {
+		if entries.bad || entries.read >= pendingWordBudget {
 			return nil, nil, 0, false
 		}
 	}

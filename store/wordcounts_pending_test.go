@@ -102,13 +102,30 @@ func TestPendingPostsFold(t *testing.T) {
 	if len(storedWordCounts(t, s, "ann")) <= topListKeep {
 		t.Fatal("the author's words fit in a list: nothing tested")
 	}
-	// Edits and deletions merge, and take the pending cells with them.
+	// Edits and deletions leave their counts pending too, counts of 0
+	// among them (pendingZeros), and a fold takes them with the rest.
 	a := mustPostArticle(t, s, "ann", "t", "only once here", "c")
+	edited := "only twice here here"
+	if _, err := s.UpdateArticle(bg, a.ID, nil, &edited, nil); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.DeleteArticle(bg, a.ID); err != nil {
 		t.Fatal(err)
 	}
-	if got := pendingCells(t, s, "ann"); len(got) != 0 {
-		t.Fatalf("pending serials %v after a deletion", got)
+	snap, err := s.wordCountsOf(bg, keys.WordCounts("ann"), []string{"only", "twice"})
+	if err != nil || snap.counts["only"] != 0 || snap.counts["twice"] != 0 {
+		t.Fatalf("counts after the deletion: %v, %v", snap, err)
+	}
+	got := pendingCells(t, s, "ann")
+	if writes := serialWrites(snap.serial); len(got) < 2 || got[len(got)-1] != writes || got[len(got)-2] != writes-1 {
+		t.Fatalf("pending cells of writes %v: want the edit's and the deletion's, %d and %d", got, writes-1, writes)
+	}
+	checkTopList(t, s, "ann")
+	for range topFoldEvery {
+		mustPostArticle(t, s, "ann", "t", "fold", "c")
+	}
+	if got := pendingCells(t, s, "ann"); len(got) >= topFoldEvery {
+		t.Fatalf("pending cells of writes %v: no fold", got)
 	}
 	checkTopList(t, s, "ann")
 	if r, err := s.Repair(bg); err != nil || len(r) != 0 {
