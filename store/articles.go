@@ -633,7 +633,24 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 		op = NewOpID()
 		ctx = WithOp(ctx, op)
 	}
-	var old, next articleCells
+	var next articleCells
+	// One transaction on the embedded engine (see atomically): the
+	// update's compare-and-set and its other writes commit together.
+	err = s.atomically(ctx, func(ctx context.Context) error {
+		var err error
+		next, err = s.updateArticle(ctx, id, k, row, op, title, body, category)
+		return err
+	})
+	if err != nil {
+		return Article{}, err
+	}
+	return articleFrom(k, next)
+}
+
+// updateArticle is UpdateArticle once its input is checked, with the op
+// the update is made with: the article's cells after it.
+func (s *Store) updateArticle(ctx context.Context, id string, k keys.Article, row []byte, op OpID, title, body, category *string) (next articleCells, err error) {
+	var old articleCells
 	done := false // the update applied, and its other writes were made
 	sent := false // a compare-and-set of this call was sent: it may have applied
 	err = s.casLoop(ctx, "update article", func(int) (bool, error) {
@@ -709,17 +726,17 @@ func (s *Store) UpdateArticle(ctx context.Context, id string, title, body, categ
 			encodeMs(old.updated), put, next.updated)
 	})
 	if err != nil {
-		return Article{}, err
+		return next, err
 	}
 	if !done {
 		// Only this op's compare-and-set gets here (or its retry), and
 		// what follows is idempotent: the counter and word count deltas
 		// add up exactly.
 		if err := s.finishArticleUpdate(ctx, k, row, old, next, true); err != nil {
-			return Article{}, err
+			return next, err
 		}
 	}
-	return articleFrom(k, next)
+	return next, nil
 }
 
 // checkAuthorWritable fails with ErrNotFound unless the author of an
@@ -766,7 +783,11 @@ func (s *Store) DeleteArticle(ctx context.Context, id string) error {
 	if err := s.checkAuthorWritable(ctx, k.Author); err != nil {
 		return fmt.Errorf("article %q: %w", id, err)
 	}
-	if err := s.deleteArticle(ctx, k, row, true, false); err != nil {
+	// One transaction on the embedded engine (see atomically).
+	err = s.atomically(ctx, func(ctx context.Context) error {
+		return s.deleteArticle(ctx, k, row, true, false)
+	})
+	if err != nil {
 		return fmt.Errorf("article %q: %w", id, err)
 	}
 	return nil
