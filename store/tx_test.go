@@ -94,6 +94,7 @@ func TestTransactionLeavesWhatCallByCallLeaves(t *testing.T) {
 			return fmt.Sprint(r), err
 		}
 	}
+	posted := map[*Store]string{} // the id of a's second post, in each store
 	steps := []step{
 		{"node a", func(s *Store, ctx context.Context) (string, error) {
 			n, err := s.CreateNode(ctx, "a", "", nil)
@@ -119,6 +120,20 @@ func TestTransactionLeavesWhatCallByCallLeaves(t *testing.T) {
 		}},
 		{"post by a, again", func(s *Store, ctx context.Context) (string, error) {
 			art, err := s.PostArticle(ctx, "a", "Another title", "Other words.", "news")
+			posted[s] = art.ID
+			return fmt.Sprint(art), err
+		}},
+		{"edit of a's post", func(s *Store, ctx context.Context) (string, error) {
+			body, category := "Other words, and more words.", "opinion"
+			art, err := s.UpdateArticle(ctx, posted[s], nil, &body, &category)
+			return fmt.Sprint(art), err
+		}},
+		{"deletion of a's post", func(s *Store, ctx context.Context) (string, error) {
+			return "", s.DeleteArticle(ctx, posted[s])
+		}},
+		{"edit of a's deleted post", func(s *Store, ctx context.Context) (string, error) {
+			body := "Gone."
+			art, err := s.UpdateArticle(ctx, posted[s], nil, &body, nil)
 			return fmt.Sprint(art), err
 		}},
 		{"delete a knows b", func(s *Store, ctx context.Context) (string, error) {
