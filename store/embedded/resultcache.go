@@ -53,9 +53,10 @@ type resultCache struct {
 	// the writes between beginWrite and endWrite.
 	rowGens    [rowLocks]uint64
 	rowWriting [rowLocks]int32
-	// endWrite's copy of the cached row, by shard, under its lock: a
-	// write to a large row would otherwise allocate its size.
-	rowScratch [rowCacheShards][]byte
+	// endWrite's copy of the cached row and the patched row it makes, by
+	// shard, under its lock (fastcache copies what it keeps): a write to a
+	// large row would otherwise allocate twice its size.
+	rowScratch, rowPatched [rowCacheShards][]byte
 
 	scans map[*table]*tableScans
 }
@@ -340,8 +341,9 @@ func (c *resultCache) endWrite(t *table, stripe int, rowPrefix []byte, cols map[
 		// and would leave the old one in its place.
 		c.store.Del(key)
 		if cols != nil {
-			if nv, ok := patchRow(t, rowPrefix, v, cols); ok {
+			if nv, ok := patchRow(t, rowPrefix, v, cols, c.rowPatched[shard]); ok {
 				c.store.Set(key, nv)
+				c.rowPatched[shard] = nv[:0]
 			}
 		}
 	}
@@ -359,8 +361,9 @@ type cachedCell struct {
 
 // patchRow returns the cached row v (families selection, then cells in
 // record-key order) with cols applied: a column with a put is set, one
-// without is removed. ok is false when v or a key does not decode.
-func patchRow(t *table, rowPrefix, v []byte, cols map[string]*column) ([]byte, bool) {
+// without is removed, appended to dst[:0] (v may not share it). ok is
+// false when v or a key does not decode.
+func patchRow(t *table, rowPrefix, v []byte, cols map[string]*column, dst []byte) ([]byte, bool) {
 	sig, rest, ok := readBytes(v)
 	if !ok {
 		return nil, false
@@ -424,7 +427,7 @@ func patchRow(t *table, rowPrefix, v []byte, cols map[string]*column) ([]byte, b
 	for _, c := range cells {
 		size += len(c.qual) + len(c.val) + 4*binary.MaxVarintLen64
 	}
-	out := appendBytes(make([]byte, 0, size), sig)
+	out := appendBytes(slices.Grow(dst[:0], size), sig)
 	out = binary.AppendUvarint(out, uint64(len(cells)))
 	for _, c := range cells {
 		out = binary.AppendUvarint(out, uint64(c.fam.index))
