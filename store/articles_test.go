@@ -988,12 +988,22 @@ func BenchmarkPostArticleWideAuthor(b *testing.B) {
 	}
 }
 
-// BenchmarkUpdateArticleWideAuthor edits the body of an article of the
-// wide author, back and forth between two texts of 8 words that share
-// half: an edit's Increment of the words it adds and takes away, and the
-// top-words list's update, to an author with a full list.
+// BenchmarkUpdateArticle edits the body of an article back and forth
+// between two texts of 8 words that share half, to an author with a dozen
+// words; BenchmarkUpdateArticleWideAuthor does to the wide author (a full
+// top-words list).
+func BenchmarkUpdateArticle(b *testing.B) {
+	s := newTestStore(b)
+	mustArticleAuthor(b, s, "bench")
+	benchmarkUpdates(b, s)
+}
+
 func BenchmarkUpdateArticleWideAuthor(b *testing.B) {
-	s := wideAuthorStore(b)
+	benchmarkUpdates(b, wideAuthorStore(b))
+}
+
+// benchmarkUpdates edits an article of author "bench" of s b.N times.
+func benchmarkUpdates(b *testing.B, s *Store) {
 	ctx := context.Background()
 	a, err := s.PostArticle(ctx, "bench", "An edited title", "one two three four five six seven eight", "bench")
 	if err != nil {
