@@ -51,19 +51,20 @@ import (
 // its merges, recounts and repairs set the version past the pending
 // cells, which this one then reads again: none is lost.
 
-// topFoldEvery is how many posts' counts a top-words row holds pending at
-// most between two folds (more only when a fold fails or is cut short):
-// the fold's read, merge and write of the list (some 20 KB when full) is
-// paid once in so many posts. pendingWordBudget bounds their words.
+// topFoldEvery is how many writes' counts a top-words row holds pending
+// at most between two folds (more only when a fold fails or is cut
+// short): the fold's read, merge and write of the list (some 20 KB when
+// full) is paid once in so many writes. pendingWordBudget bounds their
+// words.
 const topFoldEvery = 64
 
 // pendingWordBudget bounds the words a top-words row holds pending
 // between two folds, so that a reader's merge of the pending cells stays
-// small beside the list: the post whose words take the author's count of
-// words written past a multiple of it folds. Fold every 64th post alone
-// and a post of 200 words (140 distinct) would leave 2,000 to merge, or,
-// folding every long post, rewrite the list every time. A post of this
-// many words or more always folds.
+// small beside the list: the write whose words take the author's count
+// of words written past a multiple of it folds. Fold every 64th write
+// alone and posts of 200 words (140 distinct) would leave 8,000 to merge,
+// or, folding every long post, rewrite the list every time. A write of
+// this many words or more always folds.
 const pendingWordBudget = 512
 
 // The word serial (keys.QualWordSerial) counts an author's writes in its
