@@ -653,6 +653,7 @@ func (s *Store) updateArticle(ctx context.Context, id string, k keys.Article, ro
 	var old articleCells
 	done := false // the update applied, and its other writes were made
 	sent := false // a compare-and-set of this call was sent: it may have applied
+	prev := true  // the compare-and-set wrote xp, which the update clears at its end
 	err = s.casLoop(ctx, "update article", func(int) (bool, error) {
 		c, err := s.get(ctx, keys.TableArticles, keys.FamilyArticles, row)
 		if err != nil {
@@ -678,9 +679,15 @@ func (s *Store) updateArticle(ctx context.Context, id string, k keys.Article, ro
 			// its own; else they were made (xp cleared), or a later update
 			// (or a deletion) found and finished them.
 			next = t.articleCells
-			if pop, pold, ok := decodePrev(t.prev); ok && pop == op && !t.isMarked() {
+			switch pop, pold, ok := decodePrev(t.prev); {
+			case ok && pop == op && !t.isMarked():
 				old = pold
-			} else {
+			case sent && !prev:
+				// This call's own compare-and-set, in its transaction,
+				// which wrote no xp (nothing comes between its writes
+				// there): old is what it replaced, its other writes are
+				// still to make.
+			default:
 				done = true
 			}
 			return true, nil
@@ -720,7 +727,13 @@ func (s *Store) updateArticle(ctx context.Context, id string, k keys.Article, ro
 		next.updated = s.nextUpdate(old.updated)
 		put := next.cells()
 		put[keys.QualArticleOps] = t.withOp(op)
-		put[keys.QualArticlePrev] = encodePrev(op, old)
+		// xp lets a retry, or the next update, finish this one's other
+		// writes if it is cut short after its compare-and-set. In a
+		// transaction nothing is: xp is written there only to replace one
+		// the row holds (see finishPendingUpdate).
+		if prev = !s.inTx(ctx) || t.prev != nil; prev {
+			put[keys.QualArticlePrev] = encodePrev(op, old)
+		}
 		sent = true
 		return s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU,
 			encodeMs(old.updated), put, next.updated)
@@ -732,7 +745,7 @@ func (s *Store) updateArticle(ctx context.Context, id string, k keys.Article, ro
 		// Only this op's compare-and-set gets here (or its retry), and
 		// what follows is idempotent: the counter and word count deltas
 		// add up exactly.
-		if err := s.finishArticleUpdate(ctx, k, row, old, next, true); err != nil {
+		if err := s.finishArticleUpdate(ctx, k, row, old, next, true, prev); err != nil {
 			return next, err
 		}
 	}

@@ -201,11 +201,12 @@ func (s *Store) stale(u int64) bool { return s.nowMs()-u >= staleAfter.Milliseco
 
 // finishArticleUpdate makes the writes that follow an update's
 // compare-and-set (the category rows, counters and word counts, from old
-// to next), then clears xp: with ctx carrying the update's op, each is
+// to next), then clears xp (clearPrev: the update wrote one; in a
+// transaction it may not have): with ctx carrying the update's op, each is
 // idempotent, so a retry, or the next writer of the row finding xp, may
 // make them again. Without counts (withCounts false: a write cut short
 // long ago, or Repair, which recounts) it makes the category rows only.
-func (s *Store) finishArticleUpdate(ctx context.Context, k keys.Article, row []byte, old, next articleCells, withCounts bool) error {
+func (s *Store) finishArticleUpdate(ctx context.Context, k keys.Article, row []byte, old, next articleCells, withCounts, clearPrev bool) error {
 	if err := s.putCategoryRow(ctx, k, next); err != nil {
 		return err
 	}
@@ -239,6 +240,9 @@ func (s *Store) finishArticleUpdate(ctx context.Context, k keys.Article, row []b
 	if err := s.faultPoint(pointArticleDone); err != nil {
 		return err
 	}
+	if !clearPrev {
+		return nil // the update wrote no xp (in a transaction)
+	}
 	// Stamped with the update's u: a later update's xp, stamped later,
 	// stays.
 	return s.deleteColumns(ctx, keys.TableArticles, keys.FamilyArticles, row, []string{keys.QualArticlePrev}, next.updated)
@@ -255,7 +259,7 @@ func (s *Store) finishPendingUpdate(ctx context.Context, k keys.Article, row []b
 	if !ok {
 		return corrupt(row, "xp of %d bytes", len(t.prev))
 	}
-	return s.finishArticleUpdate(WithOp(ctx, op), k, row, old, t.articleCells, withCounts)
+	return s.finishArticleUpdate(WithOp(ctx, op), k, row, old, t.articleCells, withCounts, true)
 }
 
 // finishArticleDeletion makes the writes of a deletion after its mark:

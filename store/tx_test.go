@@ -14,6 +14,7 @@ import (
 	"github.com/tsuna/gohbase/hrpc"
 
 	"github.com/hbgraph/hbgraph/store/embedded"
+	"github.com/hbgraph/hbgraph/store/hbasefault"
 	"github.com/hbgraph/hbgraph/store/keys"
 	"github.com/hbgraph/hbgraph/store/pagescan"
 )
@@ -249,5 +250,57 @@ func TestCreateRelationshipRetryInATransactionTakesBackAnEarlierTrysIndexRows(t 
 	}
 	if report, err := inTx.Repair(bg); err != nil || len(report) != 0 {
 		t.Errorf("repair: %v, %v; want nothing to fix", report, err)
+	}
+}
+
+// An edit in a transaction writes no xp (nothing comes between its
+// writes there), so when its compare-and-set is re-sent and answers false
+// (ApplyTwice) the edit must tell its own compare-and-set from an earlier
+// attempt's without it, and still make the category row, counts and word
+// counts; one that applies and answers an error (FailAfter) answers
+// UNAVAILABLE, having applied nothing, and its retry makes the edit.
+func TestEditInATransactionWhoseCompareAndSetIsAmbiguous(t *testing.T) {
+	for _, mode := range []hbasefault.Mode{hbasefault.FailAfter, hbasefault.ApplyTwice} {
+		t.Run(mode.String(), func(t *testing.T) {
+			clk := newFakeClock()
+			clk.step = 1
+			db := openTestEngine(t, clk)
+			fc := hbasefault.New(db)
+			s, err := New(simTxClient{fc, db}, Options{Clock: clk.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustArticleAuthor(t, s, "ann")
+			a := mustPostArticle(t, s, "ann", "t", "one two three", "news")
+			fc.Add(hbasefault.Rule{Kind: hbasefault.CheckAndMutate, Table: keys.TableArticles, Nth: 1, Mode: mode})
+			fc.Record(true)
+			body, category := "two three four four", "opinion"
+			ctx := WithOp(bg, DeriveOpID("test", "edit"))
+			got, err := s.UpdateArticle(ctx, a.ID, nil, &body, &category)
+			if errors.Is(err, ErrUnavailable) {
+				// Unknown, as it may be: the transaction applied nothing,
+				// and the caller's retry with the same op makes the edit.
+				got, err = s.UpdateArticle(ctx, a.ID, nil, &body, &category)
+			}
+			if err != nil || got.Body != body || got.Category != category {
+				t.Fatalf("the edit: %+v, %v", got, err)
+			}
+			if !slices.ContainsFunc(fc.Calls(), func(c hbasefault.Call) bool { return c.Mode == mode }) {
+				t.Fatal("the fault never fired")
+			}
+			_, row, err := parseArticleID(a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := s.get(bg, keys.TableArticles, keys.FamilyArticles, row)
+			if err != nil || c[keys.QualArticlePrev] != nil {
+				t.Fatalf("xp after the edit: %q, %v; want none", c[keys.QualArticlePrev], err)
+			}
+			checkArticleWordCounts(t, s, "ann")
+			checkArticleInvariants(t, s)
+			if report, err := s.Repair(bg); err != nil || len(report) != 0 {
+				t.Fatalf("repair fixed %v, %v", report, err)
+			}
+		})
 	}
 }
