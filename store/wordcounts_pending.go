@@ -161,11 +161,11 @@ func encodePending(stamp int64, snap *wordSnapshot) []byte {
 		zeros = zeros || n == 0
 	}
 	slices.SortFunc(words, compareRank)
-	cell := append(encodeMs(stamp), topList{words: words}.encode()...)
+	counts := topList{words: words}.encode()
 	if zeros {
-		cell[8] = pendingZeros
+		counts[0] = pendingZeros // the flags byte
 	}
-	return cell
+	return append(encodeMs(stamp), counts...)
 }
 
 // pendingCellEntries reads the entries of a pending cell's counts (a

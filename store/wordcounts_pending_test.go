@@ -14,13 +14,7 @@ import (
 
 // pendingCells returns the write counts (serialWrites) of the pending
 // cells of the author's top-words row as stored.
-func pendingCells(t *testing.T, s *Store, author string) []int64 {
-	t.Helper()
-	return pendingCellsOf(t, s, author)
-}
-
-// pendingCellsOf is pendingCells for a benchmark too.
-func pendingCellsOf(t testing.TB, s *Store, author string) []int64 {
+func pendingCells(t testing.TB, s *Store, author string) []int64 {
 	t.Helper()
 	c, err := s.get(bg, keys.TableWordCounts, keys.FamilyWordCounts, keys.TopWords(author))
 	if err != nil {
@@ -240,8 +234,8 @@ func foldWithRoom(b *testing.B, s *Store, author string) {
 		fmt.Fprintf(&body, "room%d ", i)
 	}
 	mustPostArticle(b, s, author, "fold", body.String(), "bench")
-	if _, w := words(); w%pendingWordBudget != 0 || len(pendingCellsOf(b, s, author)) != 0 {
-		b.Fatalf("%d words after the fold, %d cells pending", w, len(pendingCellsOf(b, s, author)))
+	if _, w := words(); w%pendingWordBudget != 0 || len(pendingCells(b, s, author)) != 0 {
+		b.Fatalf("%d words after the fold, %d cells pending", w, len(pendingCells(b, s, author)))
 	}
 }
 
@@ -265,8 +259,8 @@ func BenchmarkTopWordsOfAWideAuthor(b *testing.B) {
 				}
 				mustPostArticle(b, s, "bench", "pending", body.String(), "bench")
 			}
-			if c.posts > 0 && len(pendingCellsOf(b, s, "bench")) != c.posts {
-				b.Fatalf("%d pending cells, want %d", len(pendingCellsOf(b, s, "bench")), c.posts)
+			if c.posts > 0 && len(pendingCells(b, s, "bench")) != c.posts {
+				b.Fatalf("%d pending cells, want %d", len(pendingCells(b, s, "bench")), c.posts)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
