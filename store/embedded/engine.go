@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -525,7 +526,7 @@ func (c *Client) addFamilyMarker(stripe int, key string) {
 		m = make(map[string]struct{})
 		c.familyMarkers[stripe] = m
 	}
-	m[key] = struct{}{}
+	m[strings.Clone(key)] = struct{}{} // key may be a writer's, which it reuses
 }
 
 // pebbleLogger sends Pebble's own messages to zerolog.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -276,15 +277,61 @@ type rowWriter struct {
 	hashes  []uint64 // filterPass's
 }
 
-func (c *Client) newRowWriter(t *table, row []byte) *rowWriter {
-	return &rowWriter{
-		c: c, t: t, row: row, rowPrefix: t.rowPrefix(row), stripe: rowStripe(t, row), now: c.now(),
-		batch:   c.db.NewBatch(),
-		columns: make(map[string]*column),
-	}
+// writerPool keeps rowWriters between mutations, with their column maps,
+// arenas and slabs: a write of a few small rows would otherwise make them
+// all again, which was most of what it allocated. Nothing a writer hands
+// out points into what it keeps (an Increment's values and the answer's
+// row are allocated apart, and every reader of its staged columns copies
+// them), so it is put back once its mutation has committed or been
+// dropped.
+var writerPool = sync.Pool{New: func() any { return &rowWriter{columns: make(map[string]*column, 16)} }}
+
+// A writer back from a mutation larger than this drops what it holds
+// rather than keep it for the next one.
+const (
+	keptWriterBytes   = 16 << 10
+	keptWriterColumns = 256
+)
+
+// takeWriter returns a writer of the row (t's, with its lock held by the
+// caller) that stages into batch; release puts it back.
+func (c *Client) takeWriter(t *table, row []byte, batch *pebble.Batch) *rowWriter {
+	w := writerPool.Get().(*rowWriter)
+	w.c, w.t, w.row, w.stripe, w.now, w.batch = c, t, row, rowStripe(t, row), c.now(), batch
+	w.rowPrefix = appendEscaped(append(w.rowPrefix[:0], t.prefix...), row)
+	return w
 }
 
-func (w *rowWriter) close() { _ = w.batch.Close() }
+// release puts w back in writerPool, its columns and records forgotten.
+func (w *rowWriter) release() {
+	if len(w.columns) > keptWriterColumns {
+		w.columns = make(map[string]*column, 16)
+	} else {
+		clear(w.columns)
+	}
+	w.markers = nil
+	clear(w.slab) // no value kept alive
+	w.slab = w.slab[:0]
+	if cap(w.slab) > keptWriterColumns {
+		w.slab = nil
+	}
+	w.arena = w.arena[:0]
+	if cap(w.arena) > keptWriterBytes {
+		w.arena = nil
+	}
+	w.c, w.t, w.row, w.batch = nil, nil, nil, nil
+	writerPool.Put(w)
+}
+
+func (c *Client) newRowWriter(t *table, row []byte) *rowWriter {
+	return c.takeWriter(t, row, c.db.NewBatch())
+}
+
+// close drops w's batch and puts w back: nothing of it is used after.
+func (w *rowWriter) close() {
+	_ = w.batch.Close()
+	w.release()
+}
 
 func (w *rowWriter) commit() error {
 	if err := w.stage(); err != nil {
@@ -782,6 +829,10 @@ func (w *rowWriter) readModifyWrite(m *pb.MutationProto) (*pb.Result, error) {
 	}
 	result := &pb.Result{Cell: make([]*pb.Cell, 0, n)}
 	cells, stamps, types := make([]pb.Cell, n), make([]uint64, n), make([]pb.CellType, n)
+	var sums []byte // an Increment's values: the answer's, so not w's arena
+	if increment {
+		sums = make([]byte, 0, 8*n)
+	}
 	for _, cv := range m.GetColumnValue() {
 		f, err := w.t.family(cv.GetFamily())
 		if err != nil {
@@ -805,7 +856,8 @@ func (w *rowWriter) readModifyWrite(m *pb.MutationProto) (*pb.Result, error) {
 						return nil, err
 					}
 				}
-				value = binary.BigEndian.AppendUint64(w.take(8)[:0], uint64(old+delta))
+				sums = binary.BigEndian.AppendUint64(sums, uint64(old+delta))
+				value = sums[len(sums)-8 : len(sums) : len(sums)]
 			case col.hasPut:
 				value = append(append([]byte(nil), col.value...), qv.GetValue()...)
 			default:

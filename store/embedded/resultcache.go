@@ -57,6 +57,7 @@ type resultCache struct {
 	// shard, under its lock (fastcache copies what it keeps): a write to a
 	// large row would otherwise allocate twice its size.
 	rowScratch, rowPatched [rowCacheShards][]byte
+	rowChanges             [rowCacheShards][]cellChange
 
 	scans map[*table]*tableScans
 }
@@ -341,7 +342,9 @@ func (c *resultCache) endWrite(t *table, stripe int, rowPrefix []byte, cols map[
 		// and would leave the old one in its place.
 		c.store.Del(key)
 		if cols != nil {
-			if nv, ok := patchRow(t, rowPrefix, v, cols, c.rowPatched[shard]); ok {
+			nv, changes, ok := patchRow(t, rowPrefix, v, cols, c.rowPatched[shard], c.rowChanges[shard])
+			c.rowChanges[shard] = changes[:0]
+			if ok {
 				c.store.Set(key, nv)
 				c.rowPatched[shard] = nv[:0]
 			}
@@ -352,99 +355,138 @@ func (c *resultCache) endWrite(t *table, stripe int, rowPrefix []byte, cols map[
 	c.markScans(t, rowPrefix, -1)
 }
 
-// cachedCell is one cell of a cached row, for patchRow.
-type cachedCell struct {
-	fam       *family
-	ts        uint64
-	qual, val []byte
+// cellChange is a column a write changed, as patchRow applies it to a
+// cached row: set to (ts, val) when put, else removed.
+type cellChange struct {
+	fam  *family
+	qual []byte
+	put  bool
+	ts   uint64
+	val  []byte
 }
 
 // patchRow returns the cached row v (families selection, then cells in
 // record-key order) with cols applied: a column with a put is set, one
-// without is removed, appended to dst[:0] (v may not share it). ok is
-// false when v or a key does not decode.
-func patchRow(t *table, rowPrefix, v []byte, cols map[string]*column, dst []byte) ([]byte, bool) {
+// without is removed, appended to dst[:0] (v may not share it). changes
+// is scratch, returned for reuse, cleared. ok is false when v or a key
+// does not decode.
+//
+// It copies the cells it keeps as they are encoded, merging the changes
+// in as it goes: a row of many cells (a top-words row with its pending
+// counts) is written often, a few of its cells at a time.
+func patchRow(t *table, rowPrefix, v []byte, cols map[string]*column, dst []byte, changes []cellChange) (out []byte, _ []cellChange, ok bool) {
+	defer func() { clear(changes) }() // no value kept past the write
 	sig, rest, ok := readBytes(v)
 	if !ok {
-		return nil, false
+		return nil, changes, false
 	}
 	n, w := binary.Uvarint(rest)
 	if w <= 0 || n > uint64(len(rest)) {
-		return nil, false
+		return nil, changes, false
 	}
 	rest = rest[w:]
-	cells := make([]cachedCell, 0, int(n)+len(cols))
-	for range n {
-		fam, w := binary.Uvarint(rest)
-		if w <= 0 || fam >= uint64(len(t.families)) {
-			return nil, false
-		}
-		rest = rest[w:]
-		ts, w := binary.Uvarint(rest)
-		if w <= 0 {
-			return nil, false
-		}
-		q, r, ok := readBytes(rest[w:])
-		if !ok {
-			return nil, false
-		}
-		val, r, ok := readBytes(r)
-		if !ok {
-			return nil, false
-		}
-		rest = r
-		cells = append(cells, cachedCell{fam: t.families[fam], ts: ts, qual: q, val: val})
+	if changes, ok = changesOf(t, rowPrefix, sig, cols, changes[:0]); !ok {
+		return nil, changes, false
 	}
-	for key, col := range cols {
-		if !col.changed {
-			continue // read (a condition's column), not written
-		}
-		k := []byte(key)
-		if !bytes.HasPrefix(k, rowPrefix) {
-			return nil, false
-		}
-		k = k[len(rowPrefix):]
-		fn := escapedLen(k)
-		if fn < 0 || fn >= len(k) || k[fn] != kindColumn {
-			return nil, false
-		}
-		fam := t.byName[string(unescape(nil, k[:fn]))]
-		if fam == nil || !selected(sig, fam.name) {
-			continue // a read of this selection does not return it
-		}
-		q := k[fn+1:]
-		i, found := slices.BinarySearchFunc(cells, cachedCell{fam: fam, qual: q}, compareCells)
-		switch {
-		case col.hasPut && found:
-			cells[i].ts, cells[i].val = col.putTs, col.value
-		case col.hasPut:
-			cells = slices.Insert(cells, i, cachedCell{fam: fam, ts: col.putTs, qual: q, val: col.value})
-		case found:
-			cells = slices.Delete(cells, i, i+1)
-		}
-	}
-	size := len(sig) + 2*binary.MaxVarintLen64
-	for _, c := range cells {
-		size += len(c.qual) + len(c.val) + 4*binary.MaxVarintLen64
-	}
-	out := appendBytes(slices.Grow(dst[:0], size), sig)
-	out = binary.AppendUvarint(out, uint64(len(cells)))
-	for _, c := range cells {
+	// The count goes first, and is known last: room is left for the
+	// longest, and the cells moved up to it at the end.
+	out = appendBytes(slices.Grow(dst[:0], len(v)+len(changes)*(4*binary.MaxVarintLen64)), sig)
+	countAt := len(out)
+	out = append(out, make([]byte, binary.MaxVarintLen64)...)
+	cellsAt := len(out)
+	count := uint64(0)
+	next := 0 // the first change not yet merged
+	emit := func(c *cellChange) {
 		out = binary.AppendUvarint(out, uint64(c.fam.index))
 		out = binary.AppendUvarint(out, c.ts)
 		out = appendBytes(out, c.qual)
 		out = appendBytes(out, c.val)
+		count++
 	}
-	return out, true
+	for range n {
+		cell := rest
+		fam, w := binary.Uvarint(rest)
+		if w <= 0 || fam >= uint64(len(t.families)) {
+			return nil, changes, false
+		}
+		rest = rest[w:]
+		_, w = binary.Uvarint(rest)
+		if w <= 0 {
+			return nil, changes, false
+		}
+		q, r, ok := readBytes(rest[w:])
+		if !ok {
+			return nil, changes, false
+		}
+		if _, rest, ok = readBytes(r); !ok {
+			return nil, changes, false
+		}
+		f := t.families[fam]
+		replaced := false
+		for ; next < len(changes); next++ {
+			c := &changes[next]
+			order := compareCell(c.fam, c.qual, f, q)
+			if order > 0 {
+				break
+			}
+			if c.put {
+				emit(c)
+			}
+			if order == 0 {
+				replaced = true
+				next++
+				break
+			}
+		}
+		if !replaced {
+			out = append(out, cell[:len(cell)-len(rest)]...)
+			count++
+		}
+	}
+	for _, c := range changes[next:] {
+		if c.put {
+			emit(&c)
+		}
+	}
+	w = binary.PutUvarint(out[countAt:], count)
+	copy(out[countAt+w:], out[cellsAt:])
+	return out[:len(out)-(cellsAt-countAt-w)], changes, true
 }
 
-// compareCells orders cells as their records' keys sort: by escaped
+// changesOf appends to changes the columns of cols that the write changed
+// and a read of the families selection sig returns, in record-key order.
+func changesOf(t *table, rowPrefix, sig []byte, cols map[string]*column, changes []cellChange) ([]cellChange, bool) {
+	var nameBuf [64]byte
+	for key, col := range cols {
+		if !col.changed {
+			continue // read (a condition's column), not written
+		}
+		k := bytesOf(key)
+		if !bytes.HasPrefix(k, rowPrefix) {
+			return changes, false
+		}
+		k = k[len(rowPrefix):]
+		fn := escapedLen(k)
+		if fn < 0 || fn >= len(k) || k[fn] != kindColumn {
+			return changes, false
+		}
+		fam := t.byName[string(unescape(nameBuf[:0], k[:fn]))]
+		if fam == nil || !selected(sig, fam.name) {
+			continue // a read of this selection does not return it
+		}
+		changes = append(changes, cellChange{fam: fam, qual: k[fn+1:], put: col.hasPut, ts: col.putTs, val: col.value})
+	}
+	slices.SortFunc(changes, func(a, b cellChange) int { return compareCell(a.fam, a.qual, b.fam, b.qual) })
+	return changes, true
+}
+
+// compareCell orders cells as their records' keys sort: by escaped
 // family (prefix-free), then qualifier.
-func compareCells(a, b cachedCell) int {
-	if c := bytes.Compare(a.fam.esc, b.fam.esc); c != 0 {
+func compareCell(af *family, aq []byte, bf *family, bq []byte) int {
+	if c := bytes.Compare(af.esc, bf.esc); c != 0 {
 		return c
 	}
-	return bytes.Compare(a.qual, b.qual)
+	return bytes.Compare(aq, bq)
 }
 
 // selected tells whether a row cached for the families selection sig

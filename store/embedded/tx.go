@@ -147,14 +147,13 @@ func (tx *Tx) enterCall() error {
 
 // writer is the Tx's writer of the row (its stripe locked by the caller).
 func (tx *Tx) writer(t *table, row []byte) *rowWriter {
-	prefix := t.rowPrefix(row)
+	var kb rowKeyBuf
+	prefix := appendEscaped(append(kb[:0], t.prefix...), row)
 	if w, ok := tx.rows[string(prefix)]; ok {
 		return w
 	}
-	w := &rowWriter{
-		c: tx.c, t: t, row: append([]byte(nil), row...), rowPrefix: prefix, stripe: rowStripe(t, row),
-		batch: tx.batch, columns: make(map[string]*column),
-	}
+	// The row is copied: the Tx's answers hold it after the call.
+	w := tx.c.takeWriter(t, append([]byte(nil), row...), tx.batch)
 	tx.rows[string(prefix)] = w
 	tx.order = append(tx.order, w)
 	return w
@@ -166,7 +165,8 @@ func (tx *Tx) wrote(t *table, row []byte) *rowWriter {
 	if len(tx.rows) == 0 {
 		return nil
 	}
-	return tx.rows[string(t.rowPrefix(row))]
+	var kb rowKeyBuf
+	return tx.rows[string(appendEscaped(append(kb[:0], t.prefix...), row))]
 }
 
 // mutate is Client.mutate within the Tx.
@@ -325,7 +325,7 @@ func (tx *Tx) overlay(t *table, w *rowWriter, family string, cells []*hrpc.Cell)
 		kept = append(kept, keptCell{fam: f, ts: *c.Timestamp, qualLen: len(c.Qualifier), valueLen: len(c.Value)})
 	}
 	v := appendCells(appendBytes(nil, []byte(family)), arena, kept)
-	v, ok := patchRow(t, w.rowPrefix, v, w.columns, nil)
+	v, _, ok := patchRow(t, w.rowPrefix, v, w.columns, nil, nil)
 	if !ok {
 		return pagescan.Row{Err: tx.conflict("a staged row that does not decode")}
 	}
@@ -391,6 +391,10 @@ func (tx *Tx) Discard() {
 
 func (tx *Tx) release() {
 	tx.unlockAll()
+	for _, w := range tx.order {
+		w.release()
+	}
+	tx.rows, tx.order = nil, nil
 	if !tx.closed {
 		_ = tx.batch.Close()
 		tx.c.leave()
