@@ -74,7 +74,7 @@ type Article struct {
 // articleCells is what timeline and category rows hold.
 type articleCells struct {
 	title, body, category string
-	updated               int64 // u, also the cells' timestamp
+	updated               int64 // u, and the newest cell's timestamp
 }
 
 func (a articleCells) cells() cells {
@@ -84,6 +84,24 @@ func (a articleCells) cells() cells {
 		keys.QualCategory: []byte(a.category),
 		keys.QualArticleU: encodeMs(a.updated),
 	}
+}
+
+// cellsChangedFrom is the cells an update from old to a writes to a row
+// that holds old: u, and those of the others that changed. A cell left
+// keeps old's stamp, below u, which nothing newer than old's u hides (a
+// row's deletion is stamped with a newer u, and takes every cell).
+func (a articleCells) cellsChangedFrom(old articleCells) cells {
+	c := cells{keys.QualArticleU: encodeMs(a.updated)}
+	if a.title != old.title {
+		c[keys.QualTitle] = []byte(a.title)
+	}
+	if a.body != old.body {
+		c[keys.QualBody] = []byte(a.body)
+	}
+	if a.category != old.category {
+		c[keys.QualCategory] = []byte(a.category)
+	}
+	return c
 }
 
 // decodeArticleCells reads t, b, k, u of the row with key row; ok is false
@@ -529,6 +547,12 @@ func (s *Store) postTimelineRow(ctx context.Context, authorID string, op OpID, d
 // putCategoryRow writes the category index row of k from a, stamped a's u,
 // so that of concurrent writers the newest update wins.
 func (s *Store) putCategoryRow(ctx context.Context, k keys.Article, a articleCells) error {
+	return s.putCategoryCells(ctx, k, a, a.cells())
+}
+
+// putCategoryCells writes cells of a to the category index row of k, as
+// putCategoryRow does.
+func (s *Store) putCategoryCells(ctx context.Context, k keys.Article, a articleCells, c cells) error {
 	crow, err := categoryRow(k, a.category)
 	if err != nil {
 		return err
@@ -536,7 +560,7 @@ func (s *Store) putCategoryRow(ctx context.Context, k keys.Article, a articleCel
 	if err := s.faultPoint(pointArticleCategory); err != nil {
 		return err
 	}
-	return s.put(ctx, keys.TableArticles, keys.FamilyArticles, crow, a.cells(), a.updated)
+	return s.put(ctx, keys.TableArticles, keys.FamilyArticles, crow, c, a.updated)
 }
 
 // countArticles adds deltas to the author's counters (n, n/category) with
@@ -725,7 +749,7 @@ func (s *Store) updateArticle(ctx context.Context, id string, k keys.Article, ro
 			return false, err
 		}
 		next.updated = s.nextUpdate(old.updated)
-		put := next.cells()
+		put := next.cellsChangedFrom(old)
 		put[keys.QualArticleOps] = t.withOp(op)
 		// xp lets a retry, or the next update, finish this one's other
 		// writes if it is cut short after its compare-and-set. In a

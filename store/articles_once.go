@@ -207,7 +207,13 @@ func (s *Store) stale(u int64) bool { return s.nowMs()-u >= staleAfter.Milliseco
 // make them again. Without counts (withCounts false: a write cut short
 // long ago, or Repair, which recounts) it makes the category rows only.
 func (s *Store) finishArticleUpdate(ctx context.Context, k keys.Article, row []byte, old, next articleCells, withCounts, clearPrev bool) error {
-	if err := s.putCategoryRow(ctx, k, next); err != nil {
+	// A category row of its own holds what old held (see
+	// cellsChangedFrom); a new one is written whole.
+	cat := next.cellsChangedFrom(old)
+	if next.category != old.category {
+		cat = next.cells()
+	}
+	if err := s.putCategoryCells(ctx, k, next, cat); err != nil {
 		return err
 	}
 	if next.category != old.category {

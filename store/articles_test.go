@@ -645,6 +645,23 @@ func TestArticleCategoryChangeMovesIndexAndCounts(t *testing.T) {
 	if count("from") != 2 || count("to") != 0 {
 		t.Fatalf("after moving back: from=%d to=%d", count("from"), count("to"))
 	}
+	// An edit of the body alone rewrites b and u only: the title and
+	// category cells written at the move back still read, in both rows.
+	if _, err := s.UpdateArticle(ctx, a.ID, nil, articleRef("edited"), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.getArticle(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Articles(ctx, "ann", ArticleQuery{Category: "from"}, PageRequest{Size: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.Articles, func(x Article) bool { return x.ID == a.ID })
+	if got.Title != "Moving" || got.Body != "edited" || got.Category != "from" || i < 0 || p.Articles[i] != got {
+		t.Fatalf("after a body edit: article %+v, category page %+v", got, p.Articles)
+	}
 	checkArticleInvariants(t, s)
 }
 
