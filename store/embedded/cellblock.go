@@ -3,6 +3,7 @@ package embedded
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/tsuna/gohbase/hrpc"
 	"github.com/tsuna/gohbase/pb"
@@ -20,31 +21,94 @@ type cellBlockCall interface {
 // requestOf is the request a region server receives for call: a
 // mutation's cells from its cell block, as gohbase sends them, read back
 // into the MutationProto's column values (one allocation each kind, not
-// several a cell as ToProto makes); any other call's protobuf.
-func requestOf(call hrpc.Call) (msg proto.Message, err error) {
+// several a cell as ToProto makes); any other call's protobuf. The
+// mutation's column values are in slab (nil for another call), which the
+// caller releases once the call is answered.
+func requestOf(call hrpc.Call) (msg proto.Message, slab *cellSlab, err error) {
 	cb, ok := call.(cellBlockCall)
 	if !ok || !cb.CellBlocksEnabled() {
-		return call.ToProto(), nil
+		return call.ToProto(), nil, nil
 	}
 	defer func() {
 		// gohbase panics on a mutation it cannot put in a cell block (a
 		// Put of a family with a nil map of cells): its region client
 		// would take the process down; the engine answers the call.
 		if p := recover(); p != nil {
-			msg, err = nil, fmt.Errorf("%w: gohbase cannot send this mutation: %v", ErrInvalidRequest, p)
+			msg, slab, err = nil, nil, fmt.Errorf("%w: gohbase cannot send this mutation: %v", ErrInvalidRequest, p)
 		}
 	}()
 	msg, blocks, _ := cb.SerializeCellBlocks(nil)
 	req, ok := msg.(*pb.MutateRequest)
 	if !ok || req.Mutation == nil {
-		return call.ToProto(), nil
+		return call.ToProto(), nil, nil
 	}
 	m := req.Mutation
-	if err := readCellBlocks(m, blocks); err != nil {
-		return nil, err
+	slab = cellSlabs.Get().(*cellSlab)
+	if err := readCellBlocks(m, blocks, slab); err != nil {
+		slab.release()
+		return nil, nil, err
 	}
 	m.AssociatedCellCount = nil
-	return req, nil
+	return req, slab, nil
+}
+
+// cellSlab holds the column values readCellBlocks reads a mutation's
+// cells into, kept in cellSlabs between calls. Nothing points into it
+// once the call is answered: the engine keeps a cell's qualifier and
+// value, which point into the cell block, not the protobuf around them.
+type cellSlab struct {
+	cells []readCell
+	ptrs  []*pb.MutationProto_ColumnValue_QualifierValue
+	cvs   []pb.MutationProto_ColumnValue
+	cvps  []*pb.MutationProto_ColumnValue
+	used  int // cells taken
+}
+
+var cellSlabs = sync.Pool{New: func() any { return new(cellSlab) }}
+
+// keptSlabCells bounds the cells of a slab put back: a large mutation's
+// are dropped.
+const keptSlabCells = 256
+
+// take returns n zeroed cells and their pointers.
+func (s *cellSlab) take(n int) ([]readCell, []*pb.MutationProto_ColumnValue_QualifierValue) {
+	if cap(s.cells) < n {
+		s.cells, s.ptrs = make([]readCell, n), make([]*pb.MutationProto_ColumnValue_QualifierValue, n)
+	}
+	s.used = n
+	return s.cells[:n], s.ptrs[:n]
+}
+
+// family returns a zeroed column value of the slab, appended to its list.
+func (s *cellSlab) family(fam []byte) *pb.MutationProto_ColumnValue {
+	if len(s.cvs) == cap(s.cvs) {
+		// A new array: the old one's column values stay where the list
+		// points to them.
+		s.cvs = make([]pb.MutationProto_ColumnValue, 0, max(4, 2*cap(s.cvs)))
+	}
+	s.cvs = s.cvs[:len(s.cvs)+1]
+	cv := &s.cvs[len(s.cvs)-1]
+	cv.Family = fam
+	s.cvps = append(s.cvps, cv)
+	return cv
+}
+
+func (s *cellSlab) release() {
+	if s == nil {
+		return
+	}
+	clear(s.cells[:s.used])
+	clear(s.ptrs[:s.used])
+	clear(s.cvs)
+	clear(s.cvps)
+	s.cvs, s.cvps, s.used = s.cvs[:0], s.cvps[:0], 0
+	if cap(s.cells) > keptSlabCells {
+		s.cells, s.ptrs = nil, nil
+	}
+	if cap(s.cvs) > keptSlabCells {
+		s.cvs, s.cvps = nil, nil
+	}
+	cellSlabs.Put(s)
 }
 
 // Cell types of a cell block (HBase's KeyValue.Type).
@@ -65,7 +129,7 @@ const (
 // as m's ToProto would have made them: a family's cells in one column
 // value, a timestamp only where it is not LATEST_TIMESTAMP, a delete
 // type from the cell's type. Qualifiers and values alias the block.
-func readCellBlocks(m *pb.MutationProto, blocks [][]byte) error {
+func readCellBlocks(m *pb.MutationProto, blocks [][]byte, slab *cellSlab) error {
 	want := int(m.GetAssociatedCellCount())
 	if want == 0 {
 		for _, b := range blocks {
@@ -75,9 +139,8 @@ func readCellBlocks(m *pb.MutationProto, blocks [][]byte) error {
 		}
 		return nil
 	}
-	cells := make([]readCell, want)
-	ptrs := make([]*pb.MutationProto_ColumnValue_QualifierValue, want)
-	var cvs []*pb.MutationProto_ColumnValue
+	cells, ptrs := slab.take(want)
+	first := len(slab.cvps)
 	n := 0
 	for _, b := range blocks {
 		for len(b) > 0 {
@@ -115,11 +178,10 @@ func readCellBlocks(m *pb.MutationProto, blocks [][]byte) error {
 				qv.DeleteType = &rc.del
 			}
 			ptrs[n] = qv
-			if len(cvs) == 0 || string(cvs[len(cvs)-1].Family) != string(c.family) {
-				cvs = append(cvs, &pb.MutationProto_ColumnValue{Family: c.family})
-				cvs[len(cvs)-1].QualifierValue = ptrs[n:n:want]
+			if len(slab.cvps) == first || string(slab.cvps[len(slab.cvps)-1].Family) != string(c.family) {
+				slab.family(c.family).QualifierValue = ptrs[n:n:want]
 			}
-			last := cvs[len(cvs)-1]
+			last := slab.cvps[len(slab.cvps)-1]
 			last.QualifierValue = last.QualifierValue[:len(last.QualifierValue)+1]
 			n++
 		}
@@ -127,7 +189,7 @@ func readCellBlocks(m *pb.MutationProto, blocks [][]byte) error {
 	if n != want {
 		return fmt.Errorf("%w: %d cells in the cell block, the mutation says %d", ErrInvalidRequest, n, want)
 	}
-	m.ColumnValue = cvs
+	m.ColumnValue = slab.cvps[first:len(slab.cvps):len(slab.cvps)]
 	return nil
 }
 

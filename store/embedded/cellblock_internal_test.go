@@ -64,7 +64,7 @@ func TestCellBlockReadsAsToProto(t *testing.T) {
 		}
 		call.SetRegion(tbl.region)
 		want := call.ToProto().(*pb.MutateRequest).GetMutation()
-		msg, err := requestOf(call)
+		msg, _, err := requestOf(call)
 		if err != nil {
 			t.Fatalf("mutation %d: %v", i, err)
 		}
@@ -135,7 +135,7 @@ func TestCellBlockMalformedIsInvalid(t *testing.T) {
 		if name == "cells where none are said" {
 			m.AssociatedCellCount = nil
 		}
-		if err := readCellBlocks(m, blocks); !errors.Is(err, ErrInvalidRequest) {
+		if err := readCellBlocks(m, blocks, new(cellSlab)); !errors.Is(err, ErrInvalidRequest) {
 			t.Errorf("%s: %v, want ErrInvalidRequest", name, err)
 		}
 	}
@@ -149,7 +149,7 @@ func TestCellBlockGohbaseCannotSendIsInvalid(t *testing.T) {
 		t.Fatal(err)
 	}
 	call.SetRegion(newTable("t", []string{"f"}).region)
-	if _, err := requestOf(call); !errors.Is(err, ErrInvalidRequest) {
+	if _, _, err := requestOf(call); !errors.Is(err, ErrInvalidRequest) {
 		t.Fatalf("%v, want ErrInvalidRequest", err)
 	}
 }

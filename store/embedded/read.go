@@ -43,10 +43,11 @@ func (c *Client) sendCall(call hrpc.Call, inMulti bool) (proto.Message, error) {
 		return nil, err
 	}
 	call.SetRegion(t.region)
-	msg, err := requestOf(call)
+	msg, slab, err := requestOf(call)
 	if err != nil {
 		return nil, err
 	}
+	defer slab.release()
 	switch req := msg.(type) {
 	case *pb.GetRequest:
 		if tx != nil {

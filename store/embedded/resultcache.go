@@ -359,6 +359,7 @@ func (c *resultCache) endWrite(t *table, stripe int, rowPrefix []byte, cols map[
 // cached row: set to (ts, val) when put, else removed.
 type cellChange struct {
 	fam  *family
+	key  []byte // the record key past the row's prefix: fam.esc, kind, qual
 	qual []byte
 	put  bool
 	ts   uint64
@@ -474,9 +475,10 @@ func changesOf(t *table, rowPrefix, sig []byte, cols map[string]*column, changes
 		if fam == nil || !selected(sig, fam.name) {
 			continue // a read of this selection does not return it
 		}
-		changes = append(changes, cellChange{fam: fam, qual: k[fn+1:], put: col.hasPut, ts: col.putTs, val: col.value})
+		changes = append(changes, cellChange{fam: fam, key: k, qual: k[fn+1:], put: col.hasPut, ts: col.putTs, val: col.value})
 	}
-	slices.SortFunc(changes, func(a, b cellChange) int { return compareCell(a.fam, a.qual, b.fam, b.qual) })
+	// Record-key order (the escaped family is prefix-free).
+	slices.SortFunc(changes, func(a, b cellChange) int { return bytes.Compare(a.key, b.key) })
 	return changes, true
 }
 
