@@ -239,7 +239,7 @@ func (s *Store) finishArticleUpdate(ctx context.Context, k keys.Article, row []b
 		}
 	}
 	if withCounts && (next.title != old.title || next.body != old.body) {
-		if err := s.addWordCounts(ctx, k.Author, wordDeltas(articleWords(old), articleWords(next)), purposeWords("update", row)); err != nil {
+		if err := s.addWordCounts(ctx, k.Author, articleWordDeltas(old, next), purposeWords("update", row)); err != nil {
 			return err
 		}
 	}

@@ -459,7 +459,7 @@ func (s *Store) replayArticleWrite(ctx context.Context, author string, row []byt
 		if uop, old, ok := decodePrev(t.prev); ok {
 			var w, c map[string]int64
 			if old.title != t.title || old.body != t.body {
-				w = wordDeltas(articleWords(old), articleWords(t.articleCells))
+				w = articleWordDeltas(old, t.articleCells)
 			}
 			if old.category != t.category {
 				c = map[string]int64{keys.QualCategoryCount + t.category: 1, keys.QualCategoryCount + old.category: -1}

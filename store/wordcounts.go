@@ -112,7 +112,10 @@ type WordCount struct {
 }
 
 // countWords adds the words of text to m.
-func countWords(m map[string]int64, text string) {
+func countWords(m map[string]int64, text string) { addWords(m, text, 1) }
+
+// addWords adds by to m for each word of text.
+func addWords(m map[string]int64, text string, by int64) {
 	start := -1
 	for i, r := range text {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
@@ -122,18 +125,18 @@ func countWords(m map[string]int64, text string) {
 			continue
 		}
 		if start >= 0 {
-			addWord(m, text[start:i])
+			addWord(m, text[start:i], by)
 			start = -1
 		}
 	}
 	if start >= 0 {
-		addWord(m, text[start:])
+		addWord(m, text[start:], by)
 	}
 }
 
-func addWord(m map[string]int64, w string) {
+func addWord(m map[string]int64, w string, by int64) {
 	if w = strings.ToLower(w); len(w) <= MaxWordBytes {
-		m[w]++
+		m[w] += by
 	}
 }
 
@@ -143,6 +146,26 @@ func articleWords(a articleCells) map[string]int64 {
 	countWords(m, a.title)
 	countWords(m, a.body)
 	return m
+}
+
+// articleWordDeltas is wordDeltas(articleWords(old), articleWords(next)),
+// with one map, and no counting of a title or body that did not change.
+func articleWordDeltas(old, next articleCells) map[string]int64 {
+	d := make(map[string]int64, 16)
+	if old.title != next.title {
+		addWords(d, next.title, 1)
+		addWords(d, old.title, -1)
+	}
+	if old.body != next.body {
+		addWords(d, next.body, 1)
+		addWords(d, old.body, -1)
+	}
+	for w, n := range d {
+		if n == 0 {
+			delete(d, w)
+		}
+	}
+	return d
 }
 
 // wordDeltas returns after - before per word, without zeros.

@@ -97,6 +97,22 @@ func TestWordDeltas(t *testing.T) {
 	if want := map[string]int64{"a": -1, "b": -1, "d": 3}; !maps.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
+	// An edit's, counted once: each of title and body, changed or not, a
+	// word moved between them.
+	texts := []string{"", "A b", "a a c", "b c d", "The the THE"}
+	for _, ot := range texts {
+		for _, ob := range texts {
+			for _, nt := range texts {
+				for _, nb := range texts {
+					old, next := articleCells{title: ot, body: ob}, articleCells{title: nt, body: nb}
+					want := wordDeltas(articleWords(old), articleWords(next))
+					if got := articleWordDeltas(old, next); !maps.Equal(got, want) {
+						t.Fatalf("%q/%q -> %q/%q: %v, want %v", ot, ob, nt, nb, got, want)
+					}
+				}
+			}
+		}
+	}
 }
 
 func TestTopWords(t *testing.T) {
