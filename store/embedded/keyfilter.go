@@ -235,9 +235,9 @@ func (c *Client) commitFiltered(batch *pebble.Batch, ws []*rowWriter) error {
 		}
 		for _, w := range ws {
 			add(xxhash.Sum64(w.rowPrefix))
-			for k, col := range w.columns {
-				if col.changed && (col.hasPut || col.hasDel) {
-					add(filterHash(k))
+			for _, sc := range w.staged {
+				if col := sc.col; col.changed && (col.hasPut || col.hasDel) {
+					add(filterHash(sc.key))
 				}
 			}
 			for k := range w.markers {

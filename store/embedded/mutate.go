@@ -266,6 +266,7 @@ type rowWriter struct {
 	// staged columns and family markers, by record key, so that a mutation
 	// touching a column twice sees its own first change.
 	columns map[string]*column
+	staged  []stagedColumn    // columns, in the order staged: what a commit ranges over
 	markers map[string]uint64 // nil until a family is deleted
 	// arena holds the record keys the writer made and the records it read,
 	// and slab its columns: a mutation of many columns then makes a few
@@ -310,6 +311,11 @@ func (w *rowWriter) release() {
 		clear(w.columns)
 	}
 	w.markers = nil
+	clear(w.staged)
+	w.staged = w.staged[:0]
+	if cap(w.staged) > keptWriterColumns {
+		w.staged = nil
+	}
 	clear(w.slab) // no value kept alive
 	w.slab = w.slab[:0]
 	if cap(w.slab) > keptWriterColumns {
@@ -346,7 +352,8 @@ func (w *rowWriter) commit() error {
 // stage writes the columns the mutations changed, and the family markers,
 // into w's batch.
 func (w *rowWriter) stage() error {
-	for k, col := range w.columns {
+	for _, sc := range w.staged {
+		k, col := sc.key, sc.col
 		if !col.changed {
 			continue
 		}
@@ -378,8 +385,8 @@ func (w *rowWriter) wroteAny() bool {
 	if len(w.markers) > 0 {
 		return true
 	}
-	for _, col := range w.columns {
-		if col.changed {
+	for _, sc := range w.staged {
+		if sc.col.changed {
 			return true
 		}
 	}
@@ -399,7 +406,7 @@ func (c *Client) commitRows(batch *pebble.Batch, ws []*rowWriter) error {
 	err := c.commitFiltered(batch, ws)
 	if c.results != nil {
 		for _, w := range ws {
-			cols := w.columns
+			cols := w.staged
 			if err != nil || len(w.markers) > 0 {
 				cols = nil
 			}
@@ -507,14 +514,28 @@ func (w *rowWriter) column(f *family, qualifier []byte) (*column, error) {
 	if err != nil {
 		return nil, err
 	}
-	col := w.newColumn()
+	var c column
 	if ok {
-		if *col, err = decodeColumn(v); err != nil {
+		if c, err = decodeColumn(v); err != nil {
 			return nil, err
 		}
 	}
+	return w.addColumn(key, c), nil
+}
+
+// stagedColumn is a column a rowWriter staged, with its record key.
+type stagedColumn struct {
+	key string
+	col *column
+}
+
+// addColumn stages c as the column of record key key, and returns it.
+func (w *rowWriter) addColumn(key string, c column) *column {
+	col := w.newColumn()
+	*col = c
 	w.columns[key] = col
-	return col, nil
+	w.staged = append(w.staged, stagedColumn{key, col})
+	return col
 }
 
 // filterPassColumns is the least columns of a mutation that filterPass
@@ -557,7 +578,7 @@ func (w *rowWriter) filterPass(m *pb.MutationProto) {
 			}
 			w.scratch = w.appendRecordKey(w.scratch[:0], f, kindColumn, qv.GetQualifier())
 			if _, ok := w.columns[string(w.scratch)]; !ok {
-				w.columns[w.keep(w.scratch)] = w.newColumn()
+				w.addColumn(w.keep(w.scratch), column{})
 			}
 		}
 	}
@@ -800,7 +821,8 @@ func (w *rowWriter) deleteFamily(f *family, ts uint64) error {
 			}
 		}
 	}
-	for k, col := range w.columns {
+	for _, sc := range w.staged {
+		k, col := sc.key, sc.col
 		if !bytes.HasPrefix([]byte(k), start) {
 			continue
 		}

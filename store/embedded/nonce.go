@@ -39,7 +39,7 @@ type nonceTable struct {
 	applied map[nonceKey]int64         // ms it was applied at
 	order   []nonceEntry               // applied, oldest first, from head
 	head    int                        //
-	running map[nonceKey]chan struct{} // closed when the operation ends
+	running map[nonceKey]chan struct{} // closed when the operation ends (nil: nobody waits)
 	capped  bool                       // the cap has dropped a young nonce
 }
 
@@ -69,9 +69,13 @@ func (n *nonceTable) start(ctx context.Context, key nonceKey, now int64) (procee
 		}
 		wait, running := n.running[key]
 		if !running {
-			n.running[key] = make(chan struct{})
+			n.running[key] = nil // a channel only once someone waits
 			n.mu.Unlock()
 			return true, nil
+		}
+		if wait == nil {
+			wait = make(chan struct{})
+			n.running[key] = wait
 		}
 		n.mu.Unlock()
 		select {
@@ -87,7 +91,9 @@ func (n *nonceTable) start(ctx context.Context, key nonceKey, now int64) (procee
 func (n *nonceTable) end(key nonceKey, applied bool, now int64) (dropped bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	close(n.running[key])
+	if wait := n.running[key]; wait != nil {
+		close(wait)
+	}
 	delete(n.running, key)
 	if !applied {
 		return false

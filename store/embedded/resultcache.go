@@ -316,8 +316,8 @@ func (c *resultCache) beginWrite(t *table, stripe int, rowPrefix []byte) {
 
 // endWrite is called after the write's commit, whether it committed or
 // not, before the write returns. With cols nil it drops the row. With cols
-// (the column records the write committed, by record key, as rowWriter
-// stages them; the write added no family marker), a row the cache holds is
+// (the column records the write committed, with their record keys, as
+// rowWriter stages them; the write added no family marker), a row the cache holds is
 // kept, with each of those columns as the write left it. An update reads
 // its row before it writes it, so the next update of a row is then a hit,
 // not an iterator over a hot row whose every version is still in the
@@ -327,7 +327,7 @@ func (c *resultCache) beginWrite(t *table, stripe int, rowPrefix []byte) {
 // row as of its stripe's generation before beginWrite, no reader kept a
 // row since, the caller still holds the row's lock, so no other write of
 // the row came between, and each column is set to its committed record.
-func (c *resultCache) endWrite(t *table, stripe int, rowPrefix []byte, cols map[string]*column) {
+func (c *resultCache) endWrite(t *table, stripe int, rowPrefix []byte, cols []stagedColumn) {
 	shard := stripe % rowCacheShards
 	mu := &c.rowLocks[shard]
 	mu.Lock()
@@ -375,7 +375,7 @@ type cellChange struct {
 // It copies the cells it keeps as they are encoded, merging the changes
 // in as it goes: a row of many cells (a top-words row with its pending
 // counts) is written often, a few of its cells at a time.
-func patchRow(t *table, rowPrefix, v []byte, cols map[string]*column, dst []byte, changes []cellChange) (out []byte, _ []cellChange, ok bool) {
+func patchRow(t *table, rowPrefix, v []byte, cols []stagedColumn, dst []byte, changes []cellChange) (out []byte, _ []cellChange, ok bool) {
 	defer func() { clear(changes) }() // no value kept past the write
 	sig, rest, ok := readBytes(v)
 	if !ok {
@@ -456,9 +456,10 @@ func patchRow(t *table, rowPrefix, v []byte, cols map[string]*column, dst []byte
 
 // changesOf appends to changes the columns of cols that the write changed
 // and a read of the families selection sig returns, in record-key order.
-func changesOf(t *table, rowPrefix, sig []byte, cols map[string]*column, changes []cellChange) ([]cellChange, bool) {
+func changesOf(t *table, rowPrefix, sig []byte, cols []stagedColumn, changes []cellChange) ([]cellChange, bool) {
 	var nameBuf [64]byte
-	for key, col := range cols {
+	for _, sc := range cols {
+		key, col := sc.key, sc.col
 		if !col.changed {
 			continue // read (a condition's column), not written
 		}

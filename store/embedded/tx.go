@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,17 +36,26 @@ type Tx struct {
 	// held are the row stripes the Tx locked (c.locks), in order taken: a
 	// few (a write touches a handful of rows), so a slice, not a set.
 	held []int
-	// rows are the rows written, by record prefix, each with the writer
-	// that stages its columns for the whole Tx.
-	rows  map[string]*rowWriter
+	// order holds the writers of the rows written, each staging its row's
+	// columns for the whole Tx, in the order first written; rows indexes
+	// them by record prefix once they are more than a few.
 	order []*rowWriter
+	rows  map[string]*rowWriter
 	batch *pebble.Batch
 	// nonces are the Increments' nonces started (see nonceTable).
 	nonces []nonceKey
 	err    error // sticky: the first conflict, or ErrClosed
 	done   bool
 	closed bool // begun after Close: no call slot held
+
+	heldBuf  [8]int
+	orderBuf [txIndexedRows]*rowWriter
 }
+
+// txIndexedRows is how many rows a Tx writes before it indexes its
+// writers in a map: a write touches a handful, which a look along the
+// list finds sooner.
+const txIndexedRows = 8
 
 type txKey struct{}
 
@@ -73,7 +83,8 @@ func (c *Client) BeginTx(ctx context.Context) (context.Context, pagescan.Tx) {
 	if txOf(ctx) != nil {
 		return ctx, nestedTx{}
 	}
-	tx := &Tx{c: c, rows: make(map[string]*rowWriter, 8), held: make([]int, 0, 8)}
+	tx := &Tx{c: c}
+	tx.held, tx.order = tx.heldBuf[:0], tx.orderBuf[:0]
 	if err := c.enter(); err != nil {
 		tx.err, tx.closed = err, true
 	} else {
@@ -149,24 +160,46 @@ func (tx *Tx) enterCall() error {
 func (tx *Tx) writer(t *table, row []byte) *rowWriter {
 	var kb rowKeyBuf
 	prefix := appendEscaped(append(kb[:0], t.prefix...), row)
-	if w, ok := tx.rows[string(prefix)]; ok {
+	if w := tx.writerOf(prefix); w != nil {
 		return w
 	}
 	// The row is copied: the Tx's answers hold it after the call.
 	w := tx.c.takeWriter(t, append([]byte(nil), row...), tx.batch)
-	tx.rows[string(prefix)] = w
 	tx.order = append(tx.order, w)
+	switch {
+	case tx.rows != nil:
+		tx.rows[string(w.rowPrefix)] = w
+	case len(tx.order) > txIndexedRows:
+		tx.rows = make(map[string]*rowWriter, 2*len(tx.order))
+		for _, w := range tx.order {
+			tx.rows[string(w.rowPrefix)] = w
+		}
+	}
 	return w
+}
+
+// writerOf is the Tx's writer of the row with record prefix prefix, or
+// nil.
+func (tx *Tx) writerOf(prefix []byte) *rowWriter {
+	if tx.rows != nil {
+		return tx.rows[string(prefix)]
+	}
+	for _, w := range tx.order {
+		if bytes.Equal(w.rowPrefix, prefix) {
+			return w
+		}
+	}
+	return nil
 }
 
 // wrote is the Tx's writer of the row, if it has written it (most reads
 // come before any write: no record prefix is made for them).
 func (tx *Tx) wrote(t *table, row []byte) *rowWriter {
-	if len(tx.rows) == 0 {
+	if len(tx.order) == 0 {
 		return nil
 	}
 	var kb rowKeyBuf
-	return tx.rows[string(appendEscaped(append(kb[:0], t.prefix...), row))]
+	return tx.writerOf(appendEscaped(append(kb[:0], t.prefix...), row))
 }
 
 // mutate is Client.mutate within the Tx.
@@ -325,7 +358,7 @@ func (tx *Tx) overlay(t *table, w *rowWriter, family string, cells []*hrpc.Cell)
 		kept = append(kept, keptCell{fam: f, ts: *c.Timestamp, qualLen: len(c.Qualifier), valueLen: len(c.Value)})
 	}
 	v := appendCells(appendBytes(nil, []byte(family)), arena, kept)
-	v, _, ok := patchRow(t, w.rowPrefix, v, w.columns, nil, nil)
+	v, _, ok := patchRow(t, w.rowPrefix, v, w.staged, nil, nil)
 	if !ok {
 		return pagescan.Row{Err: tx.conflict("a staged row that does not decode")}
 	}
@@ -391,8 +424,9 @@ func (tx *Tx) Discard() {
 
 func (tx *Tx) release() {
 	tx.unlockAll()
-	for _, w := range tx.order {
+	for i, w := range tx.order {
 		w.release()
+		tx.order[i] = nil
 	}
 	tx.rows, tx.order = nil, nil
 	if !tx.closed {
