@@ -57,7 +57,7 @@ type resultCache struct {
 	// shard, under its lock (fastcache copies what it keeps): a write to a
 	// large row would otherwise allocate twice its size.
 	rowScratch, rowPatched [rowCacheShards][]byte
-	rowChanges             [rowCacheShards][]cellChange
+	rowChanges             [rowCacheShards]patchScratch
 
 	scans map[*table]*tableScans
 }
@@ -342,8 +342,7 @@ func (c *resultCache) endWrite(t *table, stripe int, rowPrefix []byte, cols []st
 		// and would leave the old one in its place.
 		c.store.Del(key)
 		if cols != nil {
-			nv, changes, ok := patchRow(t, rowPrefix, v, cols, c.rowPatched[shard], c.rowChanges[shard])
-			c.rowChanges[shard] = changes[:0]
+			nv, ok := patchRow(t, rowPrefix, v, cols, c.rowPatched[shard], &c.rowChanges[shard])
 			if ok {
 				c.store.Set(key, nv)
 				c.rowPatched[shard] = nv[:0]
@@ -366,29 +365,43 @@ type cellChange struct {
 	val  []byte
 }
 
+// patchScratch is what patchRow works in, kept for the next: the
+// changes, and their order (indices sort without write barriers).
+type patchScratch struct {
+	changes []cellChange
+	order   []int32
+}
+
 // patchRow returns the cached row v (families selection, then cells in
 // record-key order) with cols applied: a column with a put is set, one
-// without is removed, appended to dst[:0] (v may not share it). changes
-// is scratch, returned for reuse, cleared. ok is false when v or a key
-// does not decode.
+// without is removed, appended to dst[:0] (v may not share it). ps (nil:
+// none kept) is scratch, left cleared. ok is false when v or a key does
+// not decode.
 //
 // It copies the cells it keeps as they are encoded, merging the changes
 // in as it goes: a row of many cells (a top-words row with its pending
 // counts) is written often, a few of its cells at a time.
-func patchRow(t *table, rowPrefix, v []byte, cols []stagedColumn, dst []byte, changes []cellChange) (out []byte, _ []cellChange, ok bool) {
-	defer func() { clear(changes) }() // no value kept past the write
+func patchRow(t *table, rowPrefix, v []byte, cols []stagedColumn, dst []byte, ps *patchScratch) (out []byte, ok bool) {
+	if ps == nil {
+		ps = new(patchScratch)
+	}
+	defer func() { // no value kept past the write
+		clear(ps.changes)
+		ps.changes, ps.order = ps.changes[:0], ps.order[:0]
+	}()
 	sig, rest, ok := readBytes(v)
 	if !ok {
-		return nil, changes, false
+		return nil, false
 	}
 	n, w := binary.Uvarint(rest)
 	if w <= 0 || n > uint64(len(rest)) {
-		return nil, changes, false
+		return nil, false
 	}
 	rest = rest[w:]
-	if changes, ok = changesOf(t, rowPrefix, sig, cols, changes[:0]); !ok {
-		return nil, changes, false
+	if !ps.collect(t, rowPrefix, sig, cols) {
+		return nil, false
 	}
+	changes, order := ps.changes, ps.order
 	// The count goes first, and is known last: room is left for the
 	// longest, and the cells moved up to it at the end.
 	out = appendBytes(slices.Grow(dst[:0], len(v)+len(changes)*(4*binary.MaxVarintLen64)), sig)
@@ -408,24 +421,24 @@ func patchRow(t *table, rowPrefix, v []byte, cols []stagedColumn, dst []byte, ch
 		cell := rest
 		fam, w := binary.Uvarint(rest)
 		if w <= 0 || fam >= uint64(len(t.families)) {
-			return nil, changes, false
+			return nil, false
 		}
 		rest = rest[w:]
 		_, w = binary.Uvarint(rest)
 		if w <= 0 {
-			return nil, changes, false
+			return nil, false
 		}
 		q, r, ok := readBytes(rest[w:])
 		if !ok {
-			return nil, changes, false
+			return nil, false
 		}
 		if _, rest, ok = readBytes(r); !ok {
-			return nil, changes, false
+			return nil, false
 		}
 		f := t.families[fam]
 		replaced := false
-		for ; next < len(changes); next++ {
-			c := &changes[next]
+		for ; next < len(order); next++ {
+			c := &changes[order[next]]
 			order := compareCell(c.fam, c.qual, f, q)
 			if order > 0 {
 				break
@@ -444,20 +457,22 @@ func patchRow(t *table, rowPrefix, v []byte, cols []stagedColumn, dst []byte, ch
 			count++
 		}
 	}
-	for _, c := range changes[next:] {
-		if c.put {
-			emit(&c)
+	for _, i := range order[next:] {
+		if c := &changes[i]; c.put {
+			emit(c)
 		}
 	}
 	w = binary.PutUvarint(out[countAt:], count)
 	copy(out[countAt+w:], out[cellsAt:])
-	return out[:len(out)-(cellsAt-countAt-w)], changes, true
+	return out[:len(out)-(cellsAt-countAt-w)], true
 }
 
-// changesOf appends to changes the columns of cols that the write changed
-// and a read of the families selection sig returns, in record-key order.
-func changesOf(t *table, rowPrefix, sig []byte, cols []stagedColumn, changes []cellChange) ([]cellChange, bool) {
+// collect sets ps's changes to the columns of cols that the write changed
+// and a read of the families selection sig returns, and its order to
+// their indices in record-key order.
+func (ps *patchScratch) collect(t *table, rowPrefix, sig []byte, cols []stagedColumn) bool {
 	var nameBuf [64]byte
+	ps.changes = ps.changes[:0]
 	for _, sc := range cols {
 		key, col := sc.key, sc.col
 		if !col.changed {
@@ -465,22 +480,27 @@ func changesOf(t *table, rowPrefix, sig []byte, cols []stagedColumn, changes []c
 		}
 		k := bytesOf(key)
 		if !bytes.HasPrefix(k, rowPrefix) {
-			return changes, false
+			return false
 		}
 		k = k[len(rowPrefix):]
 		fn := escapedLen(k)
 		if fn < 0 || fn >= len(k) || k[fn] != kindColumn {
-			return changes, false
+			return false
 		}
 		fam := t.byName[string(unescape(nameBuf[:0], k[:fn]))]
 		if fam == nil || !selected(sig, fam.name) {
 			continue // a read of this selection does not return it
 		}
-		changes = append(changes, cellChange{fam: fam, key: k, qual: k[fn+1:], put: col.hasPut, ts: col.putTs, val: col.value})
+		ps.changes = append(ps.changes, cellChange{fam: fam, key: k, qual: k[fn+1:], put: col.hasPut, ts: col.putTs, val: col.value})
+	}
+	changes, order := ps.changes, ps.order[:0]
+	for i := range changes {
+		order = append(order, int32(i))
 	}
 	// Record-key order (the escaped family is prefix-free).
-	slices.SortFunc(changes, func(a, b cellChange) int { return bytes.Compare(a.key, b.key) })
-	return changes, true
+	slices.SortFunc(order, func(a, b int32) int { return bytes.Compare(changes[a].key, changes[b].key) })
+	ps.order = order
+	return true
 }
 
 // compareCell orders cells as their records' keys sort: by escaped

@@ -358,7 +358,7 @@ func (tx *Tx) overlay(t *table, w *rowWriter, family string, cells []*hrpc.Cell)
 		kept = append(kept, keptCell{fam: f, ts: *c.Timestamp, qualLen: len(c.Qualifier), valueLen: len(c.Value)})
 	}
 	v := appendCells(appendBytes(nil, []byte(family)), arena, kept)
-	v, _, ok := patchRow(t, w.rowPrefix, v, w.staged, nil, nil)
+	v, ok := patchRow(t, w.rowPrefix, v, w.staged, nil, nil)
 	if !ok {
 		return pagescan.Row{Err: tx.conflict("a staged row that does not decode")}
 	}
