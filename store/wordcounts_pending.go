@@ -160,7 +160,7 @@ func encodePending(stamp int64, snap *wordSnapshot) []byte {
 		words = append(words, WordCount{Word: w, Count: n})
 		zeros = zeros || n == 0
 	}
-	slices.SortFunc(words, compareRank)
+	sortByRank(words)
 	counts := topList{words: words}.encode()
 	if zeros {
 		counts[0] = pendingZeros // the flags byte

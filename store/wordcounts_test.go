@@ -357,3 +357,21 @@ func TestRebuildWordCountsBesideWriters(t *testing.T) {
 		})
 	}
 }
+
+// sortByRank sorts as slices.SortFunc with compareRank does, short lists
+// and long, with ties in count.
+func TestSortByRank(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 27))
+	for _, n := range []int{0, 1, 5, 16, 17, 100, 600} {
+		words := make([]WordCount, n)
+		for i := range words {
+			words[i] = WordCount{Word: fmt.Sprintf("w%d", rng.IntN(1000)), Count: rng.Int64N(5)}
+		}
+		want := slices.Clone(words)
+		slices.SortFunc(want, compareRank)
+		sortByRank(words)
+		if !slices.Equal(words, want) {
+			t.Fatalf("%d words: %v, want %v", n, words, want)
+		}
+	}
+}

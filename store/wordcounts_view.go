@@ -121,7 +121,7 @@ func newTopView(list []byte, pending map[string]int64) (*topView, bool) {
 		}
 	}
 	if len(v.placed) <= 64 {
-		slices.SortFunc(v.placed, compareRank)
+		sortByRank(v.placed)
 		v.sorted = true
 	}
 	// Every word ranked before the list's last entry is in the list or
@@ -184,7 +184,7 @@ func (v *topView) firstPlaced(n int) []WordCount {
 	}
 	if n >= len(v.placed)/8 {
 		all := slices.Clone(v.placed)
-		slices.SortFunc(all, compareRank)
+		sortByRank(all)
 		return all[:min(n, len(all))]
 	}
 	// A few of many: insert each into the first n so far.

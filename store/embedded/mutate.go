@@ -844,13 +844,14 @@ func (w *rowWriter) deleteFamily(f *family, ts uint64) error {
 // new value always supersedes the one it was computed from.
 func (w *rowWriter) readModifyWrite(m *pb.MutationProto) (*pb.Result, error) {
 	increment := m.GetMutateType() == pb.MutationProto_INCREMENT
-	// The answer's cells, one allocation each kind, not one per cell.
+	// The answer's cells in one allocation with what they point to, not
+	// one per cell.
 	n := 0
 	for _, cv := range m.GetColumnValue() {
 		n += len(cv.GetQualifierValue())
 	}
 	result := &pb.Result{Cell: make([]*pb.Cell, 0, n)}
-	cells, stamps, types := make([]pb.Cell, n), make([]uint64, n), make([]pb.CellType, n)
+	cells := make([]answerCell, n)
 	var sums []byte // an Increment's values: the answer's, so not w's arena
 	if increment {
 		sums = make([]byte, 0, 8*n)
@@ -899,10 +900,11 @@ func (w *rowWriter) readModifyWrite(m *pb.MutationProto) (*pb.Result, error) {
 				col.hasPut, col.putTs, col.value, col.changed = true, ts, value, true
 			}
 			i := len(result.Cell)
-			stamps[i], types[i] = ts, pb.CellType_PUT
-			cell := &cells[i]
+			ac := &cells[i]
+			ac.ts, ac.typ = ts, pb.CellType_PUT
+			cell := &ac.cell
 			cell.Row, cell.Family, cell.Qualifier = w.row, f.bytes, qv.GetQualifier()
-			cell.Timestamp, cell.CellType, cell.Value = &stamps[i], &types[i], value
+			cell.Timestamp, cell.CellType, cell.Value = &ac.ts, &ac.typ, value
 			result.Cell = append(result.Cell, cell)
 		}
 	}
@@ -911,6 +913,14 @@ func (w *rowWriter) readModifyWrite(m *pb.MutationProto) (*pb.Result, error) {
 			map[bool]string{true: "increment", false: "append"}[increment])
 	}
 	return result, nil
+}
+
+// answerCell is a cell of an Increment's or Append's answer with the
+// timestamp and type it points to.
+type answerCell struct {
+	cell pb.Cell
+	ts   uint64
+	typ  pb.CellType
 }
 
 func longValue(b []byte, what string) (int64, error) {
