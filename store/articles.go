@@ -907,6 +907,13 @@ func (s *Store) deleteArticle(ctx context.Context, k keys.Article, row []byte, r
 		old := t.updated
 		t.updated = s.nextUpdate(old)
 		t.deleting = op[:]
+		if s.inTx(ctx) {
+			// One transaction holds the row from the read above to its
+			// commit, and the deletion below takes the row, mark and all:
+			// the mark would be written only to go. (Nor is a deletion cut
+			// short committed: see below.)
+			return true, nil
+		}
 		// A re-sent mark answers false, and the next attempt finds its op.
 		return s.checkAndPut(ctx, keys.TableArticles, keys.FamilyArticles, row, keys.QualArticleU, encodeMs(old),
 			cells{keys.QualArticleDeleting: op[:], keys.QualArticleU: encodeMs(t.updated)}, t.updated)
@@ -914,7 +921,13 @@ func (s *Store) deleteArticle(ctx context.Context, k keys.Article, row []byte, r
 	if err != nil || !t.isMarked() {
 		return err
 	}
-	return s.finishArticleDeletion(ctx, k, row, t, true)
+	err = s.finishArticleDeletion(ctx, k, row, t, true)
+	if err != nil && definite(err) && s.inTx(ctx) {
+		// atomically commits what a transaction wrote before a definite
+		// error: unmarked, a deletion cut short would stay so.
+		return fmt.Errorf("delete article: %w: %w", ErrUnavailable, err)
+	}
+	return err
 }
 
 // hasArticles reports whether author has a timeline row posted before

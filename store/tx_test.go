@@ -304,3 +304,59 @@ func TestEditInATransactionWhoseCompareAndSetIsAmbiguous(t *testing.T) {
 		})
 	}
 }
+
+// A deletion in a transaction writes no mark (the row's deletion takes
+// it). Under each fault at each of its calls after the read, with the
+// caller's retry, the article goes once with its counts, the other stays,
+// and repair finds nothing.
+func TestDeletionInATransactionUnderFaults(t *testing.T) {
+	rules := []hbasefault.Rule{
+		{Kind: hbasefault.Delete, Table: keys.TableArticles, Nth: 1},      // the category row
+		{Kind: hbasefault.Increment, Table: keys.TableArticles, Nth: 1},   // the counters
+		{Kind: hbasefault.Increment, Table: keys.TableWordCounts, Nth: 1}, // the word counts
+		{Kind: hbasefault.Put, Table: keys.TableWordCounts, Nth: 1},       // their pending cell
+		{Kind: hbasefault.Delete, Table: keys.TableArticles, Nth: 2},      // the timeline row
+	}
+	for _, rule := range rules {
+		for _, mode := range hbasefault.Modes {
+			rule.Mode = mode
+			t.Run(fmt.Sprintf("%s %s %d %s", rule.Kind, rule.Table, rule.Nth, mode), func(t *testing.T) {
+				clk := newFakeClock()
+				clk.step = 1
+				db := openTestEngine(t, clk)
+				fc := hbasefault.New(db)
+				s, err := New(simTxClient{fc, db}, Options{Clock: clk.Now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				mustArticleAuthor(t, s, "ann")
+				kept := mustPostArticle(t, s, "ann", "kept", "one two", "news")
+				a := mustPostArticle(t, s, "ann", "gone", "one two three", "news")
+				fc.Add(rule)
+				fc.Record(true)
+				ctx := WithOp(bg, DeriveOpID("test", "delete"))
+				err = s.DeleteArticle(ctx, a.ID)
+				if errors.Is(err, ErrUnavailable) {
+					err = s.DeleteArticle(ctx, a.ID) // the caller's retry
+				}
+				if err != nil {
+					t.Fatalf("the deletion: %v", err)
+				}
+				if !slices.ContainsFunc(fc.Calls(), func(c hbasefault.Call) bool { return c.Mode == mode }) {
+					t.Fatal("the fault never fired")
+				}
+				if _, err := s.getArticle(bg, a.ID); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("the deleted article reads %v", err)
+				}
+				if _, err := s.getArticle(bg, kept.ID); err != nil {
+					t.Fatalf("the other article: %v", err)
+				}
+				checkArticleWordCounts(t, s, "ann")
+				checkArticleInvariants(t, s)
+				if report, err := s.Repair(bg); err != nil || len(report) != 0 {
+					t.Fatalf("repair fixed %v, %v", report, err)
+				}
+			})
+		}
+	}
+}

@@ -438,9 +438,15 @@ func (w *rowWriter) markerKey(f *family) string {
 
 // keep copies b into the writer's arena, as a string.
 func (w *rowWriter) keep(b []byte) string {
+	k := w.keepBytes(b)
+	return unsafe.String(unsafe.SliceData(k), len(k))
+}
+
+// keepBytes copies b into the writer's arena.
+func (w *rowWriter) keepBytes(b []byte) []byte {
 	k := w.take(len(b))
 	copy(k, b)
-	return unsafe.String(unsafe.SliceData(k), len(k))
+	return k
 }
 
 // arenaChunk is the least an arena allocation holds, past what reserve
@@ -498,8 +504,7 @@ func (w *rowWriter) get(key string) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("embedded: read: %w", err)
 	}
-	kept := w.take(len(v))
-	copy(kept, v)
+	kept := w.keepBytes(v)
 	return kept, true, closer.Close()
 }
 
@@ -807,19 +812,25 @@ func (w *rowWriter) deleteFamily(f *family, ts uint64) error {
 	if err != nil {
 		return err
 	}
-	var keys []string
+	// Each record found is staged from the iterator, not read again.
 	for it.First(); it.Valid(); it.NextPrefix() {
-		keys = append(keys, string(it.Key()))
+		if _, staged := w.columns[string(it.Key())]; staged {
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			_ = it.Close()
+			return fmt.Errorf("embedded: read: %w", err)
+		}
+		c, err := decodeColumn(w.keepBytes(v))
+		if err != nil {
+			_ = it.Close()
+			return err
+		}
+		w.addColumn(w.keep(it.Key()), c)
 	}
 	if err := it.Close(); err != nil {
 		return err
-	}
-	for _, k := range keys {
-		if _, staged := w.columns[k]; !staged {
-			if _, err := w.column(f, []byte(k[len(start):])); err != nil {
-				return err
-			}
-		}
 	}
 	for _, sc := range w.staged {
 		k, col := sc.key, sc.col
