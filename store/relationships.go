@@ -1291,7 +1291,9 @@ func (s *Store) DeleteRelationship(ctx context.Context, k RelationshipKey) error
 	if err := k.Validate(); err != nil {
 		return err
 	}
-	return s.deleteRelationship(ctx, k)
+	// One transaction on the embedded engine (see atomically): its five
+	// calls commit once.
+	return s.atomically(ctx, func(ctx context.Context) error { return s.deleteRelationship(ctx, k) })
 }
 
 func (s *Store) deleteRelationship(ctx context.Context, k RelationshipKey) error {

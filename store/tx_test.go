@@ -140,6 +140,15 @@ func TestTransactionLeavesWhatCallByCallLeaves(t *testing.T) {
 		{"delete a knows b", func(s *Store, ctx context.Context) (string, error) {
 			return "", s.DeleteRelationship(ctx, RelationshipKey{"a", "knows", "b"})
 		}},
+		{"delete a knows b again", func(s *Store, ctx context.Context) (string, error) {
+			return "", s.DeleteRelationship(ctx, RelationshipKey{"a", "knows", "b"})
+		}},
+		{"delete a knows a", func(s *Store, ctx context.Context) (string, error) {
+			return "", s.DeleteRelationship(ctx, RelationshipKey{"a", "knows", "a"})
+		}},
+		{"delete c follows a", func(s *Store, ctx context.Context) (string, error) {
+			return "", s.DeleteRelationship(ctx, RelationshipKey{"c", "follows", "a"})
+		}},
 		{"a knows b over its residue", rel("a", "knows", "b")},
 	}
 	for i, st := range steps {
@@ -353,6 +362,63 @@ func TestDeletionInATransactionUnderFaults(t *testing.T) {
 				}
 				checkArticleWordCounts(t, s, "ann")
 				checkArticleInvariants(t, s)
+				if report, err := s.Repair(bg); err != nil || len(report) != 0 {
+					t.Fatalf("repair fixed %v, %v", report, err)
+				}
+			})
+		}
+	}
+}
+
+// A relationship's deletion in a transaction, under each fault at each of
+// its calls, with the caller's retry: the relationship goes once, the
+// degrees and both index rows with it, the other stays, and repair finds
+// nothing.
+func TestRelationshipDeletionInATransactionUnderFaults(t *testing.T) {
+	rules := []hbasefault.Rule{
+		{Kind: hbasefault.CheckAndMutate, Table: keys.TableGraph, Nth: 1}, // the relationship row
+		{Kind: hbasefault.Increment, Table: keys.TableGraph, Nth: 1},      // a degree
+		{Kind: hbasefault.Increment, Table: keys.TableGraph, Nth: 2},      // the other
+		{Kind: hbasefault.Delete, Table: keys.TableGraph, Nth: 1},         // an index row
+	}
+	for _, rule := range rules {
+		for _, mode := range hbasefault.Modes {
+			rule.Mode = mode
+			t.Run(fmt.Sprintf("%s %d %s", rule.Kind, rule.Nth, mode), func(t *testing.T) {
+				clk := newFakeClock()
+				clk.step = 1
+				db := openTestEngine(t, clk)
+				fc := hbasefault.New(db)
+				s, err := New(simTxClient{fc, db}, Options{Clock: clk.Now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, id := range []string{"a", "b", "c"} {
+					mustNode(t, s, id, nil)
+				}
+				mustRel(t, s, "a", "knows", "c", nil)
+				k := RelationshipKey{"a", "knows", "b"}
+				mustRel(t, s, k.Start, k.Type, k.End, nil)
+				fc.Add(rule)
+				fc.Record(true)
+				ctx := WithOp(bg, DeriveOpID("test", "delete"))
+				err = s.DeleteRelationship(ctx, k)
+				if errors.Is(err, ErrUnavailable) {
+					err = s.DeleteRelationship(ctx, k) // the caller's retry
+				}
+				if err != nil {
+					t.Fatalf("the deletion: %v", err)
+				}
+				if !slices.ContainsFunc(fc.Calls(), func(c hbasefault.Call) bool { return c.Mode == mode }) {
+					t.Fatal("the fault never fired")
+				}
+				if _, err := s.GetRelationship(bg, k); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("the deleted relationship reads %v", err)
+				}
+				if _, err := s.GetRelationship(bg, RelationshipKey{"a", "knows", "c"}); err != nil {
+					t.Fatalf("the other relationship: %v", err)
+				}
+				checkGraphInvariants(t, s)
 				if report, err := s.Repair(bg); err != nil || len(report) != 0 {
 					t.Fatalf("repair fixed %v, %v", report, err)
 				}
