@@ -114,6 +114,18 @@ func (c rowCells) asMap() cells {
 	return m
 }
 
+// keysOnly is asMap of c as a key-only scan answers: every value empty.
+func (c rowCells) keysOnly() cells {
+	if len(c) == 0 {
+		return nil
+	}
+	m := make(cells, len(c))
+	for _, cell := range c {
+		m[string(cell.Qualifier)] = []byte{}
+	}
+	return m
+}
+
 // each calls f with every cell of c.
 func (c cells) each(f func(q string, v []byte)) {
 	for q, v := range c {
@@ -731,10 +743,17 @@ var dataFamily = func() map[string]string {
 func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
-	if ps, ok := s.hc.(pagescan.Scanner); ok && r.isPage() {
+	if ps, ok := s.hc.(pagescan.Scanner); ok && (r.isPage() || r.isProbe()) {
 		var rows [1][]row
 		var errs [1]error
-		s.scanPagesWith(ctx, ps, []scanRange{r}, rows[:], errs[:])
+		p := r
+		p.compact, p.keyOnly = true, false
+		s.scanPagesWith(ctx, ps, []scanRange{p}, rows[:], errs[:])
+		if r.isProbe() {
+			for i := range rows[0] {
+				rows[0][i].cells, rows[0][i].raw = rows[0][i].raw.keysOnly(), nil
+			}
+		}
 		return rows[0], errs[0]
 	}
 	call := Call{Op: "Scan", Table: r.table, StartRow: r.start, StopRow: r.stop, Reversed: r.reversed, Start: time.Now()}
@@ -796,6 +815,17 @@ func (s *Store) scan(ctx context.Context, r scanRange) ([]row, error) {
 // isPage tells whether r is a compact page that a pagescan.Scanner can
 // answer.
 func (r *scanRange) isPage() bool { return r.compact && !r.keyOnly && r.limit > 0 }
+
+// isProbe tells whether r asks for the keys of at most probeRows rows
+// (whether a range holds any, or which are its first): on the embedded
+// engine it is read as a page (pagescan), a few cells read whole rather
+// than a scanner set up (a node's deletion makes six such probes).
+func (r *scanRange) isProbe() bool {
+	return !r.compact && r.keyOnly && r.limit > 0 && r.limit <= probeRows
+}
+
+// probeRows is the most rows a probe (isProbe) reads.
+const probeRows = 2
 
 // scanPages reads the pages rs (each isPage, all of one table), in one
 // engine call when the engine can (pagescan), with one deadline: rows[i]

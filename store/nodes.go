@@ -1295,6 +1295,13 @@ var errNoLongerMarked = errors.New("the node is no longer being deleted")
 // errNoLongerMarked if not, so that a slow deletion that another finished
 // never deletes the relationships of a node created after it.
 func (s *Store) detachMarked(ctx context.Context, id string, created int64) error {
+	if s.PagesInOneCall() {
+		// A probe on the embedded engine is a page read, a listing a
+		// scanner: most nodes deleted have nothing to detach.
+		if has, err := s.hasRelationships(ctx, id); err != nil || !has {
+			return err
+		}
+	}
 	r := adjacencyOf(id)
 	r.limit, r.keyOnly = 256, true
 	removed := false
@@ -1401,6 +1408,14 @@ func (s *Store) deleteDegreeRows(ctx context.Context, id string, whatever bool) 
 	prefix, err := keys.DegreeLayout.Prefix(id)
 	if err != nil {
 		return err
+	}
+	if s.PagesInOneCall() {
+		// As in detachMarked: a probe first, most nodes have no degree row.
+		probe, err := s.scan(ctx, scanRange{table: keys.TableGraph, family: keys.FamilyGraph,
+			start: prefix, stop: keys.PrefixEnd(prefix), limit: 1, keyOnly: true})
+		if err != nil || len(probe) == 0 {
+			return err
+		}
 	}
 	rows, err := s.scan(ctx, scanRange{table: keys.TableGraph, family: keys.FamilyGraph,
 		start: prefix, stop: keys.PrefixEnd(prefix)})

@@ -271,14 +271,7 @@ func TestCreateRelationshipRetryInATransactionTakesBackAnEarlierTrysIndexRows(t 
 func TestEditInATransactionWhoseCompareAndSetIsAmbiguous(t *testing.T) {
 	for _, mode := range []hbasefault.Mode{hbasefault.FailAfter, hbasefault.ApplyTwice} {
 		t.Run(mode.String(), func(t *testing.T) {
-			clk := newFakeClock()
-			clk.step = 1
-			db := openTestEngine(t, clk)
-			fc := hbasefault.New(db)
-			s, err := New(simTxClient{fc, db}, Options{Clock: clk.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, fc := txStoreWithFaults(t)
 			mustArticleAuthor(t, s, "ann")
 			a := mustPostArticle(t, s, "ann", "t", "one two three", "news")
 			fc.Add(hbasefault.Rule{Kind: hbasefault.CheckAndMutate, Table: keys.TableArticles, Nth: 1, Mode: mode})
@@ -314,6 +307,20 @@ func TestEditInATransactionWhoseCompareAndSetIsAmbiguous(t *testing.T) {
 	}
 }
 
+// txStoreWithFaults is a store whose writes run in transactions of an
+// engine, their calls through a fault injector with no rule yet.
+func txStoreWithFaults(t *testing.T) (*Store, *hbasefault.Client) {
+	clk := newFakeClock()
+	clk.step = 1
+	db := openTestEngine(t, clk)
+	fc := hbasefault.New(db)
+	s, err := New(simTxClient{fc, db}, Options{Clock: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, fc
+}
+
 // A deletion in a transaction writes no mark (the row's deletion takes
 // it). Under each fault at each of its calls after the read, with the
 // caller's retry, the article goes once with its counts, the other stays,
@@ -330,21 +337,14 @@ func TestDeletionInATransactionUnderFaults(t *testing.T) {
 		for _, mode := range hbasefault.Modes {
 			rule.Mode = mode
 			t.Run(fmt.Sprintf("%s %s %d %s", rule.Kind, rule.Table, rule.Nth, mode), func(t *testing.T) {
-				clk := newFakeClock()
-				clk.step = 1
-				db := openTestEngine(t, clk)
-				fc := hbasefault.New(db)
-				s, err := New(simTxClient{fc, db}, Options{Clock: clk.Now})
-				if err != nil {
-					t.Fatal(err)
-				}
+				s, fc := txStoreWithFaults(t)
 				mustArticleAuthor(t, s, "ann")
 				kept := mustPostArticle(t, s, "ann", "kept", "one two", "news")
 				a := mustPostArticle(t, s, "ann", "gone", "one two three", "news")
 				fc.Add(rule)
 				fc.Record(true)
 				ctx := WithOp(bg, DeriveOpID("test", "delete"))
-				err = s.DeleteArticle(ctx, a.ID)
+				err := s.DeleteArticle(ctx, a.ID)
 				if errors.Is(err, ErrUnavailable) {
 					err = s.DeleteArticle(ctx, a.ID) // the caller's retry
 				}
@@ -385,14 +385,7 @@ func TestRelationshipDeletionInATransactionUnderFaults(t *testing.T) {
 		for _, mode := range hbasefault.Modes {
 			rule.Mode = mode
 			t.Run(fmt.Sprintf("%s %d %s", rule.Kind, rule.Nth, mode), func(t *testing.T) {
-				clk := newFakeClock()
-				clk.step = 1
-				db := openTestEngine(t, clk)
-				fc := hbasefault.New(db)
-				s, err := New(simTxClient{fc, db}, Options{Clock: clk.Now})
-				if err != nil {
-					t.Fatal(err)
-				}
+				s, fc := txStoreWithFaults(t)
 				for _, id := range []string{"a", "b", "c"} {
 					mustNode(t, s, id, nil)
 				}
@@ -402,7 +395,7 @@ func TestRelationshipDeletionInATransactionUnderFaults(t *testing.T) {
 				fc.Add(rule)
 				fc.Record(true)
 				ctx := WithOp(bg, DeriveOpID("test", "delete"))
-				err = s.DeleteRelationship(ctx, k)
+				err := s.DeleteRelationship(ctx, k)
 				if errors.Is(err, ErrUnavailable) {
 					err = s.DeleteRelationship(ctx, k) // the caller's retry
 				}

@@ -38,14 +38,7 @@ func BenchmarkDeleteNode(b *testing.B) {
 
 // BenchmarkDeleteNodeDetach deletes nodes that each have one relationship.
 func BenchmarkDeleteNodeDetach(b *testing.B) {
-	s := newTestStore(b)
-	mustNode(b, s, "hub", nil)
-	for i := range b.N {
-		mustNode(b, s, fmt.Sprintf("n%d", i), nil)
-		mustRel(b, s, "hub", "follows", fmt.Sprintf("n%d", i), nil)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
+	s := hubFollowingEach(b)
 	for i := range b.N {
 		if err := s.DeleteNode(bg, fmt.Sprintf("n%d", i), true); err != nil {
 			b.Fatal(err)
@@ -54,14 +47,7 @@ func BenchmarkDeleteNodeDetach(b *testing.B) {
 }
 
 func BenchmarkDeleteRelationship(b *testing.B) {
-	s := newTestStore(b)
-	mustNode(b, s, "hub", nil)
-	for i := range b.N {
-		mustNode(b, s, fmt.Sprintf("n%d", i), nil)
-		mustRel(b, s, "hub", "follows", fmt.Sprintf("n%d", i), nil)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
+	s := hubFollowingEach(b)
 	for i := range b.N {
 		if err := s.DeleteRelationship(bg, RelationshipKey{"hub", "follows", fmt.Sprintf("n%d", i)}); err != nil {
 			b.Fatal(err)
@@ -85,4 +71,18 @@ func BenchmarkDeleteArticle(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// hubFollowingEach is a store where node "hub" follows each of b.N nodes
+// "n0".., the timer reset after.
+func hubFollowingEach(b *testing.B) *Store {
+	s := newTestStore(b)
+	mustNode(b, s, "hub", nil)
+	for i := range b.N {
+		mustNode(b, s, fmt.Sprintf("n%d", i), nil)
+		mustRel(b, s, "hub", "follows", fmt.Sprintf("n%d", i), nil)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	return s
 }
