@@ -535,8 +535,10 @@ func openStore(cfg config, log zerolog.Logger) (gohbase.Client, *store.Store, er
 		return nil, nil, err
 	}
 	// On a cluster a write's independent calls go at once: each is a
-	// round trip (store.Options.OverlapCalls).
-	st, err := store.New(hc, store.Options{Feed: cfg.feed.options(), OverlapCalls: cfg.hbaseZK != ""})
+	// round trip (store.Options.OverlapCalls). The embedded engine stamps
+	// cells with the process's clock, as the store does.
+	embedded := cfg.hbaseZK == ""
+	st, err := store.New(hc, store.Options{Feed: cfg.feed.options(), OverlapCalls: !embedded, EngineSharesClock: embedded})
 	if err == nil {
 		err = checkFamilies(st)
 	}

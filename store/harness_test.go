@@ -46,7 +46,7 @@ func newTestStoreWithClock(t testing.TB, clk *fakeClock) *Store {
 	if clk != nil {
 		now = clk.Now
 	}
-	s, err := New(openTestEngine(t, clk), Options{Clock: now})
+	s, err := New(openTestEngine(t, clk), Options{Clock: now, EngineSharesClock: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1444,14 +1444,15 @@ func (s *Store) deleteDegreeRows(ctx context.Context, id string, whatever bool) 
 // counterSettle is the real time a counter's deletion waits after reading
 // it, whatever the clock says: the region server stamps the next Increment
 // with its own clock, which a gateway's clock ahead of it (skew) says has
-// passed the counter's timestamp when it has not.
+// passed the counter's timestamp when it has not. An engine that stamps
+// with the store's own clock (Options.EngineSharesClock) needs none.
 const counterSettle = 2 * time.Millisecond
 
 // waitCounterPast waits until a delete marker stamped t (a counter's own
 // timestamp, the region server's) can no longer hide an Increment: the
-// clock past t (waitClockPast), and counterSettle of real time.
+// clock past t (waitClockPast), and s.counterSettle of real time.
 func (s *Store) waitCounterPast(ctx context.Context, t int64) error {
-	settled := time.Now().Add(counterSettle)
+	settled := time.Now().Add(s.counterSettle)
 	if err := s.waitClockPast(ctx, t, s.clockWait); err != nil {
 		return err
 	}

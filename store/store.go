@@ -72,6 +72,11 @@ type Options struct {
 	// one after the other, as over the embedded engine, where a call
 	// costs its CPU and nothing is gained by overlapping them.
 	OverlapCalls bool
+	// EngineSharesClock says the engine stamps cells with this store's
+	// Clock: the embedded engine, in this process. A counter's deletion
+	// then waits only for that clock to pass the counter's stamp, not
+	// counterSettle more for a region server's clock behind it.
+	EngineSharesClock bool
 }
 
 const (
@@ -107,6 +112,9 @@ type Store struct {
 	feed FeedOptions
 	// overlapCalls is Options.OverlapCalls.
 	overlapCalls bool
+	// counterSettle is the real time a counter's deletion waits beyond
+	// the clock (waitCounterPast): 0 when the engine shares the clock.
+	counterSettle time.Duration
 	// rows is the client when it is an engine in this process that reads
 	// rows directly (pagescan.RowReader; nil for a client with round
 	// trips): reads go through it without an hrpc Get, and its calls are
@@ -128,7 +136,10 @@ func New(hc gohbase.Client, opts Options) (*Store, error) {
 	}
 	s := &Store{hc: hc, clock: opts.Clock, callTimeout: opts.CallTimeout, maxAttempts: opts.MaxAttempts,
 		batchRowTimeout: opts.BatchRowTimeout, clockWait: time.Second, feed: opts.Feed.normalised(),
-		overlapCalls: opts.OverlapCalls}
+		overlapCalls: opts.OverlapCalls, counterSettle: counterSettle}
+	if opts.EngineSharesClock {
+		s.counterSettle = 0
+	}
 	s.rows, _ = hc.(pagescan.RowReader)
 	if s.clock == nil {
 		s.clock = time.Now
