@@ -271,7 +271,8 @@ type rowWriter struct {
 	// arena holds the record keys the writer made and the records it read,
 	// and slab its columns: a mutation of many columns then makes a few
 	// allocations, not several per column. Both are only appended to; a
-	// full one is replaced, and what was taken from it stays as it was.
+	// full one is replaced, and what was taken from it stays as it was
+	// until release, after which the next writer fills them again.
 	arena   []byte
 	slab    []column
 	scratch []byte   // a record key being looked up
