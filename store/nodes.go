@@ -1409,16 +1409,16 @@ func (s *Store) deleteDegreeRows(ctx context.Context, id string, whatever bool) 
 	if err != nil {
 		return err
 	}
+	r := scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix, stop: keys.PrefixEnd(prefix)}
 	if s.PagesInOneCall() {
 		// As in detachMarked: a probe first, most nodes have no degree row.
-		probe, err := s.scan(ctx, scanRange{table: keys.TableGraph, family: keys.FamilyGraph,
-			start: prefix, stop: keys.PrefixEnd(prefix), limit: 1, keyOnly: true})
-		if err != nil || len(probe) == 0 {
+		probe := r
+		probe.limit, probe.keyOnly = 1, true
+		if found, err := s.scan(ctx, probe); err != nil || len(found) == 0 {
 			return err
 		}
 	}
-	rows, err := s.scan(ctx, scanRange{table: keys.TableGraph, family: keys.FamilyGraph,
-		start: prefix, stop: keys.PrefixEnd(prefix)})
+	rows, err := s.scan(ctx, r)
 	if err != nil {
 		return err
 	}
