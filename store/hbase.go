@@ -546,6 +546,19 @@ func (s *Store) sendIncrement(ctx context.Context, op OpID, purpose, table, fami
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	call := Call{Op: "Increment", Table: table, Rows: [][]byte{row}, Start: time.Now()}
+	if inc, ok := s.hc.(pagescan.Incrementer); ok {
+		qualifiers, values := make([]string, 0, len(deltas)), make([]int64, 0, len(deltas))
+		for q, d := range deltas {
+			qualifiers, values = append(qualifiers, q), append(values, d)
+		}
+		res, err := inc.IncrementNonced(ctx, table, row, family, qualifiers, values, nonceGroup, op.nonce(purpose, row))
+		call.Err = err
+		trace(ctx, call)
+		if err != nil {
+			return nil, classify("increment "+table, err)
+		}
+		return res, nil
+	}
 	sender, single := s.hc.(rpcSender)
 	inc, err := newNoncedIncrement(ctx, op, purpose, []byte(table), family, row, deltas, single)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -349,5 +350,53 @@ func TestNoNoncesAppliesEveryIncrement(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "nonce table full") {
 		t.Fatalf("NoNonces filled the nonce table: %s", log.String())
+	}
+}
+
+// IncrementNonced (pagescan.Incrementer) is a nonced Increment made
+// without hrpc: it answers the new values as one does, and shares the
+// nonce table with the hrpc form: the same nonce sent either way, again,
+// applies once; another nonce applies.
+func TestIncrementNoncedIsANoncedIncrement(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cl := openSpec(t, embedded.Options{Clock: newFakeClock(specT0).Now})
+	inc := func(nonce uint64) map[string]int64 {
+		t.Helper()
+		res, err := cl.IncrementNonced(ctx, specTable, []byte("r"), "f", []string{"a", "b"}, []int64{5, -2}, 7, nonce)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		for _, c := range res.Cells {
+			if string(c.Row) != "r" || string(c.Family) != "f" || c.Timestamp == nil {
+				t.Fatalf("answered cell %v", c)
+			}
+			got[string(c.Qualifier)] = int64(binary.BigEndian.Uint64(c.Value))
+		}
+		return got
+	}
+	want := map[string]int64{"a": 5, "b": -2}
+	if got := inc(42); !equalCounts(got, want) {
+		t.Fatalf("first Increment = %v, want %v", got, want)
+	}
+	if got := sendNonced(t, cl, nonceInc(t, "r", 7, 42, map[string]int64{"a": 5, "b": -2})); !equalCounts(got, want) {
+		t.Fatalf("the same nonce by hrpc = %v, want %v", got, want)
+	}
+	if got := inc(42); !equalCounts(got, want) {
+		t.Fatalf("the same nonce again = %v, want %v", got, want)
+	}
+	if got := stored(t, cl, "r"); !equalCounts(got, want) {
+		t.Fatalf("stored = %v, want %v (applied once)", got, want)
+	}
+	want = map[string]int64{"a": 10, "b": -4}
+	if got := inc(43); !equalCounts(got, want) {
+		t.Fatalf("another nonce = %v, want %v", got, want)
+	}
+	if _, err := cl.IncrementNonced(ctx, specTable, []byte("r"), "f", []string{"a"}, []int64{1, 2}, 7, 44); !errors.Is(err, embedded.ErrInvalidRequest) {
+		t.Fatalf("2 deltas for 1 qualifier: %v, want ErrInvalidRequest", err)
+	}
+	if _, err := cl.IncrementNonced(ctx, specTable, []byte("r"), "nofamily", []string{"a"}, []int64{1}, 7, 45); err == nil {
+		t.Fatal("an unknown family was incremented")
 	}
 }

@@ -74,3 +74,15 @@ type TxBeginner interface {
 
 // ErrTxConflict fails the calls of a transaction that cannot go on.
 var ErrTxConflict = errors.New("transaction conflict")
+
+// Incrementer applies an Increment that carries a nonce (HBase's nonce
+// group and nonce: see the store's noncedIncrement) without the hrpc
+// request, its cell block or its protobuf round trip: it adds deltas[i]
+// to column qualifiers[i] of family in row, and answers as a nonced hrpc
+// Increment of the same cells is answered. ctx may carry a transaction
+// (TxBeginner), as a call's context does. The embedded engine implements
+// it; a cluster client does not.
+type Incrementer interface {
+	IncrementNonced(ctx context.Context, table string, row []byte, family string,
+		qualifiers []string, deltas []int64, nonceGroup, nonce uint64) (*hrpc.Result, error)
+}
