@@ -446,12 +446,17 @@ func (s *Store) put(ctx context.Context, table, family string, row []byte, value
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	call := Call{Op: "Put", Table: table, Rows: [][]byte{row}, Start: time.Now()}
-	p, err := hrpc.NewPutStr(ctx, table, string(row), familiesOf(table, family, values),
-		hrpc.TimestampUint64(uint64(ts)))
-	if err != nil {
-		return err
+	var err error
+	if putter, ok := s.hc.(pagescan.Putter); ok {
+		err = putter.PutCells(ctx, table, row, familiesOf(table, family, values), uint64(ts))
+	} else {
+		var p *hrpc.Mutate
+		if p, err = hrpc.NewPutStr(ctx, table, string(row), familiesOf(table, family, values),
+			hrpc.TimestampUint64(uint64(ts))); err != nil {
+			return err
+		}
+		_, err = s.hc.Put(p)
 	}
-	_, err = s.hc.Put(p)
 	call.Err = err
 	trace(ctx, call)
 	return classify("put "+table, err)

@@ -42,6 +42,49 @@ func (c *Client) IncrementNonced(ctx context.Context, table string, row []byte, 
 			ColumnValue: []*pb.MutationProto_ColumnValue{{Family: []byte(family), QualifierValue: ptrs}},
 		},
 	}
+	resp, err := c.applyRequest(ctx, table, req)
+	if err != nil {
+		return nil, err
+	}
+	return hrpc.ToLocalResult(resp.GetResult()), nil
+}
+
+// PutCells is pagescan.Putter: the MutationProto an hrpc Put of values
+// stamped ts reaches the engine as, made directly (a post's category row
+// and pending counts, an edit's), applied as a call is.
+func (c *Client) PutCells(ctx context.Context, table string, row []byte, values map[string]map[string][]byte, ts uint64) error {
+	n := 0
+	for _, cells := range values {
+		n += len(cells)
+	}
+	qvs := make([]pb.MutationProto_ColumnValue_QualifierValue, n)
+	ptrs := make([]*pb.MutationProto_ColumnValue_QualifierValue, n)
+	cvs := make([]pb.MutationProto_ColumnValue, 0, len(values))
+	cvps := make([]*pb.MutationProto_ColumnValue, 0, len(values))
+	i := 0
+	for family, cells := range values {
+		from := i
+		for q, v := range cells {
+			qvs[i].Qualifier, qvs[i].Value, qvs[i].Timestamp = bytesOf(q), v, &ts
+			ptrs[i] = &qvs[i]
+			i++
+		}
+		cvs = append(cvs, pb.MutationProto_ColumnValue{Family: bytesOf(family), QualifierValue: ptrs[from:i:i]})
+		cvps = append(cvps, &cvs[len(cvs)-1])
+	}
+	_, err := c.applyRequest(ctx, table, &pb.MutateRequest{Mutation: &pb.MutationProto{
+		Row:         row,
+		MutateType:  pb.MutationProto_PUT.Enum(),
+		Durability:  pb.MutationProto_USE_DEFAULT.Enum(),
+		Timestamp:   &ts,
+		ColumnValue: cvps,
+	}})
+	return err
+}
+
+// applyRequest applies a mutation as sendCall applies a call's: in ctx's
+// transaction, or holding a call slot.
+func (c *Client) applyRequest(ctx context.Context, table string, req *pb.MutateRequest) (*pb.MutateResponse, error) {
 	tx := txOf(ctx)
 	if tx == nil { // (a transaction holds its call slot from begin to end)
 		if err := c.enter(); err != nil {
@@ -56,14 +99,8 @@ func (c *Client) IncrementNonced(ctx context.Context, table string, row []byte, 
 	if err != nil {
 		return nil, err
 	}
-	var resp *pb.MutateResponse
 	if tx != nil {
-		resp, err = tx.mutate(t, req)
-	} else {
-		resp, err = c.mutate(ctx, t, req)
+		return tx.mutate(t, req)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return hrpc.ToLocalResult(resp.GetResult()), nil
+	return c.mutate(ctx, t, req)
 }

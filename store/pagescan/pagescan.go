@@ -86,3 +86,12 @@ type Incrementer interface {
 	IncrementNonced(ctx context.Context, table string, row []byte, family string,
 		qualifiers []string, deltas []int64, nonceGroup, nonce uint64) (*hrpc.Result, error)
 }
+
+// Putter applies a Put of values (by family, then qualifier) to row,
+// every cell stamped ts, as an hrpc Put of them with
+// hrpc.TimestampUint64(ts) is applied, without the hrpc request, its cell
+// block or its protobuf round trip. ctx may carry a transaction, as a
+// call's context does. The embedded engine implements it.
+type Putter interface {
+	PutCells(ctx context.Context, table string, row []byte, values map[string]map[string][]byte, ts uint64) error
+}
