@@ -674,6 +674,17 @@ func (s *Store) checkAndPut(ctx context.Context, table, family string, row []byt
 	expected []byte, values cells, ts int64) (bool, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
+	if cp, ok := s.hc.(pagescan.CheckAndPutter); ok {
+		call := Call{Op: "CheckAndMutate", Table: table, Rows: [][]byte{row}, Start: time.Now()}
+		condFamily := family
+		if keys.OnceColumn(table, qualifier) {
+			condFamily = keys.FamilyOnce // compared where it is written (familiesOf)
+		}
+		ok, err := cp.CheckAndPutCells(ctx, table, row, condFamily, qualifier, expected, familiesOf(table, family, values), uint64(ts))
+		call.Err = err
+		trace(ctx, call)
+		return ok, classify("check and mutate "+table, err)
+	}
 	p, err := hrpc.NewPutStr(ctx, table, string(row), familiesOf(table, family, values),
 		hrpc.TimestampUint64(uint64(ts)))
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/tsuna/gohbase/filter"
 	"github.com/tsuna/gohbase/hrpc"
 	"github.com/tsuna/gohbase/pb"
 	"google.golang.org/protobuf/proto"
@@ -53,6 +54,33 @@ func (c *Client) IncrementNonced(ctx context.Context, table string, row []byte, 
 // stamped ts reaches the engine as, made directly (a post's category row
 // and pending counts, an edit's), applied as a call is.
 func (c *Client) PutCells(ctx context.Context, table string, row []byte, values map[string]map[string][]byte, ts uint64) error {
+	_, err := c.applyRequest(ctx, table, &pb.MutateRequest{Mutation: putProto(row, values, &ts)})
+	return err
+}
+
+// CheckAndPutCells is pagescan.CheckAndPutter: PutCells' mutation with the
+// condition an hrpc CheckAndMutate of it carries (a BinaryComparator of
+// expected, EQUAL), applied as a call is.
+func (c *Client) CheckAndPutCells(ctx context.Context, table string, row []byte, family, qualifier string, expected []byte,
+	values map[string]map[string][]byte, ts uint64) (bool, error) {
+	cmp, err := filter.NewBinaryComparator(filter.NewByteArrayComparable(expected)).ConstructPBComparator()
+	if err != nil {
+		return false, err
+	}
+	resp, err := c.applyRequest(ctx, table, &pb.MutateRequest{
+		Mutation: putProto(row, values, &ts),
+		Condition: &pb.Condition{Row: row, Family: []byte(family), Qualifier: []byte(qualifier),
+			CompareType: pb.CompareType_EQUAL.Enum(), Comparator: cmp},
+	})
+	if err != nil {
+		return false, err
+	}
+	return resp.GetProcessed(), nil
+}
+
+// putProto is the MutationProto of a Put of values to row, every cell
+// stamped *ts, as gohbase makes it (one allocation each kind).
+func putProto(row []byte, values map[string]map[string][]byte, ts *uint64) *pb.MutationProto {
 	n := 0
 	for _, cells := range values {
 		n += len(cells)
@@ -65,21 +93,20 @@ func (c *Client) PutCells(ctx context.Context, table string, row []byte, values 
 	for family, cells := range values {
 		from := i
 		for q, v := range cells {
-			qvs[i].Qualifier, qvs[i].Value, qvs[i].Timestamp = bytesOf(q), v, &ts
+			qvs[i].Qualifier, qvs[i].Value, qvs[i].Timestamp = bytesOf(q), v, ts
 			ptrs[i] = &qvs[i]
 			i++
 		}
 		cvs = append(cvs, pb.MutationProto_ColumnValue{Family: bytesOf(family), QualifierValue: ptrs[from:i:i]})
 		cvps = append(cvps, &cvs[len(cvs)-1])
 	}
-	_, err := c.applyRequest(ctx, table, &pb.MutateRequest{Mutation: &pb.MutationProto{
+	return &pb.MutationProto{
 		Row:         row,
 		MutateType:  pb.MutationProto_PUT.Enum(),
 		Durability:  pb.MutationProto_USE_DEFAULT.Enum(),
-		Timestamp:   &ts,
+		Timestamp:   ts,
 		ColumnValue: cvps,
-	}})
-	return err
+	}
 }
 
 // applyRequest applies a mutation as sendCall applies a call's: in ctx's

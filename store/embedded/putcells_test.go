@@ -5,6 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tsuna/gohbase/hrpc"
+	"github.com/tsuna/gohbase/pb"
+
 	"github.com/hbgraph/hbgraph/store/embedded"
 )
 
@@ -39,5 +42,46 @@ func TestPutCellsIsAPut(t *testing.T) {
 	}
 	if err := direct.PutCells(ctx, specTable, []byte("r"), map[string]map[string][]byte{"nofamily": {"a": nil}}, 1); err == nil {
 		t.Fatal("a put to an unknown family applied")
+	}
+}
+
+// CheckAndPutCells (pagescan.CheckAndPutter) answers and leaves what an
+// hrpc CheckAndMutate of the same Put answers and leaves: a condition that
+// holds, one that does not, and "absent" (nil) on a column there and on
+// one not there.
+func TestCheckAndPutCellsIsACheckAndMutate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	viaHrpc := openSpec(t, embedded.Options{Clock: newFakeClock(specT0).Now})
+	direct := openSpec(t, embedded.Options{Clock: newFakeClock(specT0).Now})
+	for _, cl := range []*embedded.Client{viaHrpc, direct} {
+		mustPut(t, cl, "r", map[string]map[string][]byte{"f": {"u": []byte("1")}}, at(100))
+	}
+	steps := []struct {
+		qualifier string
+		expected  []byte
+		values    map[string]map[string][]byte
+		ts        uint64
+	}{
+		{"u", []byte("1"), map[string]map[string][]byte{"f": {"u": []byte("2"), "t": []byte("a")}, "g": {"x": []byte("y")}}, 200},
+		{"u", []byte("1"), map[string]map[string][]byte{"f": {"u": []byte("3")}}, 300},
+		{"u", nil, map[string]map[string][]byte{"f": {"u": []byte("4")}}, 400},
+		{"c", nil, map[string]map[string][]byte{"f": {"c": []byte("made")}}, 500},
+		{"c", nil, map[string]map[string][]byte{"f": {"c": []byte("again")}}, 600},
+	}
+	for i, st := range steps {
+		p, err := hrpc.NewPutStr(ctx, specTable, "r", st.values, at(st.ts))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, werr := viaHrpc.CheckAndMutate(newCAM(t, p, "f", st.qualifier, pb.CompareType_EQUAL, st.expected))
+		got, gerr := direct.CheckAndPutCells(ctx, specTable, []byte("r"), "f", st.qualifier, st.expected, st.values, st.ts)
+		if got != want || (gerr == nil) != (werr == nil) {
+			t.Fatalf("step %d: CheckAndPutCells %v, %v; CheckAndMutate %v, %v", i, got, gerr, want, werr)
+		}
+	}
+	want, got := cellsTS(mustGet(t, viaHrpc, "r").Cells), cellsTS(mustGet(t, direct, "r").Cells)
+	if !slices.Equal(got, want) || !slices.Contains(got, "f:c=made@500") {
+		t.Fatalf("CheckAndPutCells left %q, CheckAndMutate %q", got, want)
 	}
 }

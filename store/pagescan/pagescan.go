@@ -95,3 +95,13 @@ type Incrementer interface {
 type Putter interface {
 	PutCells(ctx context.Context, table string, row []byte, values map[string]map[string][]byte, ts uint64) error
 }
+
+// CheckAndPutter applies a Put of values stamped ts (as Putter) if column
+// (family, qualifier) of row holds expected (nil: is absent), as an hrpc
+// CheckAndMutate of that Put with a BinaryComparator of expected and
+// CompareType EQUAL is applied, and reports whether it did. The embedded
+// engine implements it.
+type CheckAndPutter interface {
+	CheckAndPutCells(ctx context.Context, table string, row []byte, family, qualifier string, expected []byte,
+		values map[string]map[string][]byte, ts uint64) (bool, error)
+}
