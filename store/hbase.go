@@ -482,11 +482,16 @@ func (s *Store) delete(ctx context.Context, table string, row []byte, values map
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	call := Call{Op: "Delete", Table: table, Rows: [][]byte{row}, Start: time.Now()}
-	d, err := hrpc.NewDelStr(ctx, table, string(row), values, hrpc.TimestampUint64(uint64(ts)))
-	if err != nil {
-		return err
+	var err error
+	if rd, ok := s.hc.(pagescan.RowDeleter); ok && values == nil {
+		err = rd.DeleteRowAt(ctx, table, row, uint64(ts))
+	} else {
+		var d *hrpc.Mutate
+		if d, err = hrpc.NewDelStr(ctx, table, string(row), values, hrpc.TimestampUint64(uint64(ts))); err != nil {
+			return err
+		}
+		_, err = s.hc.Delete(d)
 	}
-	_, err = s.hc.Delete(d)
 	call.Err = err
 	trace(ctx, call)
 	return classify("delete "+table, err)
@@ -699,6 +704,16 @@ func (s *Store) checkAndDeleteRow(ctx context.Context, table, family string, row
 	expected []byte, ts int64) (bool, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
+	if rd, ok := s.hc.(pagescan.RowDeleter); ok {
+		call := Call{Op: "CheckAndMutate", Table: table, Rows: [][]byte{row}, Start: time.Now()}
+		if keys.OnceColumn(table, qualifier) {
+			family = keys.FamilyOnce // compared where it is written (familiesOf)
+		}
+		ok, err := rd.CheckAndDeleteRowAt(ctx, table, row, family, qualifier, expected, uint64(ts))
+		call.Err = err
+		trace(ctx, call)
+		return ok, classify("check and mutate "+table, err)
+	}
 	d, err := hrpc.NewDelStr(ctx, table, string(row), nil, hrpc.TimestampUint64(uint64(ts)))
 	if err != nil {
 		return false, err

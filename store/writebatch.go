@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/tsuna/gohbase/hrpc"
 
 	"github.com/hbgraph/hbgraph/store/keys"
+	"github.com/hbgraph/hbgraph/store/pagescan"
 )
 
 // rowWrite is one Put or Delete of a write batch (writeRows): a Put of
@@ -53,6 +55,9 @@ func (s *Store) writeRows(ctx context.Context, table string, ws []rowWrite) erro
 	for i, w := range ws {
 		rows[i] = w.row
 	}
+	if !s.overlapCalls && s.writesDirectly(ws) {
+		return s.writeRowsDirectly(ctx, table, rows, ws)
+	}
 	res, err := s.sendBatch(ctx, "write", table, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
 		w := ws[i]
 		ts := hrpc.TimestampUint64(uint64(w.ts))
@@ -94,4 +99,49 @@ func columnFamilies(table, family string, qualifiers []string) map[string]map[st
 		fams[keys.FamilyOnce] = once
 	}
 	return fams
+}
+
+// writesDirectly tells whether the client applies each of ws without
+// hrpc (pagescan.Putter and RowDeleter: the embedded engine): puts and
+// deletions of whole rows.
+func (s *Store) writesDirectly(ws []rowWrite) bool {
+	if _, ok := s.hc.(pagescan.Putter); !ok {
+		return false
+	}
+	if _, ok := s.hc.(pagescan.RowDeleter); !ok {
+		return false
+	}
+	for _, w := range ws {
+		if w.put == nil && w.columns != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// writeRowsDirectly is writeRows' batch applied write by write, as
+// SendBatch applies its calls (each, whatever became of the others; the
+// first error is the answer), traced as the one batch it stands for.
+func (s *Store) writeRowsDirectly(ctx context.Context, table string, rows [][]byte, ws []rowWrite) error {
+	ctx, cancel := s.batchDeadline(ctx, len(ws))
+	defer cancel()
+	call := Call{Op: "Batch", Table: table, Rows: rows, Start: time.Now()}
+	var first error
+	for _, w := range ws {
+		var err error
+		if w.put != nil {
+			err = s.hc.(pagescan.Putter).PutCells(ctx, table, w.row, familiesOf(table, w.family, w.put), uint64(w.ts))
+		} else {
+			err = s.hc.(pagescan.RowDeleter).DeleteRowAt(ctx, table, w.row, uint64(w.ts))
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	call.Err = first
+	trace(ctx, call)
+	if first != nil {
+		return classify("batch write "+table, first)
+	}
+	return nil
 }

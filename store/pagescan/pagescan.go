@@ -105,3 +105,13 @@ type CheckAndPutter interface {
 	CheckAndPutCells(ctx context.Context, table string, row []byte, family, qualifier string, expected []byte,
 		values map[string]map[string][]byte, ts uint64) (bool, error)
 }
+
+// RowDeleter deletes a whole row at ts (hiding every cell stamped ts or
+// earlier), unconditionally or if column (family, qualifier) holds
+// expected (nil: is absent), as an hrpc Delete of the row with
+// hrpc.TimestampUint64(ts), and a CheckAndMutate of it (BinaryComparator,
+// EQUAL), are applied. The embedded engine implements it.
+type RowDeleter interface {
+	DeleteRowAt(ctx context.Context, table string, row []byte, ts uint64) error
+	CheckAndDeleteRowAt(ctx context.Context, table string, row []byte, family, qualifier string, expected []byte, ts uint64) (bool, error)
+}

@@ -63,12 +63,44 @@ func (c *Client) PutCells(ctx context.Context, table string, row []byte, values 
 // expected, EQUAL), applied as a call is.
 func (c *Client) CheckAndPutCells(ctx context.Context, table string, row []byte, family, qualifier string, expected []byte,
 	values map[string]map[string][]byte, ts uint64) (bool, error) {
+	return c.checkAndApply(ctx, table, row, family, qualifier, expected, putProto(row, values, &ts))
+}
+
+// DeleteRowAt is pagescan.RowDeleter: the MutationProto an hrpc Delete of
+// the whole row stamped ts reaches the engine as (no cell named: every
+// family goes), made directly, applied as a call is.
+func (c *Client) DeleteRowAt(ctx context.Context, table string, row []byte, ts uint64) error {
+	_, err := c.applyRequest(ctx, table, &pb.MutateRequest{Mutation: deleteRowProto(row, &ts)})
+	return err
+}
+
+// CheckAndDeleteRowAt is pagescan.RowDeleter: DeleteRowAt's mutation with
+// the condition an hrpc CheckAndMutate of it carries.
+func (c *Client) CheckAndDeleteRowAt(ctx context.Context, table string, row []byte, family, qualifier string,
+	expected []byte, ts uint64) (bool, error) {
+	return c.checkAndApply(ctx, table, row, family, qualifier, expected, deleteRowProto(row, &ts))
+}
+
+func deleteRowProto(row []byte, ts *uint64) *pb.MutationProto {
+	return &pb.MutationProto{
+		Row:        row,
+		MutateType: pb.MutationProto_DELETE.Enum(),
+		Durability: pb.MutationProto_USE_DEFAULT.Enum(),
+		Timestamp:  ts,
+	}
+}
+
+// checkAndApply applies m if column (family, qualifier) of row holds
+// expected, with the condition an hrpc CheckAndMutate carries (a
+// BinaryComparator of expected, EQUAL), and reports whether it did.
+func (c *Client) checkAndApply(ctx context.Context, table string, row []byte, family, qualifier string,
+	expected []byte, m *pb.MutationProto) (bool, error) {
 	cmp, err := filter.NewBinaryComparator(filter.NewByteArrayComparable(expected)).ConstructPBComparator()
 	if err != nil {
 		return false, err
 	}
 	resp, err := c.applyRequest(ctx, table, &pb.MutateRequest{
-		Mutation: putProto(row, values, &ts),
+		Mutation: m,
 		Condition: &pb.Condition{Row: row, Family: []byte(family), Qualifier: []byte(qualifier),
 			CompareType: pb.CompareType_EQUAL.Enum(), Comparator: cmp},
 	})

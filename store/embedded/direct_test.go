@@ -85,3 +85,41 @@ func TestCheckAndPutCellsIsACheckAndMutate(t *testing.T) {
 		t.Fatalf("CheckAndPutCells left %q, CheckAndMutate %q", got, want)
 	}
 }
+
+// DeleteRowAt and CheckAndDeleteRowAt (pagescan.RowDeleter) leave what an
+// hrpc Delete of the row, and a CheckAndMutate of it, leave: cells at and
+// before the stamp hidden in every family, a newer one kept; a condition
+// that fails deletes nothing.
+func TestDeleteRowAtIsADelete(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	viaHrpc := openSpec(t, embedded.Options{Clock: newFakeClock(specT0).Now})
+	direct := openSpec(t, embedded.Options{Clock: newFakeClock(specT0).Now})
+	for _, cl := range []*embedded.Client{viaHrpc, direct} {
+		for _, row := range []string{"r", "s"} {
+			mustPut(t, cl, row, map[string]map[string][]byte{"f": {"a": []byte("1"), "u": []byte("u1")}, "g": {"b": []byte("2")}}, at(100))
+			mustPut(t, cl, row, map[string]map[string][]byte{"f": {"late": []byte("3")}}, at(300))
+		}
+	}
+	mustDel(t, viaHrpc, "r", nil, at(200))
+	if err := direct.DeleteRowAt(ctx, specTable, []byte("r"), 200); err != nil {
+		t.Fatal(err)
+	}
+	for i, expected := range [][]byte{[]byte("nope"), []byte("u1")} {
+		d, err := hrpc.NewDelStr(ctx, specTable, "s", nil, at(200))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, werr := viaHrpc.CheckAndMutate(newCAM(t, d, "f", "u", pb.CompareType_EQUAL, expected))
+		got, gerr := direct.CheckAndDeleteRowAt(ctx, specTable, []byte("s"), "f", "u", expected, 200)
+		if got != want || werr != nil || gerr != nil {
+			t.Fatalf("condition %d: CheckAndDeleteRowAt %v, %v; CheckAndMutate %v, %v", i, got, gerr, want, werr)
+		}
+	}
+	for _, row := range []string{"r", "s"} {
+		want, got := cellsTS(mustGet(t, viaHrpc, row).Cells), cellsTS(mustGet(t, direct, row).Cells)
+		if !slices.Equal(got, want) || !slices.Equal(got, []string{"f:late=3@300"}) {
+			t.Fatalf("%s: the direct calls left %q, hrpc %q", row, got, want)
+		}
+	}
+}
