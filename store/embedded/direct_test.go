@@ -17,8 +17,7 @@ import (
 func TestPutCellsIsAPut(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	viaHrpc := openSpec(t, embedded.Options{Clock: newFakeClock(specT0).Now})
-	direct := openSpec(t, embedded.Options{Clock: newFakeClock(specT0).Now})
+	viaHrpc, direct := twinEngines(t)
 	for _, cl := range []*embedded.Client{viaHrpc, direct} {
 		mustPut(t, cl, "r", map[string]map[string][]byte{"f": {"newer": []byte("stays")}}, at(500))
 		mustDel(t, cl, "r", map[string]map[string][]byte{"g": {"hidden": nil}}, at(300))
@@ -52,8 +51,7 @@ func TestPutCellsIsAPut(t *testing.T) {
 func TestCheckAndPutCellsIsACheckAndMutate(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	viaHrpc := openSpec(t, embedded.Options{Clock: newFakeClock(specT0).Now})
-	direct := openSpec(t, embedded.Options{Clock: newFakeClock(specT0).Now})
+	viaHrpc, direct := twinEngines(t)
 	for _, cl := range []*embedded.Client{viaHrpc, direct} {
 		mustPut(t, cl, "r", map[string]map[string][]byte{"f": {"u": []byte("1")}}, at(100))
 	}
@@ -93,8 +91,7 @@ func TestCheckAndPutCellsIsACheckAndMutate(t *testing.T) {
 func TestDeleteRowAtIsADelete(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	viaHrpc := openSpec(t, embedded.Options{Clock: newFakeClock(specT0).Now})
-	direct := openSpec(t, embedded.Options{Clock: newFakeClock(specT0).Now})
+	viaHrpc, direct := twinEngines(t)
 	for _, cl := range []*embedded.Client{viaHrpc, direct} {
 		for _, row := range []string{"r", "s"} {
 			mustPut(t, cl, row, map[string]map[string][]byte{"f": {"a": []byte("1"), "u": []byte("u1")}, "g": {"b": []byte("2")}}, at(100))
@@ -122,4 +119,11 @@ func TestDeleteRowAtIsADelete(t *testing.T) {
 			t.Fatalf("%s: the direct calls left %q, hrpc %q", row, got, want)
 		}
 	}
+}
+
+// twinEngines are two fresh engines on clocks that read the same: one to
+// be written with hrpc calls, the other with the direct calls they stand
+// for.
+func twinEngines(t *testing.T) (viaHrpc, direct *embedded.Client) {
+	return openSpec(t, embedded.Options{Clock: newFakeClock(specT0).Now}), openSpec(t, embedded.Options{Clock: newFakeClock(specT0).Now})
 }
