@@ -1045,14 +1045,9 @@ func (s *Store) authorRows(ctx context.Context, author string) (categories []row
 	// the op rows after it, which a write with an Idempotency-Key leaves).
 	all := scanRange{table: keys.TableArticles, family: keys.FamilyArticles, start: keys.AuthorPrefix(author),
 		stop: keys.Counters(author), keyOnly: true, chunkRows: articleChunkRows}
-	if s.PagesInOneCall() {
-		// A probe first on the embedded engine (a page read; the listing
-		// is a scanner): most nodes deleted have no articles.
-		probe := all
-		probe.limit = 1
-		if found, err := s.scan(ctx, probe); err != nil || len(found) == 0 {
-			return nil, false, err
-		}
+	// Most nodes deleted have no articles.
+	if empty, err := s.probedEmpty(ctx, all); err != nil || empty {
+		return nil, false, err
 	}
 	err = s.scanAll(ctx, all, func(rw row) (bool, error) {
 		if _, err := keys.DecodeCategory(rw.key); err == nil {

@@ -680,15 +680,10 @@ func (s *Store) checkAndPut(ctx context.Context, table, family string, row []byt
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	if cp, ok := s.hc.(pagescan.CheckAndPutter); ok {
-		call := Call{Op: "CheckAndMutate", Table: table, Rows: [][]byte{row}, Start: time.Now()}
-		condFamily := family
-		if keys.OnceColumn(table, qualifier) {
-			condFamily = keys.FamilyOnce // compared where it is written (familiesOf)
-		}
-		ok, err := cp.CheckAndPutCells(ctx, table, row, condFamily, qualifier, expected, familiesOf(table, family, values), uint64(ts))
-		call.Err = err
-		trace(ctx, call)
-		return ok, classify("check and mutate "+table, err)
+		return s.checkedDirectly(ctx, table, row, func() (bool, error) {
+			return cp.CheckAndPutCells(ctx, table, row, conditionFamily(table, family, qualifier), qualifier, expected,
+				familiesOf(table, family, values), uint64(ts))
+		})
 	}
 	p, err := hrpc.NewPutStr(ctx, table, string(row), familiesOf(table, family, values),
 		hrpc.TimestampUint64(uint64(ts)))
@@ -705,14 +700,9 @@ func (s *Store) checkAndDeleteRow(ctx context.Context, table, family string, row
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	if rd, ok := s.hc.(pagescan.RowDeleter); ok {
-		call := Call{Op: "CheckAndMutate", Table: table, Rows: [][]byte{row}, Start: time.Now()}
-		if keys.OnceColumn(table, qualifier) {
-			family = keys.FamilyOnce // compared where it is written (familiesOf)
-		}
-		ok, err := rd.CheckAndDeleteRowAt(ctx, table, row, family, qualifier, expected, uint64(ts))
-		call.Err = err
-		trace(ctx, call)
-		return ok, classify("check and mutate "+table, err)
+		return s.checkedDirectly(ctx, table, row, func() (bool, error) {
+			return rd.CheckAndDeleteRowAt(ctx, table, row, conditionFamily(table, family, qualifier), qualifier, expected, uint64(ts))
+		})
 	}
 	d, err := hrpc.NewDelStr(ctx, table, string(row), nil, hrpc.TimestampUint64(uint64(ts)))
 	if err != nil {
@@ -723,10 +713,7 @@ func (s *Store) checkAndDeleteRow(ctx context.Context, table, family string, row
 
 func (s *Store) checkAndMutate(ctx context.Context, m *hrpc.Mutate, family, qualifier string, expected []byte) (bool, error) {
 	call := Call{Op: "CheckAndMutate", Table: string(m.Table()), Rows: [][]byte{m.Key()}, Start: time.Now()}
-	if keys.OnceColumn(call.Table, qualifier) {
-		family = keys.FamilyOnce // compared where it is written (familiesOf)
-	}
-	cam, err := hrpc.NewCheckAndMutate(m, family, qualifier, pb.CompareType_EQUAL,
+	cam, err := hrpc.NewCheckAndMutate(m, conditionFamily(call.Table, family, qualifier), qualifier, pb.CompareType_EQUAL,
 		filter.NewBinaryComparator(filter.NewByteArrayComparable(expected)))
 	if err != nil {
 		return false, err
@@ -735,6 +722,26 @@ func (s *Store) checkAndMutate(ctx context.Context, m *hrpc.Mutate, family, qual
 	call.Err = err
 	trace(ctx, call)
 	return ok, classify("check and mutate "+call.Table, err)
+}
+
+// conditionFamily is the family a compare-and-set of (family, qualifier)
+// of table compares in: a once column where it is written (familiesOf).
+func conditionFamily(table, family, qualifier string) string {
+	if keys.OnceColumn(table, qualifier) {
+		return keys.FamilyOnce
+	}
+	return family
+}
+
+// checkedDirectly is a compare-and-set applied without hrpc (apply, an
+// engine's pagescan.CheckAndPutter or RowDeleter), traced and classified
+// as checkAndMutate does an hrpc one.
+func (s *Store) checkedDirectly(ctx context.Context, table string, row []byte, apply func() (bool, error)) (bool, error) {
+	call := Call{Op: "CheckAndMutate", Table: table, Rows: [][]byte{row}, Start: time.Now()}
+	ok, err := apply()
+	call.Err = err
+	trace(ctx, call)
+	return ok, classify("check and mutate "+table, err)
 }
 
 // scanRange describes a bounded scan.
@@ -870,6 +877,20 @@ func (r *scanRange) isProbe() bool {
 
 // probeRows is the most rows a probe (isProbe) reads.
 const probeRows = 2
+
+// probedEmpty tells whether r holds no row, from a probe of it, on an
+// engine where a probe is a page read and a listing a scanner: a listing
+// of what most deletions find none of is then cheaper after one. On a
+// cluster, where the probe would be a round trip more, it reads nothing
+// and says false: the caller lists.
+func (s *Store) probedEmpty(ctx context.Context, r scanRange) (bool, error) {
+	if !s.PagesInOneCall() {
+		return false, nil
+	}
+	r.limit, r.keyOnly = 1, true
+	found, err := s.scan(ctx, r)
+	return err == nil && len(found) == 0, err
+}
 
 // scanPages reads the pages rs (each isPage, all of one table), in one
 // engine call when the engine can (pagescan), with one deadline: rows[i]

@@ -1295,12 +1295,9 @@ var errNoLongerMarked = errors.New("the node is no longer being deleted")
 // errNoLongerMarked if not, so that a slow deletion that another finished
 // never deletes the relationships of a node created after it.
 func (s *Store) detachMarked(ctx context.Context, id string, created int64) error {
-	if s.PagesInOneCall() {
-		// A probe on the embedded engine is a page read, a listing a
-		// scanner: most nodes deleted have nothing to detach.
-		if has, err := s.hasRelationships(ctx, id); err != nil || !has {
-			return err
-		}
+	// Most nodes deleted have nothing to detach.
+	if empty, err := s.probedEmpty(ctx, adjacencyOf(id)); err != nil || empty {
+		return err
 	}
 	r := adjacencyOf(id)
 	r.limit, r.keyOnly = 256, true
@@ -1410,13 +1407,9 @@ func (s *Store) deleteDegreeRows(ctx context.Context, id string, whatever bool) 
 		return err
 	}
 	r := scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix, stop: keys.PrefixEnd(prefix)}
-	if s.PagesInOneCall() {
-		// As in detachMarked: a probe first, most nodes have no degree row.
-		probe := r
-		probe.limit, probe.keyOnly = 1, true
-		if found, err := s.scan(ctx, probe); err != nil || len(found) == 0 {
-			return err
-		}
+	// Most nodes have no degree row.
+	if empty, err := s.probedEmpty(ctx, r); err != nil || empty {
+		return err
 	}
 	rows, err := s.scan(ctx, r)
 	if err != nil {

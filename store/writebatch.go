@@ -55,8 +55,8 @@ func (s *Store) writeRows(ctx context.Context, table string, ws []rowWrite) erro
 	for i, w := range ws {
 		rows[i] = w.row
 	}
-	if !s.overlapCalls && s.writesDirectly(ws) {
-		return s.writeRowsDirectly(ctx, table, rows, ws)
+	if direct, ok := s.writesDirectly(ws); ok && !s.overlapCalls {
+		return s.writeRowsDirectly(ctx, direct, table, rows, ws)
 	}
 	res, err := s.sendBatch(ctx, "write", table, rows, func(ctx context.Context, i int) (hrpc.Call, error) {
 		w := ws[i]
@@ -101,28 +101,27 @@ func columnFamilies(table, family string, qualifiers []string) map[string]map[st
 	return fams
 }
 
-// writesDirectly tells whether the client applies each of ws without
-// hrpc (pagescan.Putter and RowDeleter: the embedded engine): puts and
-// deletions of whole rows.
-func (s *Store) writesDirectly(ws []rowWrite) bool {
-	if _, ok := s.hc.(pagescan.Putter); !ok {
-		return false
-	}
-	if _, ok := s.hc.(pagescan.RowDeleter); !ok {
-		return false
-	}
+// directWriter is a client that applies puts and deletions of whole rows
+// without hrpc: the embedded engine.
+type directWriter interface {
+	pagescan.Putter
+	pagescan.RowDeleter
+}
+
+// writesDirectly returns the client as a directWriter when it is one and
+// ws are all puts and deletions of whole rows.
+func (s *Store) writesDirectly(ws []rowWrite) (directWriter, bool) {
+	direct, ok := s.hc.(directWriter)
 	for _, w := range ws {
-		if w.put == nil && w.columns != nil {
-			return false
-		}
+		ok = ok && (w.put != nil || w.columns == nil)
 	}
-	return true
+	return direct, ok
 }
 
 // writeRowsDirectly is writeRows' batch applied write by write, as
 // SendBatch applies its calls (each, whatever became of the others; the
 // first error is the answer), traced as the one batch it stands for.
-func (s *Store) writeRowsDirectly(ctx context.Context, table string, rows [][]byte, ws []rowWrite) error {
+func (s *Store) writeRowsDirectly(ctx context.Context, direct directWriter, table string, rows [][]byte, ws []rowWrite) error {
 	ctx, cancel := s.batchDeadline(ctx, len(ws))
 	defer cancel()
 	call := Call{Op: "Batch", Table: table, Rows: rows, Start: time.Now()}
@@ -130,9 +129,9 @@ func (s *Store) writeRowsDirectly(ctx context.Context, table string, rows [][]by
 	for _, w := range ws {
 		var err error
 		if w.put != nil {
-			err = s.hc.(pagescan.Putter).PutCells(ctx, table, w.row, familiesOf(table, w.family, w.put), uint64(w.ts))
+			err = direct.PutCells(ctx, table, w.row, familiesOf(table, w.family, w.put), uint64(w.ts))
 		} else {
-			err = s.hc.(pagescan.RowDeleter).DeleteRowAt(ctx, table, w.row, uint64(w.ts))
+			err = direct.DeleteRowAt(ctx, table, w.row, uint64(w.ts))
 		}
 		if err != nil && first == nil {
 			first = err
