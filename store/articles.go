@@ -1041,10 +1041,7 @@ func (s *Store) authorRows(ctx context.Context, author string) (categories []row
 	if err := s.migrateAuthorFirst(ctx, author); err != nil {
 		return nil, false, err
 	}
-	// The timeline and category rows sort before the counters row (and
-	// the op rows after it, which a write with an Idempotency-Key leaves).
-	all := scanRange{table: keys.TableArticles, family: keys.FamilyArticles, start: keys.AuthorPrefix(author),
-		stop: keys.Counters(author), keyOnly: true, chunkRows: articleChunkRows}
+	all := authorRowsRange(author)
 	// Most nodes deleted have no articles.
 	if empty, err := s.probedEmpty(ctx, all); err != nil || empty {
 		return nil, false, err
@@ -1058,6 +1055,32 @@ func (s *Store) authorRows(ctx context.Context, author string) (categories []row
 		return true, nil
 	})
 	return categories, timeline, err
+}
+
+// authorRowsRange is the range of author's timeline and category rows,
+// timeline rows first: they sort before the counters row (and the op rows
+// after it, which a write with an Idempotency-Key leaves).
+func authorRowsRange(author string) scanRange {
+	return scanRange{table: keys.TableArticles, family: keys.FamilyArticles, start: keys.AuthorPrefix(author),
+		stop: keys.Counters(author), keyOnly: true, chunkRows: articleChunkRows}
+}
+
+// probeAuthorRows reads the first of author's timeline and category rows,
+// the key alone: author has articles when it is not a category row
+// (timeline rows sort first), and otherwise strays when there is one,
+// category rows a crash left without their article. It is the scan
+// authorRows begins with, so that one deletion reads it once.
+func (s *Store) probeAuthorRows(ctx context.Context, author string) (articles, strays bool, err error) {
+	r := authorRowsRange(author)
+	r.limit = 1
+	found, err := s.scan(ctx, r)
+	if err != nil || len(found) == 0 {
+		return false, false, err
+	}
+	if _, err := keys.DecodeCategory(found[0].key); err != nil {
+		return true, false, nil
+	}
+	return false, true, nil
 }
 
 // deleteStrays deletes the category rows strays (as authorRows found

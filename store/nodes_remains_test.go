@@ -179,6 +179,13 @@ func (c *confirmHookClient) Get(g *hrpc.Get) (*hrpc.Result, error) {
 	return c.Client.Get(g)
 }
 
+// byEveryStep makes s's deletions without detach go the longer way
+// (confirmMark): the mark confirmed, then the deletion finished, as when a
+// test cuts operations short at their fault points. Nothing hangs from
+// the nodes of the tests that call it, which a deletion otherwise deletes
+// in the compare-and-set that confirms.
+func byEveryStep(s *Store) { s.fault = func(string) error { return nil } }
+
 // TestDeleteNodeConfirmedAndFinishedByAnother: a deletion without detach
 // whose confirmation of its mark applied but answered false (a re-send)
 // reads the node again; if another deletion has found the confirmed mark
@@ -201,6 +208,7 @@ func TestDeleteNodeConfirmedAndFinishedByAnother(t *testing.T) {
 		ss = append(ss, s)
 	}
 	sa, sb := ss[0], ss[1]
+	byEveryStep(sa)
 	mustNode(t, sb, "a", nil)
 	// The deletion's compare-and-sets of a: its tentative mark, then its
 	// confirmation, applied twice (the caller gets the second answer).

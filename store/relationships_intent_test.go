@@ -593,6 +593,7 @@ func TestCreateRelationshipRestampsItsIntentOnAMarkedEnd(t *testing.T) {
 // concurrent simulation found it (seed 506836 on c2f391f).
 func TestNodeDeletionConfirmedFinishedAndCreatedAgain(t *testing.T) {
 	sH, sD, step := storesWithStepClient(t)
+	byEveryStep(sD)
 	mustNode(t, sH, "n", nil)
 	casOnN := 0
 	var stepErr error

@@ -28,7 +28,7 @@ var writeRoundTrips = map[string][2]int{ // without an op, with one
 	"deleteArticle":                 {7, 8},
 	"updateArticle, counts pending": {7, 7},
 	"deleteArticle, counts pending": {6, 7},
-	"deleteNode":                    {13, 15}, // confirmMark reads the row afresh (see it)
+	"deleteNode":                    {9, 11},  // confirmMark reads the row afresh, and deletes it (see it)
 	"deleteNode (detach)":           {18, 20}, // on the embedded engine a probe comes before each listing (detachMarked)
 }
 
