@@ -39,8 +39,8 @@ const (
 
 // durabilityPad is the size of the padding cell each step of a child
 // without a log writes, so that its memtables fill and are flushed while
-// it runs (64 MiB: every 2,000 steps or so).
-const durabilityPad = 32 << 10
+// it runs (a bulk load's 256 MiB: every 4,000 steps or so).
+const durabilityPad = 64 << 10
 
 func durabilityRow(i int) string { return fmt.Sprintf("row%08d", i) }
 
@@ -116,7 +116,7 @@ func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 	}{
 		{"sync off", false, false, 3000},
 		{"sync on", true, false, 200},
-		{"no log", false, true, 6000},
+		{"no log", false, true, 8000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
