@@ -38,7 +38,15 @@ func TestDeleteNodeAtOnceResent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := s.DeleteRelationship(bg, rel); err != nil {
-		t.Fatal(err) // (a's degree row stays, at zero)
+		t.Fatal(err)
+	}
+	prefix, err := keys.DegreeLayout.Prefix("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	degreeRows := scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix, stop: keys.PrefixEnd(prefix)}
+	if degrees, err := s.scan(bg, degreeRows); err != nil || len(degrees) != 1 {
+		t.Fatalf("a's degree rows before its deletion: %d, %v; want its knows row, at zero", len(degrees), err)
 	}
 	// The deletion's compare-and-sets of a: its tentative mark, then the
 	// one that confirms it and deletes the row.
@@ -55,12 +63,7 @@ func TestDeleteNodeAtOnceResent(t *testing.T) {
 	if err := s.DeleteNode(op, "a", false); err != nil {
 		t.Errorf("the retry answered %v, want success", err)
 	}
-	prefix, err := keys.DegreeLayout.Prefix("a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	degrees, err := s.scan(bg, scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix, stop: keys.PrefixEnd(prefix)})
-	if err != nil || len(degrees) != 0 {
+	if degrees, err := s.scan(bg, degreeRows); err != nil || len(degrees) != 0 {
 		t.Errorf("a's degree rows after its deletion: %d, %v", len(degrees), err)
 	}
 	checkGraphInvariants(t, s)
