@@ -964,14 +964,11 @@ func (s *Store) DeleteNode(ctx context.Context, id string, detach bool) error {
 	}
 	if !detach && ownMark && !resumed {
 		deleted, err := s.confirmMark(ctx, id, op)
-		if err != nil || deleted {
-			if err == nil {
-				err = s.faultPoint(pointNodeDegrees)
-			}
-			if err != nil {
-				return err
-			}
-			return s.deleteDegreeRows(ctx, id, false)
+		if err != nil {
+			return err
+		}
+		if deleted {
+			return s.deleteDegreeRows(ctx, id, false) // (the rest was the confirmation's)
 		}
 	}
 	if err := s.finishNodeDeletion(ctx, id, marked, resumed); err != nil || !resumed || ownMark {
@@ -1297,6 +1294,15 @@ func adjacencyOf(id string) scanRange {
 	return scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix, stop: keys.PrefixEnd(prefix)}
 }
 
+// degreeRowsOf is the scan range of every degree row of a node.
+func degreeRowsOf(id string) scanRange {
+	prefix, err := keys.DegreeLayout.Prefix(id)
+	if err != nil {
+		panic(err) // id was validated
+	}
+	return scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix, stop: keys.PrefixEnd(prefix)}
+}
+
 func (s *Store) hasRelationships(ctx context.Context, id string) (bool, error) {
 	r := adjacencyOf(id)
 	r.limit, r.keyOnly = 1, true
@@ -1429,11 +1435,7 @@ func (s *Store) removeIndexed(ctx context.Context, a keys.Adjacency, ts int64) e
 // counting relationships that are gone, and nothing may count for a node
 // that is gone.
 func (s *Store) deleteDegreeRows(ctx context.Context, id string, whatever bool) error {
-	prefix, err := keys.DegreeLayout.Prefix(id)
-	if err != nil {
-		return err
-	}
-	r := scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix, stop: keys.PrefixEnd(prefix)}
+	r := degreeRowsOf(id)
 	// Most nodes have no degree row.
 	if empty, err := s.probedEmpty(ctx, r); err != nil || empty {
 		return err

@@ -24,13 +24,7 @@ import (
 // residue and answers success; a retry with its op answers success too;
 // the node's degree rows go; the id can be created again.
 func TestDeleteNodeAtOnceResent(t *testing.T) {
-	clk := newFakeClock()
-	clk.step = 1
-	fc := hbasefault.New(openTestEngine(t, clk))
-	s, err := New(fc, Options{Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, fc, _ := faultedStores(t)
 	mustNode(t, s, "a", nil)
 	mustNode(t, s, "b", nil)
 	rel := RelationshipKey{"a", "knows", "b"}
@@ -40,11 +34,7 @@ func TestDeleteNodeAtOnceResent(t *testing.T) {
 	if err := s.DeleteRelationship(bg, rel); err != nil {
 		t.Fatal(err)
 	}
-	prefix, err := keys.DegreeLayout.Prefix("a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	degreeRows := scanRange{table: keys.TableGraph, family: keys.FamilyGraph, start: prefix, stop: keys.PrefixEnd(prefix)}
+	degreeRows := degreeRowsOf("a")
 	if degrees, err := s.scan(bg, degreeRows); err != nil || len(degrees) != 1 {
 		t.Fatalf("a's degree rows before its deletion: %d, %v; want its knows row, at zero", len(degrees), err)
 	}
