@@ -97,6 +97,9 @@ type config struct {
 	// (sizedCacheFlags) and scaleWarm of Q3 before the side by side.
 	scaleSized bool
 	scaleWarm  time.Duration
+	// scaleImportPairs is how many times -scale imports the first size and
+	// the largest back to back, for the import's rate at both (importPairs).
+	scaleImportPairs int
 
 	// pgPort is the peers' PostgreSQL port (its socket is in their run/),
 	// asked whether autovacuum runs.
@@ -150,14 +153,15 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&cfg.floorBefore, "floor-before", "", "an older hbgraph binary the floor measures in the same turns (a before/after)")
 	fs.BoolVar(&cfg.scaleSized, "scale-sized", false, "with -scale: hbgraph's result cache sized to each size's store (its bytes on disk, not below the default) instead of the default")
 	fs.DurationVar(&cfg.scaleWarm, "scale-warm", 0, "with -scale: Q3 on hbgraph for this long before each size's side by side, unmeasured, to fill its caches (the working set of a graph read at random takes some 3 requests a node)")
+	fs.IntVar(&cfg.scaleImportPairs, "scale-import-pairs", 3, "with -scale: imports of the first size and the largest, back to back in turn, for the import's rate at both (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 || cfg.scaleRounds < 1 || cfg.scaleWarm < 0 || cfg.floorRounds < 1 || cfg.floorRate <= 0 || cfg.roundTripsBenchtime == "" {
-		return cfg, errors.New("-concurrency, -duration, -peer-rounds and -scale-rounds must be positive, -roundtrips-benchtime given")
+	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 || cfg.scaleRounds < 1 || cfg.scaleWarm < 0 || cfg.scaleImportPairs < 0 || cfg.floorRounds < 1 || cfg.floorRate <= 0 || cfg.roundTripsBenchtime == "" {
+		return cfg, errors.New("-concurrency, -duration, -peer-rounds and -scale-rounds must be positive, -scale-import-pairs not negative, -roundtrips-benchtime given")
 	}
 	for _, f := range strings.Split(*scaleNodes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))

@@ -512,12 +512,29 @@ func (b *bench) importPeerData(ctx context.Context, dbDir string) (peerImport, e
 		}
 		return imp, nil
 	}
+	os.Remove(stampFile)
+	imp, err := b.importInto(ctx, dbDir, filepath.Dir(files[0]))
+	if err != nil {
+		return imp, fmt.Errorf("import of the peers' dataset: %w", err)
+	}
+	raw, _ := json.Marshal(imp)
+	if err := os.WriteFile(figuresFile, raw, 0o644); err != nil {
+		return imp, err
+	}
+	return imp, os.WriteFile(stampFile, []byte(stamp), 0o644)
+}
+
+// importInto imports the peers' dataset files in dataDir into a fresh
+// dbDir, timing it and taking its peak RSS.
+func (b *bench) importInto(ctx context.Context, dbDir, dataDir string) (peerImport, error) {
+	var imp peerImport
 	if err := os.RemoveAll(dbDir); err != nil {
 		return imp, err
 	}
-	os.Remove(stampFile)
 	args := []string{"--data-dir", dbDir, "--log-level", "warn", "import",
-		"--nodes", files[0], "--relationships", files[1], "--articles", files[2]}
+		"--nodes", filepath.Join(dataDir, "nodes.jsonl"),
+		"--relationships", filepath.Join(dataDir, "relationships.jsonl"),
+		"--articles", filepath.Join(dataDir, "articles.jsonl")}
 	b.commands = append(b.commands, shellJoin(append([]string{b.bin("hbgraph")}, args...)))
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, b.bin("hbgraph"), args...)
@@ -525,22 +542,15 @@ func (b *bench) importPeerData(ctx context.Context, dbDir string) (peerImport, e
 	cmd.Stderr = os.Stderr
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		return imp, fmt.Errorf("import of the peers' dataset: %w", err)
+		return imp, err
 	}
 	imp.Seconds = time.Since(start).Seconds()
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		imp.PeakRSS = ru.Maxrss << 10 // kilobytes on Linux
 	}
-	figs, err := parseImport(out.Bytes())
-	if err != nil {
-		return imp, err
-	}
-	imp.Figures = figs
-	raw, _ := json.Marshal(imp)
-	if err := os.WriteFile(figuresFile, raw, 0o644); err != nil {
-		return imp, err
-	}
-	return imp, os.WriteFile(stampFile, []byte(stamp), 0o644)
+	var err error
+	imp.Figures, err = parseImport(out.Bytes())
+	return imp, err
 }
 
 // commandIn is command run in dir.
@@ -569,11 +579,16 @@ func medianOf(runs []peerRun, target, query string, open bool, f func(peerRun) f
 	if len(xs) == 0 {
 		return 0, false
 	}
+	return median(xs), true
+}
+
+// median is the median of xs (not empty), which it sorts.
+func median(xs []float64) float64 {
 	slices.Sort(xs)
 	if len(xs)%2 == 1 {
-		return xs[len(xs)/2], true
+		return xs[len(xs)/2]
 	}
-	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2, true
+	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
 }
 
 func (r peerRun) p50() float64 { return r.P50 }

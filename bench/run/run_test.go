@@ -300,7 +300,7 @@ func TestFanoutDataset(t *testing.T) {
 // largest size to the first against 1.2, and CPU growth against the
 // response's with fan-out.
 func TestScaleReport(t *testing.T) {
-	b := &bench{cfg: config{concurrency: 16, scaleRounds: 1}}
+	b := &bench{cfg: config{concurrency: 16, scaleRounds: 1, scaleNodes: []int{10000, 100000}}}
 	names := []string{"hbgraph", "PostGraphile 4"}
 	for _, s := range []struct {
 		nodes           int
@@ -320,9 +320,23 @@ func TestScaleReport(t *testing.T) {
 		b.fanoutFigures = append(b.fanoutFigures, fanoutFigure{Followees: n, ResponseBytes: 1000 * n,
 			Runs: []peerRun{{Target: "hbgraph", Query: name, RPS: 100, Cores: 0.01 * float64(n) * float64(1+i)}}})
 	}
+	rates := func(rs ...float64) peerImport {
+		imp := peerImport{Seconds: 10, PeakRSS: 100 << 20}
+		for _, r := range rs {
+			imp.Figures = append(imp.Figures, importFigure{RowsPerS: r})
+		}
+		return imp
+	}
+	b.importPairs = []importPair{
+		{First: rates(100, 200, 300), Last: rates(90, 150, 270)},
+		{LargestFirst: true, First: rates(100, 200, 300), Last: rates(95, 180, 240)},
+	}
 	got := b.scaleReport()
 	for _, want := range []string{
 		"| 10000 | some | 30.0 | 1 / 2 / 3 | 300 |",
+		"| 1 | 10000 | 100 / 200 / 300 | 90 / 150 / 270 | 10.0 / 100 | 10.0 / 100 | 0.90 / 0.75 / 0.90 |",
+		"| 2 | 100000 | 100 / 200 / 300 | 95 / 180 / 240 | 10.0 / 100 | 10.0 / 100 | 0.95 / 0.90 / 0.80 |",
+		"Median ratios 0.93 / 0.82 / 0.85: the import holds its rate: **no**", // relationships' 0.825 < 1/1.2
 		"| Q1 | hbgraph | 100 | 1000 | 0.50 / 2.00 | 115 | 1000 | 0.70 / 2.00 | 1.15 | 1.40 | **no** |", // p50 grew 1.4x
 		"| Q1 | PostGraphile 4 | 1000 | 300 | 3.00 / 30.00 | 1000 | 300 | 3.00 / 30.00 | 1.00 | 1.00 |  |",
 		"| 50 | 50000 | 10000 | 100 | 204.8 | 5.00 | 10.00 | **no** |",

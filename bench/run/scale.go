@@ -117,6 +117,9 @@ func (b *bench) scale(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := b.importInPairs(ctx); err != nil {
+		return fmt.Errorf("imports in pairs: %w", err)
+	}
 	if now, err := b.peerNodes(); err == nil && now != before {
 		if _, err := b.switchPeerData(ctx, before); err != nil {
 			return fmt.Errorf("putting the peers back on %d nodes: %w", before, err)
@@ -176,6 +179,94 @@ func (b *bench) scaleOne(ctx context.Context, n int, plan *openLoopPlan) (scaleS
 	// Stopped: the store holds only its live files.
 	s.HbgraphStoreBytes = dirBytes(b.peerDBDir(n))
 	return s, err
+}
+
+// importPair is one import of the first size and one of the largest,
+// back to back.
+type importPair struct {
+	LargestFirst bool
+	First, Last  peerImport
+}
+
+// importInPairs imports the first size and the largest -scale-import-pairs
+// times each, back to back, the order turning each pair, into a scratch
+// store. Each size's one import above is an hour from the other's, and
+// this machine's import rate moves by a third within an hour; the ratio
+// of two adjacent imports moves far less, so the verdict takes their
+// median.
+func (b *bench) importInPairs(ctx context.Context) error {
+	nodes := b.cfg.scaleNodes
+	if b.cfg.scaleImportPairs == 0 || len(nodes) < 2 {
+		return nil
+	}
+	pg4 := filepath.Join(b.cfg.peers, "postgraphile")
+	scratch := filepath.Join(b.cfg.dir, "db-import-pairs")
+	defer os.RemoveAll(scratch)
+	for i := range b.cfg.scaleImportPairs {
+		p := importPair{LargestFirst: i%2 == 1}
+		sizes := []int{nodes[0], nodes[len(nodes)-1]}
+		into := []*peerImport{&p.First, &p.Last}
+		if p.LargestFirst {
+			slices.Reverse(sizes)
+			slices.Reverse(into)
+		}
+		for j, n := range sizes {
+			imp, err := b.importInto(ctx, scratch, filepath.Join(pg4, fmt.Sprintf("data-%d", n)))
+			if err != nil {
+				return fmt.Errorf("%d nodes: %w", n, err)
+			}
+			*into[j] = imp
+		}
+		b.importPairs = append(b.importPairs, p)
+		if err := writeSection(b.cfg.out, scaleBegin, scaleEnd, b.scaleReport()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// importPairsTable renders the imports in pairs: each pair's rates and
+// their ratios, the largest size's over the first's, and the medians of
+// the ratios against 1/maxScaleGrowth.
+func (b *bench) importPairsTable(w io.Writer) {
+	first, last := b.cfg.scaleNodes[0], b.cfg.scaleNodes[len(b.cfg.scaleNodes)-1]
+	fmt.Fprintf(w, "\n### Import, in pairs\n\n")
+	fmt.Fprintf(w, "`hbgraph import` of the %d-node dataset and of the %d-node one, back to back into a scratch store, the order turning each pair. Rows a second, nodes / relationships / articles; the ratios are %d over %d nodes, and their medians must stay at or above 1/%.1f (%.2f).\n\n",
+		first, last, last, first, maxScaleGrowth, 1/maxScaleGrowth)
+	fmt.Fprintf(w, "| pair | first ran | %d nodes rows/s | %d nodes rows/s | %d nodes s / peak RSS MB | %d nodes s / peak RSS MB | ratios |\n|---:|---:|---|---|---|---|---|\n", first, last, first, last)
+	var ratios [][]float64
+	rates := func(imp peerImport) string {
+		var rs []string
+		for _, f := range imp.Figures {
+			rs = append(rs, fmt.Sprintf("%.0f", f.RowsPerS))
+		}
+		return strings.Join(rs, " / ")
+	}
+	for i, p := range b.importPairs {
+		ran := first
+		if p.LargestFirst {
+			ran = last
+		}
+		var rs []string
+		for k := range min(len(p.First.Figures), len(p.Last.Figures)) {
+			r := ratio(p.Last.Figures[k].RowsPerS, p.First.Figures[k].RowsPerS)
+			if len(ratios) <= k {
+				ratios = append(ratios, nil)
+			}
+			ratios[k] = append(ratios[k], r)
+			rs = append(rs, fmt.Sprintf("%.2f", r))
+		}
+		fmt.Fprintf(w, "| %d | %d | %s | %s | %.1f / %s | %.1f / %s | %s |\n", i+1, ran, rates(p.First), rates(p.Last),
+			p.First.Seconds, mb(p.First.PeakRSS), p.Last.Seconds, mb(p.Last.PeakRSS), strings.Join(rs, " / "))
+	}
+	var meds []string
+	holds := len(ratios) > 0
+	for _, rs := range ratios {
+		m := median(rs)
+		meds = append(meds, fmt.Sprintf("%.2f", m))
+		holds = holds && m >= 1/maxScaleGrowth
+	}
+	fmt.Fprintf(w, "\nMedian ratios %s: the import holds its rate: %s\n", strings.Join(meds, " / "), mark(holds))
 }
 
 // pgLoadDone matches load.sh's last line: "load: done in 7.3 s".
@@ -503,6 +594,9 @@ func (b *bench) scaleReport() string {
 				fmt.Fprintf(&w, " %s | %s | %s |\n", cell(cr), cell(pr), verdict)
 			}
 		}
+	}
+	if len(b.importPairs) > 0 {
+		b.importPairsTable(&w)
 	}
 	if len(b.fanoutFigures) > 0 {
 		fmt.Fprintf(&w, "\n### With fan-out\n\n")

@@ -37,8 +37,9 @@ type bench struct {
 	peerRates       map[string]float64
 	peerTargetNames []string
 
-	// scaleSizes and fanoutFigures are make bench-scale's.
+	// scaleSizes, importPairs and fanoutFigures are make bench-scale's.
 	scaleSizes    []scaleSize
+	importPairs   []importPair
 	fanoutFigures []fanoutFigure
 
 	// floorRuns are make bench-floor's, floorServerNames its servers in
