@@ -113,8 +113,12 @@ type peerRun struct {
 	// measured window (CPUWindow seconds); DriverCPU the load driver's
 	// CPU seconds.
 	Cores, CPUWindow, DriverCPU float64
+	// Steal is the share of the machine's CPU time its hypervisor stole
+	// over the measured window.
+	Steal float64
 	// Quiet is false when background work (vacuum, compaction) was seen
-	// around the run, even after one retry.
+	// around the run, or the hypervisor stole more than maxSteal, even
+	// after one retry.
 	Quiet bool
 }
 
@@ -352,21 +356,22 @@ func (b *bench) peerLoadQuiet(ctx context.Context, t target, q peerQuery, round 
 		if err != nil {
 			return r, err
 		}
-		r.Quiet = true
+		r.Quiet = r.Steal <= maxSteal
 		if t.background != nil {
 			busy, after, err := t.background(ctx)
 			if err != nil {
 				return r, err
 			}
-			r.Quiet = !busy && after == before
+			r.Quiet = r.Quiet && !busy && after == before
 		}
+		why := fmt.Sprintf("background work (vacuum or compaction) ran, or the hypervisor stole %.0f%% of the CPU, during %s on %s", 100*r.Steal, q.name, t.name)
 		if r.Quiet || attempt == 1 {
 			if !r.Quiet {
-				fmt.Printf("side by side: background work (vacuum or compaction) ran during %s on %s again; the run is marked\n", q.name, t.name)
+				fmt.Printf("side by side: %s again; the run is marked\n", why)
 			}
 			return r, nil
 		}
-		fmt.Printf("side by side: background work (vacuum or compaction) ran during %s on %s; running it again\n", q.name, t.name)
+		fmt.Printf("side by side: %s; running it again\n", why)
 	}
 }
 
@@ -440,11 +445,11 @@ func (b *bench) peerLoad(ctx context.Context, t target, q peerQuery, round int, 
 	}
 	r.Target, r.Query, r.Round, r.Rate = t.name, q.name, round, rate
 	to := exited.Add(-driverTail)
-	cores, window, ok := windowCores(samples, to.Add(-b.cfg.duration), to)
+	cores, window, steal, ok := windowCores(samples, to.Add(-b.cfg.duration), to)
 	if !ok {
 		return r, fmt.Errorf("too few CPU samples over the measured window (%d in all)", len(samples))
 	}
-	r.Cores, r.CPUWindow = cores, window
+	r.Cores, r.CPUWindow, r.Steal = cores, window, steal
 	return r, nil
 }
 
@@ -685,15 +690,15 @@ func verdictTable(w io.Writer, vs []verdict) {
 
 // runsTable renders every run, in the order it ran.
 func runsTable(w io.Writer, runs []peerRun) {
-	fmt.Fprintf(w, "| round | query | server | loop | req/s | p50 ms | p90 ms | p99 ms | requests | cores busy | CPU µs/req | driver CPU s | quiet |\n")
-	fmt.Fprintf(w, "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(w, "| round | query | server | loop | req/s | p50 ms | p90 ms | p99 ms | requests | cores busy | CPU µs/req | driver CPU s | steal %% | quiet |\n")
+	fmt.Fprintf(w, "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range runs {
 		loop := "closed"
 		if r.open() {
 			loop = fmt.Sprintf("open, %.0f/s", r.Rate)
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %.0f | %.2f | %.2f | %.2f | %d | %.2f | %.0f | %.1f | %s |\n",
-			r.Round+1, r.Query, r.Target, loop, r.RPS, r.P50, r.P90, r.P99, r.Requests, r.Cores, r.cpuPerRequest(), r.DriverCPU, mark(r.Quiet))
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %.0f | %.2f | %.2f | %.2f | %d | %.2f | %.0f | %.1f | %.0f | %s |\n",
+			r.Round+1, r.Query, r.Target, loop, r.RPS, r.P50, r.P90, r.P99, r.Requests, r.Cores, r.cpuPerRequest(), r.DriverCPU, 100*r.Steal, mark(r.Quiet))
 	}
 }
 
@@ -703,7 +708,7 @@ func (b *bench) sideBySideMethod(w io.Writer) {
 		b.cfg.concurrency, b.cfg.duration, b.cfg.warmup, openLoopInFlight)
 	fmt.Fprintf(w, "- Rounds: %d; first every closed-loop run (each query on every server before the next query, the servers' order turning each round), then every open-loop run (hbgraph and the faster peer, their order alternating each round); the tables take the medians of the rounds\n", b.cfg.peerRounds)
 	fmt.Fprintf(w, "- CPU per request: the cores the server's processes kept busy over the closed loop's measured window (sampled from `/proc/PID/stat` every %s, fields 14-17: utime, stime, cutime, cstime), over its req/s. hbgraph: its process. A peer: its Node process, the postmaster and every child of it (backends, checkpointer, walwriter ...), reaped children included through the postmaster's cutime and cstime. The driver's own CPU is in no figure\n", cpuSampleEvery)
-	fmt.Fprintf(w, "- No vacuum or compaction in a run: PostgreSQL's data was loaded with VACUUM ANALYZE and the runs only read; before each peer run the bench waits until no autovacuum worker runs, and after it checks that none runs and that no table's vacuum or analyze count moved (`pg_stat_all_tables`). hbgraph's store was compacted into one level by the import and the runs only read; after each run the bench checks that the store's .sst files are the ones before it. A run where either moved is run again once; `quiet` says whether the kept run was clean\n")
+	fmt.Fprintf(w, "- No vacuum or compaction in a run: PostgreSQL's data was loaded with VACUUM ANALYZE and the runs only read; before each peer run the bench waits until no autovacuum worker runs, and after it checks that none runs and that no table's vacuum or analyze count moved (`pg_stat_all_tables`). hbgraph's store was compacted into one level by the import and the runs only read; after each run the bench checks that the store's .sst files are the ones before it. A run where either moved, or where the machine's hypervisor stole more than %.0f%% of its CPU time over the measured window (`steal %%`, from `/proc/stat`: on a shared virtual machine the neighbours' load then sets the latencies), is run again once; `quiet` says whether the kept run was clean\n", 100*maxSteal)
 }
 
 // peersReport renders the side-by-side section of RESULTS.md.

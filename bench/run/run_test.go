@@ -199,13 +199,13 @@ func TestWindowCores(t *testing.T) {
 		if i > 10 {
 			cpu += 0.15 * float64(i-10)
 		}
-		samples = append(samples, cpuSample{at, cpu})
+		samples = append(samples, cpuSample{at: at, cpu: cpu, steal: int64(i), total: int64(10 * i)})
 	}
-	cores, secs, ok := windowCores(samples, t0.Add(1050*time.Millisecond), t0.Add(3050*time.Millisecond))
-	if !ok || math.Abs(cores-1.5) > 1e-9 || math.Abs(secs-1.9) > 1e-9 {
-		t.Errorf("windowCores = %v over %v s (%v), want 1.5 over 1.9", cores, secs, ok)
+	cores, secs, steal, ok := windowCores(samples, t0.Add(1050*time.Millisecond), t0.Add(3050*time.Millisecond))
+	if !ok || math.Abs(cores-1.5) > 1e-9 || math.Abs(secs-1.9) > 1e-9 || math.Abs(steal-0.1) > 1e-9 {
+		t.Errorf("windowCores = %v over %v s (%v), steal %v, want 1.5 over 1.9, steal 0.1", cores, secs, ok, steal)
 	}
-	if _, _, ok := windowCores(samples, t0.Add(3800*time.Millisecond), t0.Add(5*time.Second)); ok {
+	if _, _, _, ok := windowCores(samples, t0.Add(3800*time.Millisecond), t0.Add(5*time.Second)); ok {
 		t.Error("a window the samples barely cover was accepted")
 	}
 }
@@ -336,7 +336,7 @@ func TestScaleReport(t *testing.T) {
 		"| 10000 | some | 30.0 | 1 / 2 / 3 | 300 |",
 		"| 1 | 10000 | 100 / 200 / 300 | 90 / 150 / 270 | 10.0 / 100 | 10.0 / 100 | 0.90 / 0.75 / 0.90 |",
 		"| 2 | 100000 | 100 / 200 / 300 | 95 / 180 / 240 | 10.0 / 100 | 10.0 / 100 | 0.95 / 0.90 / 0.80 |",
-		"Median ratios 0.93 / 0.82 / 0.85: the import holds its rate: **no**", // relationships' 0.825 < 1/1.2
+		"Median ratios 0.93 / 0.82 / 0.85: the import holds its rate: **no**",                           // relationships' 0.825 < 1/1.2
 		"| Q1 | hbgraph | 100 | 1000 | 0.50 / 2.00 | 115 | 1000 | 0.70 / 2.00 | 1.15 | 1.40 | **no** |", // p50 grew 1.4x
 		"| Q1 | PostGraphile 4 | 1000 | 300 | 3.00 / 30.00 | 1000 | 300 | 3.00 / 30.00 | 1.00 | 1.00 |  |",
 		"| 50 | 50000 | 10000 | 100 | 204.8 | 5.00 | 10.00 | **no** |",
