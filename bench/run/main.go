@@ -98,7 +98,7 @@ type config struct {
 	scaleSized bool
 	scaleWarm  time.Duration
 	// scaleImportPairs is how many times -scale imports the first size and
-	// the largest back to back, for the import's rate at both (importPairs).
+	// the largest back to back, for the import's rate at both (importInPairs).
 	scaleImportPairs int
 
 	// pgPort is the peers' PostgreSQL port (its socket is in their run/),
