@@ -491,6 +491,16 @@ type peerImport struct {
 	PeakRSS int64 `json:"peak_rss"`
 }
 
+// rates is the import's rows a second by kind, "nodes / relationships /
+// articles".
+func (imp peerImport) rates() string {
+	rs := make([]string, len(imp.Figures))
+	for i, f := range imp.Figures {
+		rs[i] = fmt.Sprintf("%.0f", f.RowsPerS)
+	}
+	return strings.Join(rs, " / ")
+}
+
 // importPeerData imports the peers' dataset into hbgraph's dbDir, unless
 // a stamp says these very files were imported there already.
 func (b *bench) importPeerData(ctx context.Context, dbDir string) (peerImport, error) {

@@ -234,14 +234,7 @@ func (b *bench) importPairsTable(w io.Writer) {
 	fmt.Fprintf(w, "`hbgraph import` of the %d-node dataset and of the %d-node one, back to back into a scratch store, the order turning each pair. Rows a second, nodes / relationships / articles; the ratios are %d over %d nodes, and their medians must stay at or above 1/%.1f (%.2f).\n\n",
 		first, last, last, first, maxScaleGrowth, 1/maxScaleGrowth)
 	fmt.Fprintf(w, "| pair | first ran | %d nodes rows/s | %d nodes rows/s | %d nodes s / peak RSS MB | %d nodes s / peak RSS MB | ratios |\n|---:|---:|---|---|---|---|---|\n", first, last, first, last)
-	var ratios [][]float64
-	rates := func(imp peerImport) string {
-		var rs []string
-		for _, f := range imp.Figures {
-			rs = append(rs, fmt.Sprintf("%.0f", f.RowsPerS))
-		}
-		return strings.Join(rs, " / ")
-	}
+	var ratios [][]float64 // by kind of row, a ratio a pair
 	for i, p := range b.importPairs {
 		ran := first
 		if p.LargestFirst {
@@ -256,7 +249,7 @@ func (b *bench) importPairsTable(w io.Writer) {
 			ratios[k] = append(ratios[k], r)
 			rs = append(rs, fmt.Sprintf("%.2f", r))
 		}
-		fmt.Fprintf(w, "| %d | %d | %s | %s | %.1f / %s | %.1f / %s | %s |\n", i+1, ran, rates(p.First), rates(p.Last),
+		fmt.Fprintf(w, "| %d | %d | %s | %s | %.1f / %s | %.1f / %s | %s |\n", i+1, ran, p.First.rates(), p.Last.rates(),
 			p.First.Seconds, mb(p.First.PeakRSS), p.Last.Seconds, mb(p.Last.PeakRSS), strings.Join(rs, " / "))
 	}
 	var meds []string
@@ -530,10 +523,6 @@ func (b *bench) scaleReport() string {
 		fmt.Fprintf(&w, "| nodes | dataset | hbgraph import s | nodes / relationships / articles rows/s | import peak RSS MB | hbgraph store MB | hbgraph RSS after the runs MB | PostgreSQL load s | PostgreSQL database | PostGraphile 4 / 5 RSS MB |\n")
 		fmt.Fprintf(&w, "|---:|---|---:|---|---:|---:|---:|---:|---|---|\n")
 		for _, s := range b.scaleSizes {
-			var rates []string
-			for _, f := range s.Import.Figures {
-				rates = append(rates, fmt.Sprintf("%.0f", f.RowsPerS))
-			}
 			load := "(loaded before)"
 			if s.PostgresLoadSeconds > 0 {
 				load = fmt.Sprintf("%.1f", s.PostgresLoadSeconds)
@@ -542,7 +531,7 @@ func (b *bench) scaleReport() string {
 			if s.Import.Seconds > 0 {
 				imp = fmt.Sprintf("%.1f", s.Import.Seconds)
 			}
-			fmt.Fprintf(&w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |\n", s.Nodes, s.Summary, imp, strings.Join(rates, " / "),
+			fmt.Fprintf(&w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |\n", s.Nodes, s.Summary, imp, s.Import.rates(),
 				mb(s.Import.PeakRSS), mb(s.HbgraphStoreBytes), mb(s.HbgraphRSS), load, s.PostgresDatabaseSize, mb(s.Pg4RSS), mb(s.Pg5RSS))
 		}
 		first, last := b.scaleSizes[0], b.scaleSizes[len(b.scaleSizes)-1]
