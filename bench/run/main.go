@@ -100,6 +100,9 @@ type config struct {
 	// scaleImportPairs is how many times -scale imports the first size and
 	// the largest back to back, for the import's rate at both (importInPairs).
 	scaleImportPairs int
+	// scaleTurnRounds is the rounds of hbgraph at the first size and the
+	// largest served at once and measured in turns (scaleTurns).
+	scaleTurnRounds int
 
 	// pgPort is the peers' PostgreSQL port (its socket is in their run/),
 	// asked whether autovacuum runs.
@@ -153,15 +156,16 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&cfg.floorBefore, "floor-before", "", "an older hbgraph binary the floor measures in the same turns (a before/after)")
 	fs.BoolVar(&cfg.scaleSized, "scale-sized", false, "with -scale: hbgraph's result cache sized to each size's store (its bytes on disk, not below the default) instead of the default")
 	fs.DurationVar(&cfg.scaleWarm, "scale-warm", 0, "with -scale: Q3 on hbgraph for this long before each size's side by side, unmeasured, to fill its caches (the working set of a graph read at random takes some 3 requests a node)")
-	fs.IntVar(&cfg.scaleImportPairs, "scale-import-pairs", 3, "with -scale: imports of the first size and the largest, back to back in turn, for the import's rate at both (0: none)")
+	fs.IntVar(&cfg.scaleImportPairs, "scale-import-pairs", 4, "with -scale: imports of the first size and the largest, back to back in turn, for the import's rate at both; even, so that each size runs first as often (0: none)")
+	fs.IntVar(&cfg.scaleTurnRounds, "scale-turn-rounds", 3, "with -scale: rounds of hbgraph at the first size and the largest, both served at once and measured in turns, for its verdicts on the data's growth (0: none; the sizes' own side by sides then judge)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 || cfg.scaleRounds < 1 || cfg.scaleWarm < 0 || cfg.scaleImportPairs < 0 || cfg.floorRounds < 1 || cfg.floorRate <= 0 || cfg.roundTripsBenchtime == "" {
-		return cfg, errors.New("-concurrency, -duration, -peer-rounds and -scale-rounds must be positive, -scale-import-pairs not negative, -roundtrips-benchtime given")
+	if cfg.concurrency < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.peerRounds < 1 || cfg.scaleRounds < 1 || cfg.scaleWarm < 0 || cfg.scaleImportPairs < 0 || cfg.scaleTurnRounds < 0 || cfg.floorRounds < 1 || cfg.floorRate <= 0 || cfg.roundTripsBenchtime == "" {
+		return cfg, errors.New("-concurrency, -duration, -peer-rounds and -scale-rounds must be positive, -scale-import-pairs and -scale-turn-rounds not negative, -roundtrips-benchtime given")
 	}
 	for _, f := range strings.Split(*scaleNodes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))

@@ -97,6 +97,20 @@ type target struct {
 	// its admin listener (profiles).
 	hbgraph bool
 	admin   string
+	// data is the folder of the dataset it serves, whose files give the
+	// driver its variables; empty: the peers' (peerData).
+	data string
+}
+
+// varsOf is the file of q's variables for t.
+func (b *bench) varsOf(t target, q peerQuery) string {
+	if q.varsPath != "" {
+		return q.varsPath
+	}
+	if t.data != "" {
+		return filepath.Join(t.data, q.varsFile)
+	}
+	return b.peerData(q.varsFile)
 }
 
 // peerRun is what one target measured on one query in one round.
@@ -406,10 +420,7 @@ func (b *bench) peerLoad(ctx context.Context, t target, q peerQuery, round int, 
 	if q.floor {
 		queries = filepath.Join("bench", "queries")
 	}
-	vars := b.peerData(q.varsFile)
-	if q.varsPath != "" {
-		vars = q.varsPath
-	}
+	vars := b.varsOf(t, q)
 	name := t.name + " " + q.name
 	conc := b.cfg.concurrency
 	if rate > 0 {
@@ -489,6 +500,10 @@ type peerImport struct {
 	Seconds float64        `json:"seconds"`
 	// PeakRSS is the import's largest resident set, in bytes.
 	PeakRSS int64 `json:"peak_rss"`
+	// Steal is the share of the machine's CPU time its hypervisor stole
+	// while the import ran (/proc/stat): a rate measured under steal is
+	// the neighbours' as much as the import's.
+	Steal float64 `json:"steal"`
 }
 
 // rates is the import's rows a second by kind, "nodes / relationships /
@@ -555,11 +570,18 @@ func (b *bench) importInto(ctx context.Context, dbDir, dataDir string) (peerImpo
 	cmd := exec.CommandContext(ctx, b.bin("hbgraph"), args...)
 	cmd.Stdout = io.MultiWriter(&out, os.Stdout)
 	cmd.Stderr = os.Stderr
+	// The writes of what ran before (another import's compaction, the
+	// store just removed) reach the disk now, not during this import.
+	syscall.Sync()
 	start := time.Now()
+	steal0, total0 := machineTicks()
 	if err := cmd.Run(); err != nil {
 		return imp, err
 	}
 	imp.Seconds = time.Since(start).Seconds()
+	if steal1, total1 := machineTicks(); total1 > total0 {
+		imp.Steal = float64(steal1-steal0) / float64(total1-total0)
+	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		imp.PeakRSS = ru.Maxrss << 10 // kilobytes on Linux
 	}

@@ -331,16 +331,45 @@ func TestScaleReport(t *testing.T) {
 		{First: rates(100, 200, 300), Last: rates(90, 150, 270)},
 		{LargestFirst: true, First: rates(100, 200, 300), Last: rates(95, 180, 240)},
 	}
+	b.importPairs[1].Last.Steal = 0.234 // shown in percent, whole
 	got := b.scaleReport()
 	for _, want := range []string{
 		"| 10000 | some | 30.0 | 1 / 2 / 3 | 300 |",
-		"| 1 | 10000 | 100 / 200 / 300 | 90 / 150 / 270 | 10.0 / 100 | 10.0 / 100 | 0.90 / 0.75 / 0.90 |",
-		"| 2 | 100000 | 100 / 200 / 300 | 95 / 180 / 240 | 10.0 / 100 | 10.0 / 100 | 0.95 / 0.90 / 0.80 |",
+		"| 1 | 10000 | 100 / 200 / 300 | 90 / 150 / 270 | 10.0 / 100 / 0 | 10.0 / 100 / 0 | 0.90 / 0.75 / 0.90 |",
+		"| 2 | 100000 | 100 / 200 / 300 | 95 / 180 / 240 | 10.0 / 100 / 0 | 10.0 / 100 / 23 | 0.95 / 0.90 / 0.80 |",
 		"Median ratios 0.93 / 0.82 / 0.85: the import holds its rate: **no**",                           // relationships' 0.825 < 1/1.2
 		"| Q1 | hbgraph | 100 | 1000 | 0.50 / 2.00 | 115 | 1000 | 0.70 / 2.00 | 1.15 | 1.40 | **no** |", // p50 grew 1.4x
 		"| Q1 | PostGraphile 4 | 1000 | 300 | 3.00 / 30.00 | 1000 | 300 | 3.00 / 30.00 | 1.00 | 1.00 |  |",
 		"| 50 | 50000 | 10000 | 100 | 204.8 | 5.00 | 10.00 | **no** |",
 		"| 100 | 100000 | 30000 | 100 | 307.2 | 10.00 | 30.00 | **no** |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+
+	// Measured in turns, both sizes at once: the verdicts are read there.
+	for round := range 2 {
+		for _, s := range []struct {
+			nodes        int
+			cores, p50   float64
+			openP99, rps float64
+		}{{10000, 0.1, 0.5, 1.5, 1000}, {100000, 0.11, 0.55, 2.5, 1000}} {
+			name := turnTarget(s.nodes)
+			b.scaleTurnRuns = append(b.scaleTurnRuns,
+				peerRun{Target: name, Query: "Q1", Round: round, RPS: s.rps, Cores: s.cores, P50: 2, P99: 9},
+				peerRun{Target: name, Query: "Q1", Round: round, Rate: 150, RPS: 150, Cores: 0.02, P50: s.p50, P99: s.openP99})
+		}
+	}
+	got = b.scaleReport()
+	for _, want := range []string{
+		"| Q1 | hbgraph | 100 | 1000 | 0.50 / 2.00 | 115 | 1000 | 0.70 / 2.00 | 1.15 | 1.40 | (in turns) |",
+		"### hbgraph at both sizes, in turns",
+		"medians of 2 round(s)",
+		"| Q1 | 100 | 110 | 1000 | 1000 | 150 | 0.50 / 1.50 | 0.55 / 2.50 | 1.10 | 1.10 | yes |",
+		"| Q2 | 0 | 0 | 0 | 0 | 0 | 0.00 / 0.00 | 0.00 / 0.00 | 0.00 | 0.00 | **no** |", // not measured: no verdict passes
+		"within 1.2x with the data on 1 of the 4 queries",
+		"| Q1 (in turns) |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)

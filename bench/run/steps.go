@@ -40,6 +40,7 @@ type bench struct {
 	// scaleSizes, importPairs and fanoutFigures are make bench-scale's.
 	scaleSizes    []scaleSize
 	importPairs   []importPair
+	scaleTurnRuns []peerRun
 	fanoutFigures []fanoutFigure
 
 	// floorRuns are make bench-floor's, floorServerNames its servers in
