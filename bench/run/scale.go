@@ -192,9 +192,9 @@ func (b *bench) scaleOne(ctx context.Context, n int, plan *openLoopPlan) (scaleS
 
 // scaleTurns serves hbgraph on the first size's store and on the
 // largest's at once, each warmed, and measures them in turns as the side
-// by side measures servers (sideBySideRounds): query by query, closed
-// loop and then open loop at the first size's rates, the order turning
-// each round. hbgraph's verdicts on the data's growth are read here. Each
+// by side measures servers (sideBySideRounds): every round's closed loop,
+// query by query, then every round's open loop at the first size's
+// rates, the sizes' order turning each round. hbgraph's verdicts on the data's growth are read here. Each
 // size's own side by side runs half an hour from the other's, and this
 // machine's speed moves by a third in less: in one sitting at 47fbdd8 every
 // server's open-loop p50, the peers' included, grew 1.23-1.41 times from
@@ -294,7 +294,7 @@ func (b *bench) scaleTurnsTable(w io.Writer) {
 		rounds = max(rounds, r.Round+1)
 	}
 	fmt.Fprintf(w, "\n### hbgraph at both sizes, in turns\n\n")
-	fmt.Fprintf(w, "hbgraph served on the %d-node store and on the %d-node one at once, each with its caches as above and warmed as above; query by query, the closed loop and then the open loop at the first size's rates, the order of the sizes turning each round; medians of %d round(s). hbgraph's CPU per request and open-loop p50 at %d nodes must stay within %.1f of %d nodes'.\n\n",
+	fmt.Fprintf(w, "hbgraph served on the %d-node store and on the %d-node one at once, each with its caches as above and warmed as above; query by query, every round's closed loop and then every round's open loop at the first size's rates, the order of the sizes turning each round; medians of %d round(s). hbgraph's CPU per request and open-loop p50 at %d nodes must stay within %.1f of %d nodes'.\n\n",
 		first, last, rounds, last, maxScaleGrowth, first)
 	fmt.Fprintf(w, "| query | CPU µs/req %d | CPU µs/req %d | req/s %d | req/s %d | open loop req/s | p50 / p99 ms %d | p50 / p99 ms %d | CPU ratio | p50 ratio | within %.1fx |\n", first, last, first, last, first, last, maxScaleGrowth)
 	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")

@@ -37,7 +37,8 @@ type bench struct {
 	peerRates       map[string]float64
 	peerTargetNames []string
 
-	// scaleSizes, importPairs and fanoutFigures are make bench-scale's.
+	// scaleSizes, importPairs, scaleTurnRuns and fanoutFigures are make
+	// bench-scale's.
 	scaleSizes    []scaleSize
 	importPairs   []importPair
 	scaleTurnRuns []peerRun
