@@ -108,33 +108,44 @@ func statTicks(f []string) int64 {
 // cpuSample is the CPU seconds the processes had spent at a time, and
 // the machine's CPU ticks in all and those its hypervisor stole.
 type cpuSample struct {
-	at           time.Time
-	cpu          float64
-	steal, total int64
+	at  time.Time
+	cpu float64
+	machineTicks
 }
 
 // machineTicks is /proc/stat's first line: the ticks the steal column
 // counts (time a virtual CPU was ready to run and the hypervisor ran
 // something else), and the ticks of every column before guest (which
 // user already counts).
-func machineTicks() (steal, total int64) {
+type machineTicks struct{ steal, total int64 }
+
+func readMachineTicks() (t machineTicks) {
 	raw, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, 0
+		return t
 	}
 	line, _, _ := strings.Cut(string(raw), "\n")
 	f := strings.Fields(line)
 	if len(f) < 9 || f[0] != "cpu" {
-		return 0, 0
+		return t
 	}
 	for i, v := range f[1:9] { // user nice system idle iowait irq softirq steal
 		n, _ := strconv.ParseInt(v, 10, 64)
-		total += n
+		t.total += n
 		if i == 7 {
-			steal = n
+			t.steal = n
 		}
 	}
-	return steal, total
+	return t
+}
+
+// stealSince is the share of the machine's CPU time the hypervisor stole
+// between from and t (0 when /proc says nothing of it).
+func (t machineTicks) stealSince(from machineTicks) float64 {
+	if total := t.total - from.total; total > 0 {
+		return float64(t.steal-from.steal) / float64(total)
+	}
+	return 0
 }
 
 // maxSteal is the largest share of the machine's CPU time the hypervisor
@@ -155,9 +166,9 @@ func sampleCPU(pids func() []int) (stop func() []cpuSample) {
 	)
 	take := func() {
 		c := cpuSeconds(pids())
-		steal, total := machineTicks()
+		ticks := readMachineTicks()
 		mu.Lock()
-		samples = append(samples, cpuSample{at: time.Now(), cpu: c, steal: steal, total: total})
+		samples = append(samples, cpuSample{at: time.Now(), cpu: c, machineTicks: ticks})
 		mu.Unlock()
 	}
 	take()
@@ -206,9 +217,7 @@ func windowCores(samples []cpuSample, from, to time.Time) (cores, seconds, steal
 	if span < to.Sub(from).Seconds()/2 {
 		return 0, 0, 0, false
 	}
-	if total := samples[last].total - samples[first].total; total > 0 {
-		steal = float64(samples[last].steal-samples[first].steal) / float64(total)
-	}
+	steal = samples[last].stealSince(samples[first].machineTicks)
 	return (samples[last].cpu - samples[first].cpu) / span, span, steal, true
 }
 

@@ -574,14 +574,12 @@ func (b *bench) importInto(ctx context.Context, dbDir, dataDir string) (peerImpo
 	// store just removed) reach the disk now, not during this import.
 	syscall.Sync()
 	start := time.Now()
-	steal0, total0 := machineTicks()
+	ticks := readMachineTicks()
 	if err := cmd.Run(); err != nil {
 		return imp, err
 	}
 	imp.Seconds = time.Since(start).Seconds()
-	if steal1, total1 := machineTicks(); total1 > total0 {
-		imp.Steal = float64(steal1-steal0) / float64(total1-total0)
-	}
+	imp.Steal = readMachineTicks().stealSince(ticks)
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		imp.PeakRSS = ru.Maxrss << 10 // kilobytes on Linux
 	}

@@ -199,7 +199,7 @@ func TestWindowCores(t *testing.T) {
 		if i > 10 {
 			cpu += 0.15 * float64(i-10)
 		}
-		samples = append(samples, cpuSample{at: at, cpu: cpu, steal: int64(i), total: int64(10 * i)})
+		samples = append(samples, cpuSample{at: at, cpu: cpu, machineTicks: machineTicks{steal: int64(i), total: int64(10 * i)}})
 	}
 	cores, secs, steal, ok := windowCores(samples, t0.Add(1050*time.Millisecond), t0.Add(3050*time.Millisecond))
 	if !ok || math.Abs(cores-1.5) > 1e-9 || math.Abs(secs-1.9) > 1e-9 || math.Abs(steal-0.1) > 1e-9 {

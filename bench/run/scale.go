@@ -97,6 +97,12 @@ type fanoutFigure struct {
 // open-loop p50 at the largest size over the first.
 const maxScaleGrowth = 1.2
 
+// withinGrowth is hbgraph's verdict on the data's growth: its CPU and p50
+// ratios measured and within maxScaleGrowth.
+func withinGrowth(cpuRatio, p50Ratio float64) bool {
+	return cpuRatio > 0 && cpuRatio <= maxScaleGrowth && p50Ratio > 0 && p50Ratio <= maxScaleGrowth
+}
+
 func (b *bench) scale(ctx context.Context) error {
 	if err := b.buildPeerDriver(ctx); err != nil {
 		return err
@@ -308,7 +314,7 @@ func (b *bench) scaleTurnsTable(w io.Writer) {
 		cf, cl := med(ft, false, peerRun.cpuPerRequest), med(lt, false, peerRun.cpuPerRequest)
 		pf, pl := med(ft, true, peerRun.p50), med(lt, true, peerRun.p50)
 		cr, pr := ratio(cl, cf), ratio(pl, pf)
-		ok := cr > 0 && cr <= maxScaleGrowth && pr > 0 && pr <= maxScaleGrowth
+		ok := withinGrowth(cr, pr)
 		if ok {
 			held++
 		}
@@ -676,7 +682,7 @@ func (b *bench) scaleReport() string {
 				}
 				verdict := ""
 				if t == "hbgraph" && len(b.scaleSizes) > 1 {
-					verdict = mark(cr > 0 && cr <= maxScaleGrowth && pr > 0 && pr <= maxScaleGrowth)
+					verdict = mark(withinGrowth(cr, pr))
 					if len(b.scaleTurnRuns) > 0 {
 						verdict = "(in turns)"
 					}
