@@ -2,7 +2,6 @@ package importer
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -42,16 +41,7 @@ func (c busyClient) SendBatch(ctx context.Context, batch []hrpc.Call) ([]hrpc.RP
 // timeout, as before, every line of it failed.
 func TestBatchUnderLatencyDoesNotTimeOut(t *testing.T) {
 	const n = 400
-	dir := t.TempDir()
-	nodes := make([]string, n+1)
-	rels := make([]string, n)
-	for i := range nodes {
-		nodes[i] = fmt.Sprintf(`{"id":"n%d","created_at":1000}`, i)
-	}
-	for i := range rels {
-		rels[i] = fmt.Sprintf(`{"start_node_id":"n%d","type":"next","end_node_id":"n%d","created_at":2000}`, i, i+1)
-	}
-	files := Files{Nodes: write(t, dir, "nodes.jsonl", nodes...), Relationships: write(t, dir, "rels.jsonl", rels...)}
+	files := relationshipFiles(t, n, func(i int) int { return i + 1 })
 	for _, tc := range []struct {
 		name       string
 		perRow     time.Duration

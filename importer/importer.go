@@ -7,9 +7,11 @@
 // Files are imported in order, nodes before the relationships and articles
 // that need them; the lines of one file are imported by a pool of workers,
 // each taking a batch of lines at a time. Relationships and articles are
-// imported a batch at a time (store.ImportRelationships and
+// imported a batch at a time (store.ImportRelationshipsTallied and
 // store.ImportArticles group a batch's reads and writes), nodes one line at
-// a time.
+// a time. The relationships' degree counts are summed over the file and
+// written at its end (store.DegreeTally), even when the import is
+// interrupted.
 //
 //	node:         {"id": "n1", "properties": {...}, "created_at": ms, "updated_at": ms}
 //	relationship: {"start_node_id": "n1", "type": "follow", "end_node_id": "n2", "properties": {...}, "created_at": ms, "updated_at": ms}
@@ -59,6 +61,10 @@ type Options struct {
 	// (with one store.ImportRelationships or store.ImportArticles); 0
 	// means DefaultBatchSize. Nodes are imported a line at a time.
 	BatchSize int
+	// DegreeTallyLimit bounds the degree counters the relationships'
+	// counts are summed in before they are written (store.DegreeTally); 0
+	// means store.DefaultDegreeTallyLimit.
+	DegreeTallyLimit int
 }
 
 // DefaultBatchSize is Options.BatchSize unless set. Bigger batches share
@@ -140,33 +146,45 @@ func Run(ctx context.Context, st *store.Store, files Files, opts Options) ([]Res
 		opts.BatchSize = DefaultBatchSize
 	}
 	seqs := &maxSeqs{m: map[string]uint64{}}
+	degrees := store.NewDegreeTally(opts.DegreeTallyLimit)
 	kinds := []struct {
 		kind, file string
 		batch      importBatch
 		batchSize  int
+		finish     func(ctx context.Context) error
 	}{
-		{"nodes", files.Nodes, eachLine(func(ctx context.Context, b []byte) (bool, error) { return importNode(ctx, st, b) }), lineBatch},
+		{"nodes", files.Nodes, eachLine(func(ctx context.Context, b []byte) (bool, error) { return importNode(ctx, st, b) }), lineBatch, nil},
 		{"relationships", files.Relationships, func(ctx context.Context, lines [][]byte) []outcome {
 			return importDecoded(lines, decodeRelationship, func(rels []store.RelationshipImport) []store.ImportOutcome {
 				// An error stopping the batch early is also each unsettled item's.
-				out, _ := st.ImportRelationships(ctx, rels)
+				out, _ := st.ImportRelationshipsTallied(ctx, rels, degrees)
 				return out
 			})
-		}, opts.BatchSize},
+		}, opts.BatchSize, func(ctx context.Context) error {
+			// The relationships reported imported are counted whatever
+			// stopped the file: an interrupt too.
+			began := time.Now()
+			err := st.FlushDegreeTally(context.WithoutCancel(ctx), degrees)
+			opts.Log.Debug().Int("counters", degrees.Flushed()).Dur("took", time.Since(began).Round(time.Millisecond)).Msg("degree counters written")
+			if err != nil {
+				return fmt.Errorf("relationships imported, but their degree counts are not all written: %w", err)
+			}
+			return nil
+		}},
 		{"articles", files.Articles, func(ctx context.Context, lines [][]byte) []outcome {
 			return importDecoded(lines, decodeArticle, func(arts []store.ArticleImport) []store.ImportOutcome {
 				out, _ := st.ImportArticles(ctx, arts)
 				seqs.add(arts, out)
 				return out
 			})
-		}, opts.BatchSize},
+		}, opts.BatchSize, nil},
 	}
 	var results []Result
 	for _, k := range kinds {
 		if k.file == "" {
 			continue
 		}
-		r, err := importFile(ctx, k.kind, k.file, k.batch, k.batchSize, opts)
+		r, err := importFile(ctx, k.kind, k.file, k.batch, k.batchSize, k.finish, opts)
 		results = append(results, r)
 		if err != nil {
 			return results, err
@@ -221,8 +239,10 @@ type job struct {
 	bytes   int64
 }
 
-// importFile streams one file to the workers, a batch of lines at a time.
-func importFile(ctx context.Context, kind, path string, importLines importBatch, batchSize int, opts Options) (Result, error) {
+// importFile streams one file to the workers, a batch of lines at a time,
+// and then calls finish, if set, within the file's time.
+func importFile(ctx context.Context, kind, path string, importLines importBatch, batchSize int,
+	finish func(context.Context) error, opts Options) (Result, error) {
 	r := Result{Kind: kind, File: path}
 	f, err := os.Open(path)
 	if err != nil {
@@ -296,13 +316,17 @@ func importFile(ctx context.Context, kind, path string, importLines importBatch,
 	}
 	close(jobs)
 	wg.Wait()
+	var finishErr error
+	if finish != nil {
+		finishErr = finish(ctx)
+	}
 	stopProgress()
 	r.Lines, r.Imported, r.Skipped, r.Failed = lines.Load(), imported.Load(), skipped.Load(), failed.Load()
 	r.Elapsed = time.Since(start)
 	if readErr == nil {
 		readErr = ctx.Err()
 	}
-	return r, readErr
+	return r, errors.Join(readErr, finishErr)
 }
 
 // decode reads one line strictly: one JSON object, numbers kept exact.

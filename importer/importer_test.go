@@ -2,7 +2,9 @@ package importer
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/tsuna/gohbase"
+	"github.com/tsuna/gohbase/hrpc"
 
 	"github.com/hbgraph/hbgraph/internal/memstore"
 	"github.com/hbgraph/hbgraph/store"
@@ -104,6 +108,8 @@ func testImport(t *testing.T, batchSize int) {
 	if err != nil || len(page.Relationships) != 1 || page.Relationships[0].Updated.UnixMilli() != 3500 {
 		t.Fatalf("incoming follows of n2: %+v, %v", page, err)
 	}
+	checkDegrees(t, st, map[store.DegreeKey]int64{{Node: "n1", Dir: store.Outgoing, Type: "follow"}: 1,
+		{Node: "n2", Dir: store.Incoming, Type: "follow"}: 1, {Node: "n2", Dir: store.Outgoing, Type: "follow"}: 0})
 	for author, want := range map[string]int64{"n1": 2, "n2": 2} {
 		words, err := st.TopWords(ctx, author, 1)
 		if err != nil || len(words) != 1 || words[0].Word != "hello" || words[0].Count != want {
@@ -127,6 +133,97 @@ func testImport(t *testing.T, batchSize int) {
 	if again[0].Skipped != 2 || again[0].Imported != 0 || again[1].Skipped != 2 || again[1].Imported != 0 ||
 		again[2].Skipped != 3 || again[2].Imported != 0 {
 		t.Fatalf("rerun: %+v", again)
+	}
+	checkDegrees(t, st, map[store.DegreeKey]int64{{Node: "n1", Dir: store.Outgoing, Type: "follow"}: 1,
+		{Node: "n2", Dir: store.Incoming, Type: "follow"}: 1})
+}
+
+func checkDegrees(t *testing.T, st *store.Store, want map[store.DegreeKey]int64) {
+	t.Helper()
+	ks := slices.Collect(maps.Keys(want))
+	gets := make([]store.Get, len(ks))
+	for i, k := range ks {
+		g, err := k.Get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gets[i] = g
+	}
+	rows, err := st.Read(context.Background(), gets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range ks {
+		if got, err := rows[i].Degree(); err != nil || got != want[k] {
+			t.Errorf("degree %+v = %d (%v), want %d", k, got, err, want[k])
+		}
+	}
+}
+
+// relationshipFiles writes nodes n0 to n<n> and n relationships, from
+// n<i> to n<end(i)>.
+func relationshipFiles(t *testing.T, n int, end func(i int) int) Files {
+	t.Helper()
+	dir := t.TempDir()
+	nodes := make([]string, n+1)
+	rels := make([]string, n)
+	for i := range nodes {
+		nodes[i] = fmt.Sprintf(`{"id":"n%d","created_at":1000}`, i)
+	}
+	for i := range rels {
+		rels[i] = fmt.Sprintf(`{"start_node_id":"n%d","type":"next","end_node_id":"n%d","created_at":2000}`, i, end(i))
+	}
+	return Files{Nodes: write(t, dir, "nodes.jsonl", nodes...), Relationships: write(t, dir, "rels.jsonl", rels...)}
+}
+
+// interruptingClient cancels an import's context when the relationships'
+// endpoint checks (a SendBatch of Gets) reach the batch after.
+type interruptingClient struct {
+	gohbase.Client
+	after  int
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	gets   int
+}
+
+func (c *interruptingClient) SendBatch(ctx context.Context, batch []hrpc.Call) ([]hrpc.RPCResult, bool) {
+	if _, ok := batch[0].(*hrpc.Get); ok {
+		c.mu.Lock()
+		if c.gets++; c.gets > c.after {
+			c.cancel()
+		}
+		c.mu.Unlock()
+	}
+	return c.Client.SendBatch(ctx, batch)
+}
+
+// An interrupted import (Ctrl-C) still writes the degree counts of the
+// relationships it reported imported, so none is left to repair.
+func TestInterruptedImportCountsWhatItImported(t *testing.T) {
+	const n = 200
+	files := relationshipFiles(t, n, func(i int) int { return (i*7 + 1) % n })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ic := &interruptingClient{Client: memstore.Engine(t), after: 2, cancel: cancel}
+	st, err := store.New(ic, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := Run(ctx, st, files, Options{Workers: 1, BatchSize: 10, Log: zerolog.Nop()})
+	if !errors.Is(err, context.Canceled) || len(results) != 2 {
+		t.Fatalf("Run: %+v, %v; want it interrupted in the relationships", results, err)
+	}
+	if r := results[1]; r.Imported == 0 || r.Imported == n {
+		t.Fatalf("relationships: %d of %d imported; want the interrupt in the midst of them", r.Imported, n)
+	}
+	report, err := st.Repair(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for fix, count := range report {
+		if strings.Contains(fix, "degree") {
+			t.Errorf("repair after the interrupt: %s %d", fix, count)
+		}
 	}
 }
 
@@ -162,7 +259,7 @@ func TestBatchesEndAtSizeOrBytes(t *testing.T) {
 		got = append(got, b.String())
 		return make([]outcome, len(batch))
 	}
-	r, err := importFile(context.Background(), "lines", path, record, 4, Options{Workers: 1, Log: zerolog.Nop(),
+	r, err := importFile(context.Background(), "lines", path, record, 4, nil, Options{Workers: 1, Log: zerolog.Nop(),
 		LogEvery: time.Hour})
 	if err != nil || r.Lines != int64(len(lines)) {
 		t.Fatalf("%+v, %v", r, err)

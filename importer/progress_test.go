@@ -111,7 +111,7 @@ func TestProgressDoesNotSayDoneBeforeItIs(t *testing.T) {
 		return out
 	}
 	var w syncWriter
-	r, err := importFile(context.Background(), "lines", path, slow, 10, Options{Workers: 8, Log: zerolog.Nop(), Progress: &w})
+	r, err := importFile(context.Background(), "lines", path, slow, 10, nil, Options{Workers: 8, Log: zerolog.Nop(), Progress: &w})
 	if err != nil || r.Imported != 80 {
 		t.Fatalf("%+v, %v", r, err)
 	}

@@ -57,6 +57,11 @@ type ImportOutcome struct {
 // The error is non-nil only when the batch stopped early (a fault point,
 // see Store.fault); the items it left unsettled carry it as their Err.
 func (s *Store) ImportRelationships(ctx context.Context, rels []RelationshipImport) ([]ImportOutcome, error) {
+	return s.importRelationships(ctx, rels, nil)
+}
+
+// importRelationships is ImportRelationships, counting in t unless nil.
+func (s *Store) importRelationships(ctx context.Context, rels []RelationshipImport, t *DegreeTally) ([]ImportOutcome, error) {
 	out := make([]ImportOutcome, len(rels))
 	pending := make([]*relImport, 0, len(rels))
 	ctx, op := withOp(ctx)
@@ -77,7 +82,7 @@ func (s *Store) ImportRelationships(ctx context.Context, rels []RelationshipImpo
 		// the same counters again); the rounds of a retry of the batch
 		// are the same.
 		n++
-		return s.importRelationshipRound(WithOp(ctx, DeriveOpID(op.String(), "round", strconv.Itoa(n))), round)
+		return s.importRelationshipRound(WithOp(ctx, DeriveOpID(op.String(), "round", strconv.Itoa(n))), round, t)
 	})
 	return out, err
 }
@@ -195,10 +200,10 @@ func newRelImport(i int, r RelationshipImport) (*relImport, error) {
 	return &relImport{importItem: importItem{i: i, row: r.Key.row()}, k: r.Key, e: entity{created: c, updated: u, props: encoded}}, nil
 }
 
-// importRelationshipRound imports items, which name distinct relationships.
-// It returns an error only for a fault point; every other failure is an
-// item's.
-func (s *Store) importRelationshipRound(ctx context.Context, items []*relImport) error {
+// importRelationshipRound imports items, which name distinct relationships,
+// and counts them in t, or writes their counts when t is nil. It returns
+// an error only for a fault point; every other failure is an item's.
+func (s *Store) importRelationshipRound(ctx context.Context, items []*relImport, t *DegreeTally) error {
 	items = sortedByRow(items)
 	s.checkEndpoints(ctx, items)
 	err := createEach(ctx, s, "import-create", keys.TableGraph, keys.FamilyGraph, keys.QualCreated, items,
@@ -221,7 +226,11 @@ func (s *Store) importRelationshipRound(ctx context.Context, items []*relImport)
 	if err := s.faultPoint("import-degrees"); err != nil {
 		return err
 	}
-	s.countDegreesBatch(ctx, live(items))
+	if t != nil {
+		t.add(live(items))
+	} else {
+		s.countDegreesBatch(ctx, live(items))
+	}
 	for _, it := range items {
 		it.settled = true
 	}

@@ -115,6 +115,9 @@ type Store struct {
 	// counterSettle is the real time a counter's deletion waits beyond
 	// the clock (waitCounterPast): 0 when the engine shares the clock.
 	counterSettle time.Duration
+	// flushBackoff is the wait before a degree tally flush sends again
+	// what failed (writeDegreeTotals), doubling: defaultFlushBackoff.
+	flushBackoff time.Duration
 	// rows is the client when it is an engine in this process that reads
 	// rows directly (pagescan.RowReader; nil for a client with round
 	// trips): reads go through it without an hrpc Get, and its calls are
@@ -136,7 +139,7 @@ func New(hc gohbase.Client, opts Options) (*Store, error) {
 	}
 	s := &Store{hc: hc, clock: opts.Clock, callTimeout: opts.CallTimeout, maxAttempts: opts.MaxAttempts,
 		batchRowTimeout: opts.BatchRowTimeout, clockWait: time.Second, feed: opts.Feed.normalised(),
-		overlapCalls: opts.OverlapCalls, counterSettle: counterSettle}
+		overlapCalls: opts.OverlapCalls, counterSettle: counterSettle, flushBackoff: defaultFlushBackoff}
 	if opts.EngineSharesClock {
 		s.counterSettle = 0
 	}
