@@ -6,10 +6,10 @@
 //
 // Files are imported in order, nodes before the relationships and articles
 // that need them; the lines of one file are imported by a pool of workers,
-// each taking a batch of lines at a time. Relationships and articles are
-// imported a batch at a time (store.ImportRelationshipsTallied and
-// store.ImportArticles group a batch's reads and writes), nodes one line at
-// a time. The relationships' degree counts are summed over the file and
+// each taking a batch of lines at a time. Nodes, relationships and articles are
+// imported a batch at a time (store.ImportNodes,
+// store.ImportRelationshipsTallied and store.ImportArticles group a
+// batch's reads and writes). The relationships' degree counts are summed over the file and
 // written at its end (store.DegreeTally), even when the import is
 // interrupted.
 //
@@ -57,9 +57,9 @@ type Options struct {
 	LogEvery time.Duration // 0 means 5 s
 	// MaxReported bounds the line errors kept per file; 0 means 100.
 	MaxReported int
-	// BatchSize is the relationships or articles a worker imports at once
-	// (with one store.ImportRelationships or store.ImportArticles); 0
-	// means DefaultBatchSize. Nodes are imported a line at a time.
+	// BatchSize is the nodes, relationships or articles a worker imports
+	// at once (with one store.ImportNodes, ImportRelationshipsTallied or
+	// ImportArticles); 0 means DefaultBatchSize.
 	BatchSize int
 	// DegreeTallyLimit bounds the degree counters the relationships'
 	// counts are summed in before they are written (store.DegreeTally); 0
@@ -93,11 +93,6 @@ const (
 	DefaultCallTimeout = 30 * time.Second
 	BatchRowTimeout    = 2 * time.Millisecond
 )
-
-// lineBatch is the lines a worker takes at once of the nodes file, whose
-// lines are imported one at a time: enough to make handing them over cheap, few enough that
-// a small file still keeps every worker busy.
-const lineBatch = 64
 
 // maxBatchBytes also bounds a batch: at most this many bytes of lines, but
 // at least one line. An article's body may be a MiB, and a worker holds a
@@ -153,7 +148,12 @@ func Run(ctx context.Context, st *store.Store, files Files, opts Options) ([]Res
 		batchSize  int
 		finish     func(ctx context.Context) error
 	}{
-		{"nodes", files.Nodes, eachLine(func(ctx context.Context, b []byte) (bool, error) { return importNode(ctx, st, b) }), lineBatch, nil},
+		{"nodes", files.Nodes, func(ctx context.Context, lines [][]byte) []outcome {
+			return importDecoded(lines, decodeNode, func(nodes []store.NodeImport) []store.ImportOutcome {
+				out, _ := st.ImportNodes(ctx, nodes)
+				return out
+			})
+		}, opts.BatchSize, nil},
 		{"relationships", files.Relationships, func(ctx context.Context, lines [][]byte) []outcome {
 			return importDecoded(lines, decodeRelationship, func(rels []store.RelationshipImport) []store.ImportOutcome {
 				// An error stopping the batch early is also each unsettled item's.
@@ -219,17 +219,6 @@ type outcome struct {
 
 // importBatch imports a batch of lines and returns an outcome per line.
 type importBatch func(ctx context.Context, lines [][]byte) []outcome
-
-// eachLine makes an importBatch of a line import.
-func eachLine(line func(context.Context, []byte) (bool, error)) importBatch {
-	return func(ctx context.Context, lines [][]byte) []outcome {
-		out := make([]outcome, len(lines))
-		for i, b := range lines {
-			out[i].ok, out[i].err = line(ctx, b)
-		}
-		return out
-	}
-}
 
 // job is a batch of lines, their line numbers, and the bytes of the file
 // they took (newlines and blank lines included).
@@ -352,7 +341,7 @@ func times(created, updated *int64) (time.Time, time.Time, error) {
 	return time.UnixMilli(*created), time.UnixMilli(*updated), nil
 }
 
-func importNode(ctx context.Context, st *store.Store, b []byte) (bool, error) {
+func decodeNode(b []byte) (store.NodeImport, error) {
 	var l struct {
 		ID string `json:"id"`
 		// Owner is the subject that may change the node (a token's sub);
@@ -363,13 +352,13 @@ func importNode(ctx context.Context, st *store.Store, b []byte) (bool, error) {
 		UpdatedAt  *int64         `json:"updated_at"`
 	}
 	if err := decode(b, &l); err != nil {
-		return false, err
+		return store.NodeImport{}, err
 	}
 	c, u, err := times(l.CreatedAt, l.UpdatedAt)
 	if err != nil {
-		return false, err
+		return store.NodeImport{}, err
 	}
-	return st.ImportNode(ctx, l.ID, l.Owner, l.Properties, c, u)
+	return store.NodeImport{ID: l.ID, Owner: l.Owner, Properties: l.Properties, Created: c, Updated: u}, nil
 }
 
 // importDecoded decodes a batch of lines and imports the items of those

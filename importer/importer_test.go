@@ -176,8 +176,8 @@ func relationshipFiles(t *testing.T, n int, end func(i int) int) Files {
 	return Files{Nodes: write(t, dir, "nodes.jsonl", nodes...), Relationships: write(t, dir, "rels.jsonl", rels...)}
 }
 
-// interruptingClient cancels an import's context when the relationships'
-// endpoint checks (a SendBatch of Gets) reach the batch after.
+// interruptingClient cancels an import's context at the SendBatch of Gets
+// after the first after ones.
 type interruptingClient struct {
 	gohbase.Client
 	after  int
@@ -204,7 +204,10 @@ func TestInterruptedImportCountsWhatItImported(t *testing.T) {
 	files := relationshipFiles(t, n, func(i int) int { return (i*7 + 1) % n })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ic := &interruptingClient{Client: memstore.Engine(t), after: 2, cancel: cancel}
+	// Each batch of 10 nodes reads its rows back with a batch of Gets;
+	// then each batch of relationships checks its ends with one.
+	nodeBatches := (n + 1 + 9) / 10
+	ic := &interruptingClient{Client: memstore.Engine(t), after: nodeBatches + 2, cancel: cancel}
 	st, err := store.New(ic, store.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -177,12 +177,27 @@ func sortedByRow[T batchItem](items []T) []T {
 	return items
 }
 
-// relImport is one valid relationship of a batch.
-type relImport struct {
+// entityImport is a valid item of a batch whose row is an entity: a node
+// or a relationship.
+type entityImport struct {
 	importItem
-	k  RelationshipKey
 	e  entity
 	op OpID // of its create
+}
+
+func (it *entityImport) entityItem() *entityImport { return it }
+
+// entityBatchItem is an item of a batch import of entities (*nodeImport,
+// *relImport), which embeds its entityImport.
+type entityBatchItem interface {
+	batchItem
+	entityItem() *entityImport
+}
+
+// relImport is one valid relationship of a batch.
+type relImport struct {
+	entityImport
+	k RelationshipKey
 }
 
 func newRelImport(i int, r RelationshipImport) (*relImport, error) {
@@ -197,7 +212,8 @@ func newRelImport(i int, r RelationshipImport) (*relImport, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &relImport{importItem: importItem{i: i, row: r.Key.row()}, k: r.Key, e: entity{created: c, updated: u, props: encoded}}, nil
+	return &relImport{entityImport: entityImport{importItem: importItem{i: i, row: r.Key.row()},
+		e: entity{created: c, updated: u, props: encoded}}, k: r.Key}, nil
 }
 
 // importRelationshipRound imports items, which name distinct relationships,
@@ -206,19 +222,9 @@ func newRelImport(i int, r RelationshipImport) (*relImport, error) {
 func (s *Store) importRelationshipRound(ctx context.Context, items []*relImport, t *DegreeTally) error {
 	items = sortedByRow(items)
 	s.checkEndpoints(ctx, items)
-	err := createEach(ctx, s, "import-create", keys.TableGraph, keys.FamilyGraph, keys.QualCreated, items,
-		func(it *relImport) (cells, int64) { return it.e.createCells(it.op, false), it.e.updated })
-	if err != nil {
+	if err := createEntities(ctx, s, "import-create", items); err != nil {
 		return err
 	}
-	var found []*relImport // rows there already: ours, a residue, or another's
-	for _, it := range items {
-		if it.settled && !it.created && it.err == nil {
-			it.settled = false
-			found = append(found, it)
-		}
-	}
-	s.verifyCreated(ctx, append(live(items), found...))
 	if err := s.faultPoint("import-index"); err != nil {
 		return err
 	}
@@ -351,15 +357,37 @@ func readBack[T batchItem](ctx context.Context, s *Store, table, family string, 
 	}
 }
 
+// createEntities writes the row of each live item, in key order, after
+// fault point point, as createEntity does (createEach), then reads the
+// rows back (verifyCreated): the items that remain live are created and
+// have the rest of their writes to make.
+func createEntities[T entityBatchItem](ctx context.Context, s *Store, point string, items []T) error {
+	err := createEach(ctx, s, point, keys.TableGraph, keys.FamilyGraph, keys.QualCreated, items,
+		func(t T) (cells, int64) { it := t.entityItem(); return it.e.createCells(it.op, false), it.e.updated })
+	if err != nil {
+		return err
+	}
+	var found []T // rows there already: ours, a residue, or another's
+	for _, t := range items {
+		if it := t.item(); it.settled && !it.created && it.err == nil {
+			it.settled = false
+			found = append(found, t)
+		}
+	}
+	verifyCreated(ctx, s, append(live(items), found...))
+	return nil
+}
+
 // verifyCreated reads the rows back, as createEntity does: a row hidden by
 // a delete marker fails (an import keeps its times, so it cannot retry
 // later), one that holds the item's own create is created (by this call,
 // or by an earlier one of the same op: the steps after it are done again,
 // idempotently), one of another create is skipped. A residue older than
 // the item is created over, one after it fails (errHiddenImport).
-func (s *Store) verifyCreated(ctx context.Context, items []*relImport) {
-	var over []*relImport
-	readBack(ctx, s, keys.TableGraph, keys.FamilyGraph, nil, items, func(it *relImport, c rowCells) {
+func verifyCreated[T entityBatchItem](ctx context.Context, s *Store, items []T) {
+	var over []*entityImport
+	readBack(ctx, s, keys.TableGraph, keys.FamilyGraph, nil, items, func(t T, c rowCells) {
+		it := t.entityItem()
 		e, live, err := decodeEntity(it.row, c)
 		switch {
 		case err != nil:
