@@ -101,7 +101,7 @@ bench:
 # How the cost grows (issue 27), into its own part of bench/RESULTS.md:
 # the side by side at 10,000 and 100,000 nodes (the peers' generator
 # writes each size, PostgreSQL reloads it, hbgraph imports it), hbgraph
-# at both sizes at once measured in turns (its verdicts), three imports of
+# at both sizes at once measured in turns (its verdicts), four imports of
 # each size back to back in turn (the import's rate), and the 2-hop query
 # at 10, 50 and 100 followees. Needs the peers up (make peers-up, as
 # root); about 70 minutes on two shared cores, most of it the 100,000-node
