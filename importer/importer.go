@@ -6,12 +6,12 @@
 //
 // Files are imported in order, nodes before the relationships and articles
 // that need them; the lines of one file are imported by a pool of workers,
-// each taking a batch of lines at a time. Nodes, relationships and articles are
-// imported a batch at a time (store.ImportNodes,
+// each taking a batch of lines at a time. Nodes, relationships and
+// articles are imported a batch at a time (store.ImportNodes,
 // store.ImportRelationshipsTallied and store.ImportArticles group a
-// batch's reads and writes). The relationships' degree counts are summed over the file and
-// written at its end (store.DegreeTally), even when the import is
-// interrupted.
+// batch's reads and writes). The relationships' degree counts are summed
+// over the file and written at its end (store.DegreeTally), even when the
+// import is interrupted.
 //
 //	node:         {"id": "n1", "properties": {...}, "created_at": ms, "updated_at": ms}
 //	relationship: {"start_node_id": "n1", "type": "follow", "end_node_id": "n2", "properties": {...}, "created_at": ms, "updated_at": ms}
@@ -165,7 +165,8 @@ func Run(ctx context.Context, st *store.Store, files Files, opts Options) ([]Res
 			// stopped the file: an interrupt too.
 			began := time.Now()
 			err := st.FlushDegreeTally(context.WithoutCancel(ctx), degrees)
-			opts.Log.Debug().Int("counters", degrees.Flushed()).Dur("took", time.Since(began).Round(time.Millisecond)).Msg("degree counters written")
+			opts.Log.Info().Int("counters", degrees.Flushed()).Dur("took", time.Since(began).Round(time.Millisecond)).
+				Msg("degree counters written")
 			if err != nil {
 				return fmt.Errorf("relationships imported, but their degree counts are not all written: %w", err)
 			}
