@@ -357,10 +357,10 @@ func readBack[T batchItem](ctx context.Context, s *Store, table, family string, 
 	}
 }
 
-// createEntities writes the row of each live item, in key order, after
-// fault point point, as createEntity does (createEach), then reads the
-// rows back (verifyCreated): the items that remain live are created and
-// have the rest of their writes to make.
+// createEntities writes the row of each live item of items (sorted by row:
+// sortedByRow), after fault point point, as createEntity does
+// (createEach), then reads the rows back (verifyCreated): the items that
+// remain live are created and have the rest of their writes to make.
 func createEntities[T entityBatchItem](ctx context.Context, s *Store, point string, items []T) error {
 	err := createEach(ctx, s, point, keys.TableGraph, keys.FamilyGraph, keys.QualCreated, items,
 		func(t T) (cells, int64) { it := t.entityItem(); return it.e.createCells(it.op, false), it.e.updated })
