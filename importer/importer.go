@@ -61,10 +61,6 @@ type Options struct {
 	// at once (with one store.ImportNodes, ImportRelationshipsTallied or
 	// ImportArticles); 0 means DefaultBatchSize.
 	BatchSize int
-	// DegreeTallyLimit bounds the degree counters the relationships'
-	// counts are summed in before they are written (store.DegreeTally); 0
-	// means store.DefaultDegreeTallyLimit.
-	DegreeTallyLimit int
 }
 
 // DefaultBatchSize is Options.BatchSize unless set. Bigger batches share
@@ -141,7 +137,7 @@ func Run(ctx context.Context, st *store.Store, files Files, opts Options) ([]Res
 		opts.BatchSize = DefaultBatchSize
 	}
 	seqs := &maxSeqs{m: map[string]uint64{}}
-	degrees := store.NewDegreeTally(opts.DegreeTallyLimit)
+	degrees := store.NewDegreeTally(0)
 	kinds := []struct {
 		kind, file string
 		batch      importBatch
