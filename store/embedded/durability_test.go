@@ -47,7 +47,8 @@ func durabilityRow(i int) string { return fmt.Sprintf("row%08d", i) }
 // TestDurabilityChild is the child process; it does nothing unless the
 // parent set durabilityDirEnv. It writes row i (Put) and bumps a counter
 // (Increment) per step, printing "ack i" once both calls have returned,
-// until it is killed (or, as a safety net, after a minute).
+// until it is killed (or, as a safety net, after two minutes). Without a
+// log it also prints "flushed" once its first memtable flush completed.
 func TestDurabilityChild(t *testing.T) {
 	dir := os.Getenv(durabilityDirEnv)
 	if dir == "" {
@@ -67,7 +68,8 @@ func TestDurabilityChild(t *testing.T) {
 	var cl gohbase.Client = c
 	ctx := context.Background()
 	w := bufio.NewWriterSize(os.Stdout, 64)
-	stop := time.Now().Add(time.Minute)
+	stop := time.Now().Add(2 * time.Minute)
+	flushed := false
 	for i := 0; time.Now().Before(stop); i++ {
 		row := durabilityRow(i)
 		values := vals("f", "v", row)
@@ -93,6 +95,10 @@ func TestDurabilityChild(t *testing.T) {
 		// Acknowledge only after the calls returned; flush so the parent
 		// sees it now.
 		fmt.Fprintf(w, "ack %d\n", i)
+		if noWAL && !flushed && embedded.FlushesCompleted(c) > 0 {
+			fmt.Fprintln(w, "flushed")
+			flushed = true
+		}
 		if err := w.Flush(); err != nil {
 			os.Exit(2)
 		}
@@ -111,8 +117,8 @@ func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		sync  bool
-		noWAL bool // then only a prefix of the steps need survive
-		acks  int  // kill after this many acknowledgements
+		noWAL bool // then only a prefix of the steps need survive, and a flush
+		acks  int  // kill after this many acknowledgements (and the flush)
 	}{
 		{"sync off", false, false, 3000},
 		{"sync on", true, false, 200},
@@ -150,10 +156,18 @@ func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 
 			// Read acknowledgements; kill after tc.acks of them, then keep
 			// draining: lines already in the pipe were acknowledged too.
+			// Without a log, kill only once a flush completed: how many
+			// steps pass before one does depends on the machine's load (CI
+			// once killed a child after 8,002 steps with none done).
 			lastAck := -1
+			flushed := !tc.noWAL
 			sc := bufio.NewScanner(stdout)
 			for sc.Scan() {
 				line := sc.Text()
+				if line == "flushed" {
+					flushed = true
+					continue
+				}
 				n, ok := strings.CutPrefix(line, "ack ")
 				if !ok {
 					continue // testing's own output
@@ -163,7 +177,7 @@ func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 					t.Fatalf("child printed %q after ack %d", line, lastAck)
 				}
 				lastAck = i
-				if !killed && lastAck+1 >= tc.acks {
+				if !killed && flushed && lastAck+1 >= tc.acks {
 					if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 						t.Fatalf("kill: %v", err)
 					}
