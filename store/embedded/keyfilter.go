@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/bits"
 	"sync/atomic"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble/v2"
@@ -153,6 +154,7 @@ func (c *Client) startKeyFilter(keys int64) {
 		defer c.filterBuilds.Done()
 		defer c.filterBuilding.Store(false)
 		f := newKeyFilter(keys, c.maxFilterBytes)
+		start := time.Now()
 		c.filterMu.Lock()
 		c.nextFilter.Store(f)
 		c.filterMu.Unlock()
@@ -165,6 +167,10 @@ func (c *Client) startKeyFilter(keys int64) {
 		c.filterMu.Unlock()
 		if err != nil && !errors.Is(err, ErrClosed) {
 			c.log.Error().Err(err).Msg("embedded: key filter: build")
+		}
+		if err == nil {
+			c.log.Debug().Int("bytes", len(f.blocks)*filterBlockBytes).Int64("keys", f.added.Load()).
+				Dur("took", time.Since(start)).Msg("embedded: key filter built")
 		}
 	}()
 }

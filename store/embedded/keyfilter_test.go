@@ -1,12 +1,16 @@
 package embedded_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/rs/zerolog"
 	"github.com/tsuna/gohbase/hrpc"
 
 	"github.com/hbgraph/hbgraph/store/embedded"
@@ -180,4 +184,63 @@ func TestMutationsOfManyColumnsSeeWhatTheFilterKnows(t *testing.T) {
 			t.Errorf("%s = %q (present %v), want %s", p, v, ok, map[bool]string{true: "hidden by the marker", false: "new"}[i == 3])
 		}
 	}
+}
+
+// A bulk load that says how many records it brings (ExpectedRecords)
+// gets a first filter made for them, within KeyFilterBytes: not the
+// smallest, to be built again each time the store doubles.
+func TestExpectedRecordsSizeTheFirstFilter(t *testing.T) {
+	for _, tc := range []struct {
+		expected int64
+		maxBytes int
+		bytes    int // of the filter built at Open
+	}{
+		{0, 0, 1 << 20},                // the smallest: about 700,000 keys
+		{500_000, 0, 1 << 20},          // fewer than it holds
+		{1_000_000, 0, 2 << 20},        // 12 bits a key: 1.5 MB
+		{30_000_000, 0, 64 << 20},      // 45 MB
+		{1_000_000_000, 0, 64 << 20},   // DefaultMaxKeyFilterBytes
+		{30_000_000, 8 << 20, 8 << 20}, // KeyFilterBytes
+	} {
+		var logged syncBuffer
+		c, err := embedded.Open(embedded.Options{Tables: specTables(), ExpectedRecords: tc.expected, KeyFilterBytes: tc.maxBytes,
+			Logger: zerolog.New(&logged).Level(zerolog.DebugLevel)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		embedded.WaitKeyFilter(t, c)
+		c.Close()
+		var built []int
+		for _, line := range strings.Split(logged.String(), "\n") {
+			var e struct {
+				Message string
+				Bytes   int
+			}
+			if json.Unmarshal([]byte(line), &e) == nil && e.Message == "embedded: key filter built" {
+				built = append(built, e.Bytes)
+			}
+		}
+		if want := []int{tc.bytes}; !slices.Equal(built, want) {
+			t.Errorf("ExpectedRecords %d, KeyFilterBytes %d: filters built of %v bytes, want %v", tc.expected, tc.maxBytes, built, want)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer that goroutines may write at once (a
+// logger's).
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
