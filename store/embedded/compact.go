@@ -73,6 +73,7 @@ func (c *Client) CompactAll(ctx context.Context) error {
 	if first == nil {
 		return nil // empty
 	}
+	c.compress.Store(true) // a bulk load's last rewrite (bulkLoadCompactions)
 	// Compact's end is exclusive: the key just after the last one.
 	if err := c.db.Compact(ctx, first, append(last, 0), true); err != nil {
 		return fmt.Errorf("embedded: compact: %w", err)

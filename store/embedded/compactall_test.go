@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/tsuna/gohbase/hrpc"
 )
 
@@ -80,5 +81,64 @@ func TestCompactAllLeavesOneLevel(t *testing.T) {
 	c.Close()
 	if err := c.CompactAll(ctx); err == nil {
 		t.Error("CompactAll after Close succeeded")
+	}
+}
+
+// A bulk load (NoWAL) flushes and compacts its files uncompressed, since
+// CompactAll writes them again; CompactAll writes them compressed, as a
+// store that is not bulk loading writes every file.
+func TestBulkLoadCompressesFromCompactAll(t *testing.T) {
+	ctx := context.Background()
+	compressions := func(c *Client) map[string]int {
+		levels, err := c.db.SSTables(pebble.WithProperties())
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]int{}
+		for _, l := range levels {
+			for _, f := range l {
+				names[f.Properties.CompressionName]++
+			}
+		}
+		return names
+	}
+	for _, tc := range []struct {
+		name               string
+		noWAL              bool
+		flushed, compacted string // the files' compression
+	}{
+		{"bulk load", true, "NoCompression", "Snappy"},
+		{"with a log", false, "Snappy", "Snappy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Open(Options{Dir: t.TempDir(), Tables: map[string][]string{"t": {"f"}}, NoWAL: tc.noWAL, noAutoCompactions: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			for r := range 3 {
+				for i := range 100 {
+					p, err := hrpc.NewPutStr(ctx, "t", fmt.Sprintf("row%05d", r*50+i), map[string]map[string][]byte{"f": {"q": []byte("value")}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := c.Put(p); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := c.db.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := compressions(c); len(got) != 1 || got[tc.flushed] != 3 {
+				t.Errorf("flushed files' compressions %v, want 3 %s", got, tc.flushed)
+			}
+			if err := c.CompactAll(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := compressions(c); len(got) != 1 || got[tc.compacted] == 0 {
+				t.Errorf("compacted files' compressions %v, want only %s", got, tc.compacted)
+			}
+		})
 	}
 }
