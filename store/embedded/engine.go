@@ -72,10 +72,10 @@ type Options struct {
 	// spares a write the read of a column that has no record (see
 	// keyFilter); 0 means DefaultMaxKeyFilterBytes, negative turns it off.
 	KeyFilterBytes int
-	// ExpectedRecords is about how many data records the store is about
-	// to hold, when more than it holds (a bulk load that knows its input):
-	// the first key filter is made for them, and not built again, twice
-	// the size, each time the store outgrows it. 0 leaves it to the store.
+	// ExpectedRecords is about how many data records a bulk load that
+	// knows its input is about to add: the first key filter is made for
+	// them and those stored, and not built again, twice the size, each
+	// time the store outgrows it. 0 sizes it for those stored.
 	ExpectedRecords int64
 
 	// NonceGracePeriod is how long the nonce of an applied Increment or
@@ -424,7 +424,7 @@ func Open(opts Options) (*Client, error) {
 				c.Close()
 				return nil, fmt.Errorf("embedded: open %q: %w", dir, err)
 			}
-			c.startKeyFilter(max(int64(used/32), opts.ExpectedRecords))
+			c.startKeyFilter(int64(used/32) + opts.ExpectedRecords)
 		}
 	}
 	return c, nil
