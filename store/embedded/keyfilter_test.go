@@ -202,9 +202,10 @@ func TestExpectedRecordsSizeTheFirstFilter(t *testing.T) {
 		{1_000_000_000, 0, 64 << 20},   // DefaultMaxKeyFilterBytes
 		{30_000_000, 8 << 20, 8 << 20}, // KeyFilterBytes
 	} {
-		var logged syncBuffer
+		// Read once Close has stopped every writer (Pebble's too).
+		var logged bytes.Buffer
 		c, err := embedded.Open(embedded.Options{Tables: specTables(), ExpectedRecords: tc.expected, KeyFilterBytes: tc.maxBytes,
-			Logger: zerolog.New(&logged).Level(zerolog.DebugLevel)})
+			Logger: zerolog.New(zerolog.SyncWriter(&logged)).Level(zerolog.DebugLevel)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,23 +225,4 @@ func TestExpectedRecordsSizeTheFirstFilter(t *testing.T) {
 			t.Errorf("ExpectedRecords %d, KeyFilterBytes %d: filters built of %v bytes, want %v", tc.expected, tc.maxBytes, built, want)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer that goroutines may write at once (a
-// logger's).
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
