@@ -27,27 +27,31 @@ func importTimes(created, updated time.Time) (int64, int64, error) {
 	return c, u, nil
 }
 
+// importEntity is the entity an import creates: props encoded, its times
+// checked, owner the owner cell (nil for a relationship).
+func importEntity(props Properties, created, updated time.Time, owner []byte) (entity, error) {
+	encoded, err := encodeProperties(props)
+	if err != nil {
+		return entity{}, err
+	}
+	c, u, err := importTimes(created, updated)
+	if err != nil {
+		return entity{}, err
+	}
+	return entity{created: c, updated: u, props: encoded, owner: owner}, nil
+}
+
 // ImportNode creates node id, owned by owner (empty: nobody), with the
 // given properties and times unless it exists; created reports whether it
 // did.
 func (s *Store) ImportNode(ctx context.Context, id, owner string, props Properties, createdAt, updatedAt time.Time) (created bool, err error) {
-	if err := validateID("node id", id); err != nil {
-		return false, err
-	}
-	if err := validateOwner(owner); err != nil {
-		return false, err
-	}
-	encoded, err := encodeProperties(props)
-	if err != nil {
-		return false, err
-	}
-	c, u, err := importTimes(createdAt, updatedAt)
+	it, err := newNodeImport(0, NodeImport{ID: id, Owner: owner, Properties: props, Created: createdAt, Updated: updatedAt})
 	if err != nil {
 		return false, err
 	}
 	// An import of the same op that met its own earlier create (a
 	// re-send, a retry) created it.
-	_, err = s.createEntity(ctx, keys.Node(id), entity{created: c, updated: u, props: encoded, owner: ownerCell(owner)}, true, true)
+	_, err = s.createEntity(ctx, it.row, it.e, true, true)
 	switch {
 	case errors.Is(err, errCreatedThenDeleted):
 		return true, nil

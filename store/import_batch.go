@@ -204,16 +204,11 @@ func newRelImport(i int, r RelationshipImport) (*relImport, error) {
 	if err := r.Key.Validate(); err != nil {
 		return nil, err
 	}
-	encoded, err := encodeProperties(r.Properties)
+	e, err := importEntity(r.Properties, r.Created, r.Updated, nil)
 	if err != nil {
 		return nil, err
 	}
-	c, u, err := importTimes(r.Created, r.Updated)
-	if err != nil {
-		return nil, err
-	}
-	return &relImport{entityImport: entityImport{importItem: importItem{i: i, row: r.Key.row()},
-		e: entity{created: c, updated: u, props: encoded}}, k: r.Key}, nil
+	return &relImport{entityImport: entityImport{importItem: importItem{i: i, row: r.Key.row()}, e: e}, k: r.Key}, nil
 }
 
 // importRelationshipRound imports items, which name distinct relationships,

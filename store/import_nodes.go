@@ -68,14 +68,9 @@ func newNodeImport(i int, n NodeImport) (*nodeImport, error) {
 	if err := validateOwner(n.Owner); err != nil {
 		return nil, err
 	}
-	encoded, err := encodeProperties(n.Properties)
+	e, err := importEntity(n.Properties, n.Created, n.Updated, ownerCell(n.Owner))
 	if err != nil {
 		return nil, err
 	}
-	c, u, err := importTimes(n.Created, n.Updated)
-	if err != nil {
-		return nil, err
-	}
-	return &nodeImport{entityImport{importItem: importItem{i: i, row: keys.Node(n.ID)},
-		e: entity{created: c, updated: u, props: encoded, owner: ownerCell(n.Owner)}}}, nil
+	return &nodeImport{entityImport{importItem: importItem{i: i, row: keys.Node(n.ID)}, e: e}}, nil
 }
