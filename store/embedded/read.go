@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -81,21 +83,81 @@ func (c *Client) get(t *table, g *pb.Get) (*pb.GetResponse, error) {
 	if err != nil || r.resp != nil {
 		return r.resp, err
 	}
-	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: r.prefix, UpperBound: prefixEnd(r.prefix)})
-	if err != nil {
-		return nil, fmt.Errorf("embedded: read: %w", err)
+	src := c.openRows(&pebble.IterOptions{LowerBound: r.prefix, UpperBound: prefixEnd(r.prefix)}, []getRead{r})
+	defer src.close()
+	return c.readGet(src, t, r)
+}
+
+// rowSource is what a Get, or a batch of them, reads from: Pebble's Get
+// for a read that names its columns (pointColumns), an iterator for one
+// of whole families. A Get stops at the newest level that holds the
+// record (an import's read-back of rows it just wrote: the memtable),
+// where an iterator's seek looks in every level, at 100,000 nodes a
+// dozen files' bloom filters a column. One snapshot serves both, so that
+// each row is read whole as of one moment, as HBase reads a row.
+type rowSource struct {
+	points pointReader
+	snap   *pebble.Snapshot // nil: no read of several records
+	it     *pebble.Iterator // nil: every read names its columns
+	err    error            // opening the iterator
+}
+
+// pointReader is a snapshot's, or the store's, Get of one record.
+type pointReader interface {
+	Get(key []byte) ([]byte, io.Closer, error)
+}
+
+// openRows opens what reads need: an iterator within bounds when one of
+// them reads whole families, a snapshot when a read names more than one
+// column (a single record is read whole by a Get of the store) or the
+// iterator must agree with the Gets.
+func (c *Client) openRows(bounds *pebble.IterOptions, reads []getRead) *rowSource {
+	var rows, points, multi bool
+	for i := range reads {
+		switch n := len(reads[i].points); {
+		case !reads[i].pointed:
+			rows = true
+		case n > 1:
+			points, multi = true, true
+		case n == 1:
+			points = true
+		}
 	}
-	defer it.Close()
-	return c.readGet(it, t, r)
+	src := &rowSource{points: c.db}
+	if multi || (rows && points) {
+		src.snap = c.db.NewSnapshot()
+		src.points = src.snap
+	}
+	if rows {
+		if src.snap != nil {
+			src.it, src.err = src.snap.NewIter(bounds)
+		} else {
+			src.it, src.err = c.db.NewIter(bounds)
+		}
+	}
+	return src
+}
+
+func (s *rowSource) close() {
+	if s.it != nil {
+		_ = s.it.Close()
+	}
+	if s.snap != nil {
+		_ = s.snap.Close()
+	}
 }
 
 // getRead is one Get on its way: its query, its row's record prefix, and
 // either its answer from the result cache or what the cache needs to keep
 // what the read finds.
 type getRead struct {
-	g         *pb.Get
-	q         *query
-	prefix    []byte
+	g      *pb.Get
+	q      *query
+	prefix []byte
+	// points are the record keys of the columns the read names, when it
+	// names each (pointed: see pointColumns).
+	points    [][]byte
+	pointed   bool
 	resp      *pb.GetResponse // answered from the cache
 	stripe    int
 	cacheable bool
@@ -125,7 +187,8 @@ func (c *Client) newGetRead(t *table, g *pb.Get) (getRead, error) {
 		}
 		return r, nil
 	}
-	if c.results == nil || g.GetExistenceOnly() {
+	// (A read that names its columns is not one the result cache keeps.)
+	if r.points, r.pointed = q.pointColumns(); r.pointed || c.results == nil || g.GetExistenceOnly() {
 		return r, nil
 	}
 	r.families, r.cacheable = q.wholeFamilies()
@@ -145,22 +208,28 @@ func (c *Client) newGetRead(t *table, g *pb.Get) (getRead, error) {
 // readGet answers r from it, an iterator whose bounds hold r's row (a
 // batch shares one over the whole table), and keeps the row in the cache
 // when r may be.
-func (c *Client) readGet(it *pebble.Iterator, t *table, r getRead) (*pb.GetResponse, error) {
+func (c *Client) readGet(src *rowSource, t *table, r getRead) (*pb.GetResponse, error) {
 	row := r.g.GetRow()
 	var (
 		arenaBuf [1024]byte
 		keptBuf  [16]keptCell
 		arena    = arenaBuf[:0]
 		kept     = keptBuf[:0]
+		err      error
 	)
-	if r.q.rowMatches(row) {
-		if recordKeys, ok := r.q.pointColumns(); ok {
-			arena, kept = r.q.readColumns(it, r.prefix, recordKeys, arena, kept)
-		} else if it.SeekGE(r.prefix) {
-			arena, kept, _ = r.q.readRow(it, r.prefix, arena, kept)
+	switch {
+	case !r.q.rowMatches(row):
+	case r.pointed:
+		arena, kept, err = c.readColumns(src.points, r.q, r.prefix, r.points, arena, kept)
+	case src.err != nil:
+		err = src.err
+	default:
+		if src.it.SeekGE(r.prefix) {
+			arena, kept, _ = r.q.readRow(src.it, r.prefix, arena, kept)
 		}
+		err = src.it.Error()
 	}
-	if err := it.Error(); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("embedded: read: %w", err)
 	}
 	if r.g.GetExistenceOnly() {
@@ -224,18 +293,19 @@ func (c *Client) getBatch(ctx context.Context, batch []hrpc.Call, res []hrpc.RPC
 		return allOK
 	}
 	slices.SortFunc(misses, func(a, b pending) int { return bytes.Compare(a.r.prefix, b.r.prefix) })
-	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: t.prefix, UpperBound: t.end})
-	if err != nil {
-		return failAll(fmt.Errorf("embedded: read: %w", err))
+	reads := make([]getRead, len(misses))
+	for i := range misses {
+		reads[i] = misses[i].r
 	}
-	defer it.Close()
+	src := c.openRows(&pebble.IterOptions{LowerBound: t.prefix, UpperBound: t.end}, reads)
+	defer src.close()
 	for _, p := range misses {
 		err := ctx.Err()
 		if err == nil {
 			err = batch[p.i].Context().Err()
 		}
 		if err == nil {
-			res[p.i].Msg, err = c.readGet(it, t, p.r)
+			res[p.i].Msg, err = c.readGet(src, t, p.r)
 		}
 		res[p.i].Error = err
 		allOK = allOK && err == nil
@@ -454,31 +524,34 @@ func (q *query) selectedAfter(seg []byte) *family {
 }
 
 // readColumns is readRow for a query that names every column it selects
-// (pointColumns): it seeks to each of them, in key order, instead of
-// stepping through the whole row, so that reading a few counters of a row
-// of thousands (an author's word counts) costs a few seeks. The cells,
-// and what the filters see, are readRow's: a column it does not name is
-// one readRow would skip.
-// The caller checks it.Error().
-func (q *query) readColumns(it *pebble.Iterator, rowPrefix []byte, recordKeys [][]byte,
-	arena []byte, kept []keptCell) ([]byte, []keptCell) {
+// (pointColumns): it gets each of them, in key order, instead of stepping
+// through the whole row, so that reading a few counters of a row of
+// thousands (an author's word counts) costs a few lookups. A column the
+// key filter has never seen costs none. The cells, and what the filters
+// see, are readRow's: a column it does not name is one readRow would
+// skip.
+func (c *Client) readColumns(pr pointReader, q *query, rowPrefix []byte, recordKeys [][]byte,
+	arena []byte, kept []keptCell) ([]byte, []keptCell, error) {
 	var r rowRead
 	var key []byte
 	for _, rk := range recordKeys {
 		key = append(append(key[:0], rowPrefix...), rk...)
-		// A prefix seek of the whole key: the bloom filters of the files it
-		// would look in say which hold the record, where SeekGE reads a
-		// block of every level's file (at 100,000 nodes, a relationship
-		// import's checks of its ends cost 2.5 times what they did at
-		// 10,000 without them).
-		if it.SeekPrefixGE(key) && bytes.Equal(it.Key(), key) {
-			arena, kept = q.readRecord(&r, rk, it.Value(), arena, kept)
+		if f := c.filter.Load(); f != nil && !f.mayContain(filterHashBytes(key)) {
+			continue
 		}
-		if it.Error() != nil {
-			break
+		v, closer, err := pr.Get(key)
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return arena, kept, err
+		}
+		arena, kept = q.readRecord(&r, rk, v, arena, kept) // (copies what it keeps)
+		if err := closer.Close(); err != nil {
+			return arena, kept, err
 		}
 	}
-	return arena, kept
+	return arena, kept, nil
 }
 
 // pointColumns returns the record keys (after the row prefix) of the
