@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/hbgraph/hbgraph/store"
 )
@@ -188,10 +189,8 @@ func Run(ctx context.Context, st *store.Store, files Files, opts Options) ([]Res
 		}
 	}
 	// Live posts must take sequence numbers past the imported ones.
-	for author, seq := range seqs.m {
-		if err := st.AdvanceArticleSeq(ctx, author, seq); err != nil {
-			return results, fmt.Errorf("advance article ids of %q: %w", author, err)
-		}
+	if err := seqs.advance(ctx, st, opts.Workers); err != nil {
+		return results, err
 	}
 	// The imported articles' feed rows, now that their followers are in.
 	// Said before it starts: the last file's line says 0s left, and this
@@ -440,4 +439,22 @@ func (m *maxSeqs) add(arts []store.ArticleImport, out []store.ImportOutcome) {
 			m.m[a.Author] = max(m.m[a.Author], a.Seq)
 		}
 	}
+}
+
+// advance makes each author's next article id greater than the largest
+// imported, workers authors at a time: one by one, the 100,000 authors
+// of a 100,000-node import took 10-16 s after its last article, each a
+// read and an Increment.
+func (m *maxSeqs) advance(ctx context.Context, st *store.Store, workers int) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for author, seq := range m.m {
+		g.Go(func() error {
+			if err := st.AdvanceArticleSeq(gctx, author, seq); err != nil {
+				return fmt.Errorf("advance article ids of %q: %w", author, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
