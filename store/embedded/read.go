@@ -97,7 +97,7 @@ func (c *Client) get(t *table, g *pb.Get) (*pb.GetResponse, error) {
 // each row is read whole as of one moment, as HBase reads a row.
 type rowSource struct {
 	points pointReader
-	snap   *pebble.Snapshot // nil: no read of several records
+	snap   *pebble.Snapshot // nil: no Get of several records, or of them and rows
 	it     *pebble.Iterator // nil: every read names its columns
 	err    error            // opening the iterator
 }
@@ -205,8 +205,9 @@ func (c *Client) newGetRead(t *table, g *pb.Get) (getRead, error) {
 	return r, nil
 }
 
-// readGet answers r from it, an iterator whose bounds hold r's row (a
-// batch shares one over the whole table), and keeps the row in the cache
+// readGet answers r from src: its named columns with src's Gets, a read
+// of whole families with src's iterator, whose bounds hold r's row (a
+// batch shares one over the whole table). It keeps the row in the cache
 // when r may be.
 func (c *Client) readGet(src *rowSource, t *table, r getRead) (*pb.GetResponse, error) {
 	row := r.g.GetRow()
@@ -245,8 +246,11 @@ func (c *Client) readGet(src *rowSource, t *table, r getRead) (*pb.GetResponse, 
 // rows visited in key order: each seek then starts where the last ended,
 // in index and data blocks the iterator holds already, where an iterator
 // per Get would take both from the block cache again (a third of a Get's
-// CPU under load). The batch reads one snapshot of the table; the result
-// cache answers first.
+// CPU under load). Gets that name their columns read them with Pebble's
+// Get instead (openRows). Each row is read whole as of one moment, and
+// the result cache answers first; a batch whose Gets each read one
+// column reads each as it is then, as HBase's batch of Gets, which spans
+// region servers, does.
 func (c *Client) getBatch(ctx context.Context, batch []hrpc.Call, res []hrpc.RPCResult) bool {
 	failAll := func(err error) bool {
 		for i := range res {
