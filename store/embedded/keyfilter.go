@@ -216,6 +216,12 @@ func (c *Client) mayHaveRecord(key string) bool {
 	return f == nil || f.mayContain(filterHash(key))
 }
 
+// mayHaveRecordKey is mayHaveRecord of a key as bytes.
+func (c *Client) mayHaveRecordKey(key []byte) bool {
+	f := c.filter.Load()
+	return f == nil || f.mayContain(filterHashBytes(key))
+}
+
 // mayHaveRow is false only when the row of record prefix rowPrefix has no
 // record stored.
 func (c *Client) mayHaveRow(rowPrefix []byte) bool {

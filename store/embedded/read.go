@@ -83,7 +83,9 @@ func (c *Client) get(t *table, g *pb.Get) (*pb.GetResponse, error) {
 	if err != nil || r.resp != nil {
 		return r.resp, err
 	}
-	src := c.openRows(&pebble.IterOptions{LowerBound: r.prefix, UpperBound: prefixEnd(r.prefix)}, []getRead{r})
+	var needs rowNeeds
+	needs.add(&r)
+	src := c.openRows(&pebble.IterOptions{LowerBound: r.prefix, UpperBound: prefixEnd(r.prefix)}, needs)
 	defer src.close()
 	return c.readGet(src, t, r)
 }
@@ -107,28 +109,34 @@ type pointReader interface {
 	Get(key []byte) ([]byte, io.Closer, error)
 }
 
+// rowNeeds is what the reads of a Get, or a batch of them, need opened:
+// an iterator for reads of whole families (rows), Gets for reads that
+// name their columns (points), several records among them (multi).
+type rowNeeds struct{ rows, points, multi bool }
+
+// add notes what r needs.
+func (n *rowNeeds) add(r *getRead) {
+	switch k := len(r.points); {
+	case !r.pointed:
+		n.rows = true
+	case k > 1:
+		n.points, n.multi = true, true
+	case k == 1:
+		n.points = true
+	}
+}
+
 // openRows opens what reads need: an iterator within bounds when one of
 // them reads whole families, a snapshot when a read names more than one
 // column (a single record is read whole by a Get of the store) or the
 // iterator must agree with the Gets.
-func (c *Client) openRows(bounds *pebble.IterOptions, reads []getRead) *rowSource {
-	var rows, points, multi bool
-	for i := range reads {
-		switch n := len(reads[i].points); {
-		case !reads[i].pointed:
-			rows = true
-		case n > 1:
-			points, multi = true, true
-		case n == 1:
-			points = true
-		}
-	}
+func (c *Client) openRows(bounds *pebble.IterOptions, n rowNeeds) *rowSource {
 	src := &rowSource{points: c.db}
-	if multi || (rows && points) {
+	if n.multi || (n.rows && n.points) {
 		src.snap = c.db.NewSnapshot()
 		src.points = src.snap
 	}
-	if rows {
+	if n.rows {
 		if src.snap != nil {
 			src.it, src.err = src.snap.NewIter(bounds)
 		} else {
@@ -297,11 +305,11 @@ func (c *Client) getBatch(ctx context.Context, batch []hrpc.Call, res []hrpc.RPC
 		return allOK
 	}
 	slices.SortFunc(misses, func(a, b pending) int { return bytes.Compare(a.r.prefix, b.r.prefix) })
-	reads := make([]getRead, len(misses))
+	var needs rowNeeds
 	for i := range misses {
-		reads[i] = misses[i].r
+		needs.add(&misses[i].r)
 	}
-	src := c.openRows(&pebble.IterOptions{LowerBound: t.prefix, UpperBound: t.end}, reads)
+	src := c.openRows(&pebble.IterOptions{LowerBound: t.prefix, UpperBound: t.end}, needs)
 	defer src.close()
 	for _, p := range misses {
 		err := ctx.Err()
@@ -540,7 +548,7 @@ func (c *Client) readColumns(pr pointReader, q *query, rowPrefix []byte, recordK
 	var key []byte
 	for _, rk := range recordKeys {
 		key = append(append(key[:0], rowPrefix...), rk...)
-		if f := c.filter.Load(); f != nil && !f.mayContain(filterHashBytes(key)) {
+		if !c.mayHaveRecordKey(key) {
 			continue
 		}
 		v, closer, err := pr.Get(key)
