@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tsuna/gohbase/hrpc"
@@ -140,5 +141,60 @@ func TestBulkLoadCompressesFromCompactAll(t *testing.T) {
 				t.Errorf("compacted files' compressions %v, want only %s", got, tc.compacted)
 			}
 		})
+	}
+}
+
+// A bulk load leaves its flushes in L0 for CompactAll, past the
+// thresholds at which a server compacts them (bulkLoadCompactions); a
+// store opened afterwards without NoWAL, as a server opens what a killed
+// import left, compacts them by itself.
+func TestBulkLoadLeavesL0ToCompactAll(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tables := map[string][]string{"t": {"f"}}
+	const flushes = 12 // past the 4 sublevels at which a server compacts L0, and the old bulk load's 8
+	c, err := Open(Options{Dir: dir, Tables: tables, NoWAL: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range flushes {
+		for i := range 100 { // every flush spans the whole key range, as an import's do
+			p, err := hrpc.NewPutStr(ctx, "t", fmt.Sprintf("row%05d", i*flushes+r), map[string]map[string][]byte{"f": {"q": []byte("value")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Put(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := c.db.Metrics()
+	if got := m.Levels[0].Sublevels; got != flushes || m.Compact.Count != 0 || m.Compact.NumInProgress != 0 {
+		t.Errorf("after %d flushes of a bulk load: %d L0 sublevels, %d compactions done and %d running; want %d, none",
+			flushes, got, m.Compact.Count, m.Compact.NumInProgress, flushes)
+	}
+	c.Close()
+
+	c, err = Open(Options{Dir: dir, Tables: tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	deadline := time.Now().Add(time.Minute) // a bound on a failure, not a measure: it takes milliseconds
+	for c.db.Metrics().Levels[0].Sublevels >= 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a store opened after the bulk load still has %d L0 sublevels a minute later", c.db.Metrics().Levels[0].Sublevels)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	g, err := hrpc.NewGetStr(ctx, "t", fmt.Sprintf("row%05d", 99*flushes+flushes-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.Get(g); err != nil || len(res.Cells) != 1 {
+		t.Fatalf("the last row after compacting: %v, %v", res, err)
 	}
 }

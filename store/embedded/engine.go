@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -561,17 +562,42 @@ func (l pebbleLogger) Fatalf(format string, args ...interface{}) {
 	panic(msg)
 }
 
+// bulkLoadL0Sublevels is the L0 read amplification at which a bulk load
+// compacts L0: twice a 100,000-node import's whole load.
+const bulkLoadL0Sublevels = 32
+
+// bulkLoadOpenFiles keeps a bulk load's L0 files open (some 80 a
+// sublevel, bulkLoadL0Sublevels of them) beside its lower levels', well
+// under the open files a Go process may have on Linux (its hard limit,
+// which Go raises the soft one to: 20,000 here, 524,288 on Debian).
+const bulkLoadOpenFiles = 5000
+
 // bulkLoadCompactions is how a bulk load (Options.NoWAL: import) has
-// Pebble compact. An import's rows land all over the key space, so each
-// file flushed to L0 overlaps all of Lbase, and each compaction of L0
-// into Lbase rewrites most of it: with L0 compacted at 8 sublevels rather
-// than 4 (writes stopped at 24 rather than 12) and Lbase at 256 MiB
-// rather than 64, there are fewer of them, each of more. Point reads (the
-// ends' checks, the degree counters) look at more L0 files meanwhile, each
-// behind its bloom filter. A relationships import of 100,000 nodes (2.5
-// million relationships): 23,200-24,500 -> 25,500-27,100 rows a second
-// (bench/RESULTS.md); a server opening the store afterwards compacts L0
-// with the defaults.
+// Pebble compact: hardly at all until its CompactAll. An import's rows land
+// all over the key space, so each file flushed to L0 overlaps all of
+// Lbase, and each compaction of L0 into Lbase rewrites most of it, only
+// for CompactAll to rewrite it all once more at the end. So L0 is
+// compacted only at bulkLoadL0Sublevels sublevels (never by its count of
+// files, Pebble's 500 of which an import reached first), and writes stop
+// only at twice that. A 100,000-node import (2.5 million relationships,
+// 700,000 articles) ends with 17 sublevels, 1,375 files and 2.6 GB in
+// L0, none compacted. In 7 pairs of whole imports at that size (old and
+// new in turn), relationships ran 0.98-1.27 times the rows a second
+// (median 1.06) and articles 0.99-1.34 (1.18); at 10,000 nodes, which
+// reach neither threshold, 0.93-1.19 and 0.90-1.14 (0.97 and 1.07), the
+// machine's noise. Reads meanwhile look at each
+// sublevel behind its bloom filter (a Get of named columns stops at the
+// newest), and a scan merges them all: import compacts before the home
+// feeds' fan-outs, and then the whole import took 227 -> 188 s and 218 ->
+// 215 s (bench/RESULTS.md). Its files stay open: MaxOpenFiles is bulkLoadOpenFiles rather than 1,000.
+// A bigger import compacts L0 every bulkLoadL0Sublevels sublevels, as the
+// old thresholds did every 8, with Lbase at 256 MiB rather than 64.
+//
+// An import killed or interrupted before its CompactAll leaves that L0. A
+// server opening it serves at once and compacts it with the defaults (its
+// writes would wait only for a flush while L0 still has 12 sublevels): at
+// 100,000 nodes, up in 1.7 s, its reads and writes (one a second, over
+// HTTP) took 12-60 ms for the 30 s it compacted, then 11-20.
 //
 // Its memtables are 256 MiB rather than 64: a quarter of the files, each
 // of more, reach L0. Relationships of 100,000 nodes: 1.10 times the rows
@@ -587,9 +613,11 @@ func (l pebbleLogger) Fatalf(format string, args ...interface{}) {
 // compresses as its compactions rewrite them.
 func bulkLoadCompactions(o *pebble.Options, compress *atomic.Bool) {
 	o.MemTableSize = 256 << 20
-	o.L0CompactionThreshold = 8
-	o.L0StopWritesThreshold = 24
+	o.L0CompactionThreshold = bulkLoadL0Sublevels
+	o.L0CompactionFileThreshold = math.MaxInt32
+	o.L0StopWritesThreshold = 2 * bulkLoadL0Sublevels
 	o.LBaseMaxBytes = 256 << 20
+	o.MaxOpenFiles = bulkLoadOpenFiles
 	for i := range o.Levels {
 		o.Levels[i].Compression = func() *sstable.CompressionProfile {
 			if compress.Load() {
