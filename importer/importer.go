@@ -192,6 +192,9 @@ func Run(ctx context.Context, st *store.Store, files Files, opts Options) ([]Res
 	if err := seqs.advance(ctx, st, opts.Workers); err != nil {
 		return results, err
 	}
+	if err := compactBeforeFeeds(ctx, st, results, opts); err != nil {
+		return results, err
+	}
 	// The imported articles' feed rows, now that their followers are in.
 	// Said before it starts: the last file's line says 0s left, and this
 	// may take a while.
@@ -457,4 +460,35 @@ func (m *maxSeqs) advance(ctx context.Context, st *store.Store, workers int) err
 		})
 	}
 	return g.Wait()
+}
+
+// compactBeforeFeeds compacts the embedded engine's store once the
+// articles are in, before their home feeds are written: a bulk load
+// leaves its flushes in Pebble's L0 for one compaction at its end (see
+// the engine's bulkLoadCompactions), and the feeds' fan-outs, a scan of
+// the articles and each author's followers read, would seek in every L0
+// sublevel. At 100,000 nodes (17 sublevels) the fan-outs took 42 s on
+// that L0 and 19-22 s after this compaction (25-32 s under the old
+// compactions while the files were read); the last compaction then
+// merges only the feeds' rows and the cleared marks, 10 s. Nothing on a
+// cluster, or when no article was imported.
+func compactBeforeFeeds(ctx context.Context, st *store.Store, results []Result, opts Options) error {
+	var articles int64
+	for _, r := range results {
+		if r.Kind == "articles" {
+			articles += r.Imported
+		}
+	}
+	if articles == 0 {
+		return nil
+	}
+	began := time.Now()
+	compacted, err := st.Compact(ctx)
+	if err != nil {
+		return fmt.Errorf("compact before the home feeds: %w", err)
+	}
+	if compacted {
+		opts.Log.Info().Dur("took", time.Since(began).Round(time.Millisecond)).Msg("store compacted before the home feeds")
+	}
+	return nil
 }

@@ -168,6 +168,46 @@ func TestRunSaysWhatFollowsTheFiles(t *testing.T) {
 	}
 }
 
+// TestRunCompactsBeforeTheFeeds: on the embedded engine, once articles
+// are in, the store is compacted before their home feeds are written (the
+// fan-outs would otherwise read through a bulk load's L0); an import with
+// no article leaves that to its caller's compaction at the end.
+func TestRunCompactsBeforeTheFeeds(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		articles    bool
+		wantCompact bool
+	}{
+		{"with articles", true, true},
+		{"without articles", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := Files{Nodes: write(t, dir, "nodes.jsonl", `{"id":"n1","created_at":1000}`)}
+			if tc.articles {
+				files.Articles = write(t, dir, "articles.jsonl",
+					`{"id":1,"author_id":"n1","title":"t","body":"b","category":"c","posted_at":4000}`)
+			}
+			var log syncWriter
+			if _, err := Run(context.Background(), newStore(t), files, Options{Log: zerolog.New(&log), LogEvery: time.Hour}); err != nil {
+				t.Fatal(err)
+			}
+			compacted, feeds := -1, -1
+			for i, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+				switch {
+				case strings.Contains(l, "store compacted before the home feeds"):
+					compacted = i
+				case strings.Contains(l, "writing the home feeds"):
+					feeds = i
+				}
+			}
+			if got := compacted >= 0 && compacted < feeds; got != tc.wantCompact || (!tc.wantCompact && compacted >= 0) {
+				t.Fatalf("compacted before the home feeds: %v, want %v:\n%s", got, tc.wantCompact, log.String())
+			}
+		})
+	}
+}
+
 // TestRateIsTheWindowsPace: the rate is the rows of the last etaWindow a
 // second, the pace the time left assumes: a rerun that skipped 9,000 rows
 // in a second and then imports 10 a second says 10, not the average since
