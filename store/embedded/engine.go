@@ -569,29 +569,30 @@ const bulkLoadL0Sublevels = 32
 // bulkLoadOpenFiles keeps a bulk load's L0 files open (some 80 a
 // sublevel, bulkLoadL0Sublevels of them) beside its lower levels', well
 // under the open files a Go process may have on Linux (its hard limit,
-// which Go raises the soft one to: 20,000 here, 524,288 on Debian).
+// to which Go raises the soft one: 20,000 on this machine).
 const bulkLoadOpenFiles = 5000
 
 // bulkLoadCompactions is how a bulk load (Options.NoWAL: import) has
-// Pebble compact: hardly at all until its CompactAll. An import's rows land
-// all over the key space, so each file flushed to L0 overlaps all of
+// Pebble compact: hardly at all until its CompactAll. An import's rows
+// land all over the key space, so each file flushed to L0 overlaps all of
 // Lbase, and each compaction of L0 into Lbase rewrites most of it, only
 // for CompactAll to rewrite it all once more at the end. So L0 is
-// compacted only at bulkLoadL0Sublevels sublevels (never by its count of
-// files, Pebble's 500 of which an import reached first), and writes stop
-// only at twice that. A 100,000-node import (2.5 million relationships,
-// 700,000 articles) ends with 17 sublevels, 1,375 files and 2.6 GB in
-// L0, none compacted. In 7 pairs of whole imports at that size (old and
-// new in turn), relationships ran 0.98-1.27 times the rows a second
-// (median 1.06) and articles 0.99-1.34 (1.18); at 10,000 nodes, which
-// reach neither threshold, 0.93-1.19 and 0.90-1.14 (0.97 and 1.07), the
-// machine's noise. Reads meanwhile look at each
-// sublevel behind its bloom filter (a Get of named columns stops at the
-// newest), and a scan merges them all: import compacts before the home
-// feeds' fan-outs, and then the whole import took 227 -> 188 s and 218 ->
-// 215 s (bench/RESULTS.md). Its files stay open: MaxOpenFiles is bulkLoadOpenFiles rather than 1,000.
-// A bigger import compacts L0 every bulkLoadL0Sublevels sublevels, as the
-// old thresholds did every 8, with Lbase at 256 MiB rather than 64.
+// compacted only at bulkLoadL0Sublevels sublevels, never by its count of
+// files (Pebble's 500, which an import reached first), and writes stop
+// only at twice that; its files stay open (bulkLoadOpenFiles, not 1,000).
+// A bigger import compacts L0 every bulkLoadL0Sublevels sublevels, into
+// an Lbase of 256 MiB rather than 64.
+//
+// A 100,000-node import (2.5 million relationships, 700,000 articles)
+// ends with 17 sublevels, 1,375 files and 2.6 GB in L0, none compacted.
+// In 7 pairs of whole imports at that size, old and new in turn,
+// relationships ran 0.98-1.27 times the rows a second (median 1.06) and
+// articles 0.99-1.34 (1.18); at 10,000 nodes, which reach neither
+// threshold, 0.93-1.19 and 0.90-1.14 (0.97 and 1.07), the machine's
+// noise. A Get looks at each sublevel behind its bloom filter (one of
+// named columns stops at the newest), but a scan merges them all, so
+// import compacts before the home feeds' fan-outs: with that, whole
+// imports took 227 -> 188 s and 218 -> 215 s (bench/RESULTS.md).
 //
 // An import killed or interrupted before its CompactAll leaves that L0. A
 // server opening it serves at once and compacts it with the defaults (its
