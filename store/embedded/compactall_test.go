@@ -118,18 +118,7 @@ func TestBulkLoadCompressesFromCompactAll(t *testing.T) {
 			}
 			defer c.Close()
 			for r := range 3 {
-				for i := range 100 {
-					p, err := hrpc.NewPutStr(ctx, "t", fmt.Sprintf("row%05d", r*50+i), map[string]map[string][]byte{"f": {"q": []byte("value")}})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if _, err := c.Put(p); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := c.db.Flush(); err != nil {
-					t.Fatal(err)
-				}
+				putAndFlush(t, c, func(i int) string { return fmt.Sprintf("row%05d", r*50+i) })
 			}
 			if got := compressions(c); len(got) != 1 || got[tc.flushed] != 3 {
 				t.Errorf("flushed files' compressions %v, want 3 %s", got, tc.flushed)
@@ -157,19 +146,8 @@ func TestBulkLoadLeavesL0ToCompactAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for r := range flushes {
-		for i := range 100 { // every flush spans the whole key range, as an import's do
-			p, err := hrpc.NewPutStr(ctx, "t", fmt.Sprintf("row%05d", i*flushes+r), map[string]map[string][]byte{"f": {"q": []byte("value")}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.Put(p); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := c.db.Flush(); err != nil {
-			t.Fatal(err)
-		}
+	for r := range flushes { // every flush spans the whole key range, as an import's do
+		putAndFlush(t, c, func(i int) string { return fmt.Sprintf("row%05d", i*flushes+r) })
 	}
 	m := c.db.Metrics()
 	if got := m.Levels[0].Sublevels; got != flushes || m.Compact.Count != 0 || m.Compact.NumInProgress != 0 {
@@ -196,5 +174,23 @@ func TestBulkLoadLeavesL0ToCompactAll(t *testing.T) {
 	}
 	if res, err := c.Get(g); err != nil || len(res.Cells) != 1 {
 		t.Fatalf("the last row after compacting: %v, %v", res, err)
+	}
+}
+
+// putAndFlush puts 100 rows of table t, row(0) to row(99), a cell each,
+// and flushes them into L0.
+func putAndFlush(t *testing.T, c *Client, row func(i int) string) {
+	t.Helper()
+	for i := range 100 {
+		p, err := hrpc.NewPutStr(context.Background(), "t", row(i), map[string]map[string][]byte{"f": {"q": []byte("value")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Put(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.db.Flush(); err != nil {
+		t.Fatal(err)
 	}
 }
