@@ -153,16 +153,7 @@ func TestRunSaysWhatFollowsTheFiles(t *testing.T) {
 	if _, err := Run(context.Background(), st, files, Options{Log: zerolog.New(&log), LogEvery: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
-	lastProgress, feeds := -1, -1
-	for i, l := range lines {
-		switch {
-		case strings.Contains(l, `"message":"importing"`):
-			lastProgress = i
-		case strings.Contains(l, "writing the home feeds"):
-			feeds = i
-		}
-	}
+	lastProgress, feeds := lastLogLine(&log, `"message":"importing"`), lastLogLine(&log, "writing the home feeds")
 	if feeds < 0 || feeds < lastProgress {
 		t.Fatalf("the home feeds are not announced after the files' progress:\n%s", log.String())
 	}
@@ -192,20 +183,28 @@ func TestRunCompactsBeforeTheFeeds(t *testing.T) {
 			if _, err := Run(context.Background(), newStore(t), files, Options{Log: zerolog.New(&log), LogEvery: time.Hour}); err != nil {
 				t.Fatal(err)
 			}
-			compacted, feeds := -1, -1
-			for i, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
-				switch {
-				case strings.Contains(l, "store compacted before the home feeds"):
-					compacted = i
-				case strings.Contains(l, "writing the home feeds"):
-					feeds = i
-				}
+			compacted, feeds := lastLogLine(&log, "store compacted before the home feeds"), lastLogLine(&log, "writing the home feeds")
+			ok := compacted < 0 // not at all
+			if tc.wantCompact {
+				ok = compacted >= 0 && compacted < feeds
 			}
-			if got := compacted >= 0 && compacted < feeds; got != tc.wantCompact || (!tc.wantCompact && compacted >= 0) {
-				t.Fatalf("compacted before the home feeds: %v, want %v:\n%s", got, tc.wantCompact, log.String())
+			if !ok {
+				t.Fatalf("compacted (log line %d) before the home feeds (line %d): want %v:\n%s", compacted, feeds, tc.wantCompact, log.String())
 			}
 		})
 	}
+}
+
+// lastLogLine is the index of the last line of log that contains text,
+// or -1.
+func lastLogLine(log *syncWriter, text string) int {
+	last := -1
+	for i, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		if strings.Contains(l, text) {
+			last = i
+		}
+	}
+	return last
 }
 
 // TestRateIsTheWindowsPace: the rate is the rows of the last etaWindow a
